@@ -1,0 +1,83 @@
+# eintune - plain GNU make. `make`, `make test`, `make deps`, `make asan`,
+# `make fuzz`, `make bench`. Dependencies come from pkg-config.
+
+CC      ?= cc
+BUILD   ?= build
+PKGS    := yaml-0.1 gsl OpenCL sqlite3 libcjson
+CUDA    ?= /usr/local/cuda
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) $(EXTRA_CFLAGS)
+CPPFLAGS += -Iinclude -I. -DCL_TARGET_OPENCL_VERSION=120 \
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+ifneq ($(wildcard $(CUDA)/include/cuda.h),)
+CPPFLAGS += -DET_HAVE_CUDA_H -I$(CUDA)/include
+endif
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -lpthread
+
+LAYERS  := einsum transforms spaces measure measure/opencl measure/cuda \
+           roofline tune
+LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+LIB     := $(BUILD)/libeintune.a
+BIN     := $(BUILD)/eintune
+
+TEST_SRC  := $(wildcard tests/test_*.c)
+TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_HELP := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
+TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# shared libraries the tests build (a fake libcuda, ...)
+TEST_SO   := $(patsubst tests/so/%.c,$(BUILD)/tests/%.so,$(wildcard tests/so/*.c))
+
+.PHONY: all test deps asan fuzz bench clean check-deps
+all: $(BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/%.c $(TEST_HELP) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes $< $(TEST_HELP) \
+	    $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%.so: tests/so/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -shared -fPIC $< -o $@
+
+# Runs every test program; tests/run.sh prints each summary and a total.
+test: deps $(BIN) $(TEST_BIN) $(TEST_SO)
+	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+# Installs the Debian packages that are missing; silent when all are there.
+deps:
+	@sh tools/deps.sh
+
+# ASan + UBSan build of everything, in its own build directory.
+asan:
+	$(MAKE) BUILD=build-asan CC=clang \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" test
+
+fuzz:
+	@sh fuzz/run.sh $(FUZZ_SECONDS)
+
+bench: $(BIN)
+	@sh bench/run.sh
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,68 @@
+/*
+ * cli.h - shared pieces of the eintune command: logging, common flags,
+ * diagnostics with a caret, JSON output. Each command lives in cmd_*.c and
+ * returns the process exit status: 0 success, 1 a run that could not
+ * complete (device, build), 2 bad input.
+ */
+#ifndef ET_CLI_H
+#define ET_CLI_H
+
+#include "eintune.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+
+enum { EXIT_RUN = 1, EXIT_INPUT = 2 };
+
+enum cli_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+/* Flags common to every command. */
+typedef struct cli_common {
+    const char *device;  /* --device, NULL = default */
+    const char *db;      /* --db */
+    const char *json;    /* --json FILE, "-" = stdout */
+    int quiet;
+    int verbose;
+} cli_common;
+
+extern cli_common g_cli;
+
+/* getopt_long entries for the common flags; append to a command's table. */
+#define CLI_COMMON_LONGOPTS                                                 \
+    {"device", required_argument, 0, 1001},                                 \
+        {"db", required_argument, 0, 1002},                                 \
+        {"json", required_argument, 0, 1003},                               \
+        {"quiet", no_argument, 0, 'q'}, {"verbose", no_argument, 0, 'v'},  \
+        {"help", no_argument, 0, 'h'}
+
+/* Handles a common flag; returns 1 if `opt` was one, 0 otherwise. */
+int cli_common_opt(int opt, const char *arg);
+
+/* "[  2s] INFO tag: message" on stderr, filtered by --quiet/--verbose. */
+void cli_log(enum cli_level lvl, const char *tag, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints "eintune: <what>: <msg>" and, when d->pos >= 0, the text echoed
+ * with a caret under byte d->pos. */
+void cli_diag(const char *what, const char *text, const et_diag *d);
+
+/* Prints a usage error ("eintune CMD: msg; see --help") and returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Stream for human-readable tables: stdout, or stderr when --json -. */
+FILE *cli_table_out(void);
+
+/* Writes doc to g_cli.json (if set); returns 0 or prints why and 1. */
+int cli_json_emit(cJSON *doc);
+
+/* Resets getopt for a subcommand's argv. */
+void cli_getopt_reset(void);
+
+int cmd_check(int argc, char **argv);
+int cmd_codegen(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+
+#endif

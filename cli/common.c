@@ -1,0 +1,123 @@
+/* common.c - logging, flags, diagnostics and JSON output for the CLI. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+cli_common g_cli;
+
+static double start_time(void)
+{
+    static double t0 = -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    if (t0 < 0)
+        t0 = now;
+    return now - t0;
+}
+
+__attribute__((constructor)) static void cli_clock_start(void)
+{
+    (void)start_time();
+}
+
+int cli_common_opt(int opt, const char *arg)
+{
+    switch (opt) {
+    case 1001: g_cli.device = arg; return 1;
+    case 1002: g_cli.db = arg; return 1;
+    case 1003: g_cli.json = arg; return 1;
+    case 'q': g_cli.quiet = 1; return 1;
+    case 'v': g_cli.verbose = 1; return 1;
+    default: return 0;
+    }
+}
+
+void cli_log(enum cli_level lvl, const char *tag, const char *fmt, ...)
+{
+    static const char *const names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+    if (lvl == LOG_DEBUG && !g_cli.verbose)
+        return;
+    if (lvl == LOG_INFO && g_cli.quiet)
+        return;
+    fprintf(stderr, "[%3.0fs] %s %s: ", start_time(), names[lvl], tag);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void cli_diag(const char *what, const char *text, const et_diag *d)
+{
+    if (d->line > 0)
+        fprintf(stderr, "eintune: %s:%d:%d: %s\n", what, d->line, d->col,
+                d->msg);
+    else
+        fprintf(stderr, "eintune: %s: %s\n", what, d->msg);
+    if (text && d->pos >= 0 && (size_t)d->pos <= strlen(text)) {
+        fprintf(stderr, "  %s\n  ", text);
+        for (int i = 0; i < d->pos; i++)
+            fputc(text[i] == '\t' ? '\t' : ' ', stderr);
+        fputs("^\n", stderr);
+    }
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    fprintf(stderr, "eintune %s: ", cmd);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'eintune %s --help')\n", cmd);
+    return EXIT_INPUT;
+}
+
+FILE *cli_table_out(void)
+{
+    if (g_cli.json && strcmp(g_cli.json, "-") == 0)
+        return stderr;
+    return stdout;
+}
+
+int cli_json_emit(cJSON *doc)
+{
+    if (!g_cli.json)
+        return 0;
+    char *text = cJSON_Print(doc);
+    if (!text) {
+        fprintf(stderr, "eintune: out of memory writing JSON\n");
+        return 1;
+    }
+    int rc = 0;
+    if (strcmp(g_cli.json, "-") == 0) {
+        fputs(text, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
+    } else {
+        FILE *f = fopen(g_cli.json, "w");
+        if (!f || fputs(text, f) < 0 || fputc('\n', f) == EOF) {
+            fprintf(stderr, "eintune: cannot write %s: %s\n", g_cli.json,
+                    strerror(errno));
+            rc = 1;
+        }
+        if (f && fclose(f) != 0 && rc == 0) {
+            fprintf(stderr, "eintune: cannot write %s: %s\n", g_cli.json,
+                    strerror(errno));
+            rc = 1;
+        }
+    }
+    cJSON_free(text);
+    return rc;
+}
+
+void cli_getopt_reset(void)
+{
+    optind = 1;
+    opterr = 1;
+}

@@ -1,0 +1,56 @@
+/* main.c - the eintune command: dispatches to a subcommand. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"devices", cmd_devices, "list OpenCL and CUDA devices with their limits"},
+    {"check", cmd_check, "parse an einsum: roles, op and byte counts"},
+    {"codegen", cmd_codegen, "print the kernel for an einsum and opts"},
+    {"run", cmd_run, "run an einsum on .npy inputs, write a .npy output"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: eintune COMMAND [ARGS] [--help]\n\n"
+            "eintune tunes einsum kernels for OpenCL and CUDA devices.\n\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "\nflags common to all commands: --device D, --db FILE,\n"
+            "  --json FILE ('-' = stdout), --quiet, --verbose, --help\n"
+            "exit status: 0 success, 1 run could not complete, 2 bad input\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_INPUT;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("eintune %s\n", ET_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            cli_getopt_reset();
+            return commands[i].fn(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "eintune: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return EXIT_INPUT;
+}

@@ -1,0 +1,194 @@
+/*
+ * einsum.h - the einsum front end (internal).
+ *
+ * An einsum goes through two steps:
+ *   1. et_subscripts_parse(): the text alone -> et_subscripts (letters,
+ *      ellipsis markers, positions in the text for diagnostics).
+ *   2. et_einsum_resolve(): subscripts + sizes (a --shape spec or operand
+ *      shapes) + dtypes -> et_einsum, the fully resolved contraction that
+ *      every later layer works from.
+ *
+ * et_einsum layout (the contract with transforms/, measure/, roofline/):
+ *   - idx[0 .. n_out-1] are the output indices in output order;
+ *     idx[n_out .. n_idx-1] are the summed indices in order of first
+ *     appearance in the operands. So "axis position" of DESIGN.md is simply
+ *     the index number.
+ *   - Ellipsis dimensions become ordinary indices named "_0", "_1", ...
+ *     (leftmost first); they appear in the output where NumPy puts them.
+ *   - op[k].idx[d] is the index of dimension d of operand k; a letter
+ *     repeated in one operand (diagonal) repeats the index.
+ *   - op[k].dim[d] is the operand's own extent along d: equal to the index
+ *     size, or 1 where the operand broadcasts (NumPy semantics), in which
+ *     case that dimension has stride 0.
+ *   - Operands and the output are dense, C-ordered arrays of their dims.
+ *   - out.idx lists the output indices (0..n_out-1 in order), out.dim their
+ *     sizes; out.dtype is the output dtype.
+ * All structures are plain values: copy them freely, nothing to free.
+ */
+#ifndef ET_EINSUM_H
+#define ET_EINSUM_H
+
+#include "eintune.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ET_MAX_OPERANDS 32  /* as NumPy's NPY_MAXARGS (1.x) */
+#define ET_MAX_RANK 32      /* as NumPy's NPY_MAXDIMS */
+#define ET_MAX_INDICES 84   /* 52 letters + ET_MAX_RANK ellipsis dims */
+#define ET_MAX_TEXT 1024    /* longest einsum text accepted */
+#define ET_NAME_LEN 8
+
+typedef enum et_role {
+    ET_ROLE_FREE = 0, /* in the output, not in every operand */
+    ET_ROLE_SUMMED,   /* not in the output */
+    ET_ROLE_BATCH,    /* in the output and in every operand */
+    ET_ROLE_COUNT
+} et_role;
+
+const char *et_role_name(et_role r); /* "free", "summed", "batch" */
+
+/* ---- step 1: subscripts ------------------------------------------------ */
+
+typedef struct et_term {
+    int n;                   /* number of letters */
+    char letter[ET_MAX_RANK + 1];
+    int pos[ET_MAX_RANK];    /* byte offset of each letter in the text */
+    int ell_at;              /* letters before the ellipsis, -1 if none */
+    int ell_pos;             /* byte offset of "...", -1 if none */
+    int start;               /* byte offset of the term's first character */
+} et_term;
+
+typedef struct et_subscripts {
+    char text[ET_MAX_TEXT];  /* the text as given */
+    int n_ops;
+    et_term op[ET_MAX_OPERANDS];
+    bool explicit_out;       /* "->" present */
+    int arrow_pos;           /* byte offset of "->", -1 if none */
+    et_term out;             /* explicit output (n may be 0) */
+} et_subscripts;
+
+/* Parses einsum text. Returns ET_OK or ET_ERR_INPUT with d->pos set. */
+et_status et_subscripts_parse(const char *text, et_subscripts *s, et_diag *d);
+
+/* ---- sizes and dtypes --------------------------------------------------- */
+
+/* A parsed --shape spec: "x=4096,i=35,...=3x2". */
+typedef struct et_shape_spec {
+    int n;
+    char name[ET_MAX_INDICES][ET_NAME_LEN];
+    int64_t size[ET_MAX_INDICES];
+    int n_ell;               /* -1 if "..." not given */
+    int64_t ell[ET_MAX_RANK];
+} et_shape_spec;
+
+/* Parses a --shape spec. Errors point into the spec text (d->pos). */
+et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
+                              et_diag *d);
+
+/* Operand shapes as NumPy gives them (e.g. from .npy files). */
+typedef struct et_operand_shapes {
+    int n_ops;
+    int rank[ET_MAX_OPERANDS];
+    int64_t dim[ET_MAX_OPERANDS][ET_MAX_RANK];
+} et_operand_shapes;
+
+/* Parses a --dtype spec: one dtype for all operands or one per operand.
+ * n_ops is the einsum's operand count. */
+et_status et_dtype_spec_parse(const char *spec, int n_ops,
+                              et_dtype dtypes[ET_MAX_OPERANDS], et_diag *d);
+
+/* ---- step 2: the resolved einsum --------------------------------------- */
+
+typedef struct et_index {
+    char name[ET_NAME_LEN];  /* "i", or "_0" for an ellipsis dimension */
+    int64_t size;
+    et_role role;
+} et_index;
+
+typedef struct et_operand {
+    int rank;
+    int idx[ET_MAX_RANK];
+    int64_t dim[ET_MAX_RANK];
+    et_dtype dtype;
+} et_operand;
+
+typedef struct et_einsum {
+    int n_ops;
+    et_operand op[ET_MAX_OPERANDS];
+    et_operand out;
+    int n_idx;
+    int n_out;               /* output indices come first in idx[] */
+    et_index idx[ET_MAX_INDICES];
+    et_dtype acc_dtype;      /* widest operand dtype, f32 at least */
+    char text[ET_MAX_TEXT];  /* normalized explicit form, e.g. "ik,kj->ij" */
+} et_einsum;
+
+/*
+ * Resolves subscripts with sizes. Exactly one of `spec` and `shapes` is
+ * non-NULL. `dtypes` gives one dtype per operand (NULL: all f64).
+ * Errors: ET_ERR_INPUT with d->pos pointing into s->text where it can
+ * (the offending letter), else -1.
+ */
+et_status et_einsum_resolve(const et_subscripts *s, const et_shape_spec *spec,
+                            const et_operand_shapes *shapes,
+                            const et_dtype *dtypes, et_einsum *e, et_diag *d);
+
+/* Convenience: parse text + spec strings (dtype_spec may be NULL). */
+et_status et_einsum_from_strings(const char *text, const char *shape_spec,
+                                 const char *dtype_spec, et_einsum *e,
+                                 et_diag *d);
+
+/* Number of elements of operand k (k = -1: the output); never overflows
+ * because resolve refuses einsums whose products overflow. */
+int64_t et_einsum_operand_elems(const et_einsum *e, int k);
+
+/* Product of all index sizes (the iteration space). */
+int64_t et_einsum_iter_size(const et_einsum *e);
+
+/* Ops per dtype (DESIGN.md "Roofline"): ops[acc_dtype] = |I|*((m-1)+s). */
+void et_einsum_ops(const et_einsum *e, int64_t ops[ET_DTYPE_COUNT]);
+
+/* Compulsory bytes: every input read once, the output written once. */
+int64_t et_einsum_bytes(const et_einsum *e);
+
+/* ---- canonical form and matcher ---------------------------------------- */
+
+/* Canonical text: equal for einsums that differ only by index names and
+ * operand order (sizes and dtypes included). buf gets at most cap bytes. */
+void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap);
+
+/* One way to see the user's einsum as the pattern. */
+typedef struct et_match {
+    /* pattern index p (by pattern's idx number) -> user index number */
+    int idx_map[ET_MAX_INDICES];
+    /* pattern operand j -> user operand number */
+    int op_map[ET_MAX_OPERANDS];
+} et_match;
+
+/*
+ * Finds every renaming/operand permutation under which `user` equals
+ * `pattern` (subscript structure only: sizes and dtypes are not compared).
+ * Writes up to cap matches to out and returns their total count in *n.
+ * Returns ET_OK if at least one exists, else ET_ERR_INPUT with d->msg
+ * saying which operand or index fails.
+ */
+et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
+                          et_match *out, int cap, int *n, et_diag *d);
+
+/* ---- reference evaluator ------------------------------------------------ */
+
+/*
+ * Computes the einsum on the host in extended precision.
+ * inputs[k] points at operand k's dense C-ordered data in its dtype (f16 as
+ * IEEE binary16 bits in uint16_t). ref gets the output (out elems), abs_terms
+ * (may be NULL) gets per element the sum of |term| over its terms.
+ */
+et_status et_reference_eval(const et_einsum *e, const void *const *inputs,
+                            long double *ref, long double *abs_terms);
+
+/* binary16 <-> float conversions (round to nearest even). */
+float et_half_to_float(uint16_t h);
+uint16_t et_float_to_half(float f);
+
+#endif /* ET_EINSUM_H */

@@ -1,0 +1,50 @@
+/*
+ * target.h - what transforms/ needs to know about a device, and the launch
+ * geometry it hands to measure/. Plain values; no device code here.
+ */
+#ifndef ET_TARGET_H
+#define ET_TARGET_H
+
+#include "eintune.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum et_backend_kind {
+    ET_BACKEND_OPENCL = 0,
+    ET_BACKEND_CUDA,
+    ET_BACKEND_COUNT
+} et_backend_kind;
+
+const char *et_backend_name(et_backend_kind k); /* "opencl", "cuda" */
+
+/* Device limits that decide whether an opt applies. */
+typedef struct et_target {
+    et_backend_kind backend;
+    int64_t max_work_group_size;   /* work-items per group (block) */
+    int64_t max_work_item_sizes[3];
+    int64_t local_mem_bytes;       /* local / shared memory per group */
+    bool has_fp64;
+    bool has_fp16;                 /* native half arithmetic (cl_khr_fp16) */
+    int64_t mem_base_addr_align;   /* bytes; buffer offsets keep this */
+    int compute_units;
+    int64_t global_mem_bytes;
+    int preferred_vector_width[ET_DTYPE_COUNT];
+} et_target;
+
+/* The generic profile used without a device: 1024 work-items, 48 KiB. */
+et_target et_target_generic(et_backend_kind backend);
+
+/*
+ * Launch geometry, OpenCL style: global[d] is the total number of
+ * work-items along dimension d (a multiple of local[d]); CUDA's grid is
+ * global/local. has_local false (NOLOCALS) lets the runtime choose.
+ */
+typedef struct et_launch {
+    int ndim;                      /* 1..3 */
+    int64_t global[3];
+    int64_t local[3];
+    bool has_local;
+} et_launch;
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * backend.h - the device layer: one interface, two backends (OpenCL, CUDA).
+ *
+ * A backend is a table of functions plus a context pointer (ggml-backend
+ * style). Every device operation goes through et_device_* below, so the
+ * callers do not change when the work moves into a worker process.
+ *
+ * Errors: every function that can fail returns et_status and writes a
+ * human-readable reason into an et_error (the failing API call's text and
+ * the vendor's error name, or the build log's first error). No global
+ * error state.
+ *
+ * Ownership: et_device_open returns a device the caller closes with
+ * et_device_close; buffers and programs belong to the device that made
+ * them and are released with et_buffer_free / et_program_free before the
+ * device is closed.
+ *
+ * Kernel arguments: the kernels that transforms/ renders take their
+ * buffers in the order (output, input 0, input 1, ...), each a pointer to
+ * the first element of a dense C-ordered array.
+ */
+#ifndef ET_BACKEND_H
+#define ET_BACKEND_H
+
+#include "eintune.h"
+#include "transforms/target.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct et_error {
+    char msg[2048];
+} et_error;
+
+typedef struct et_device_info {
+    char name[256];
+    char vendor[256];
+    char driver_version[128];
+    char device_version[128];  /* "OpenCL 3.0 PoCL ...", "CUDA 9.0" */
+    char spec[64];             /* how to ask for it: "opencl:0:0", "cuda:0" */
+    et_target target;          /* limits used by transforms/ */
+} et_device_info;
+
+typedef struct et_buffer et_buffer;   /* opaque, backend-defined */
+typedef struct et_program et_program; /* opaque, backend-defined */
+
+/* The function table. Each slot's contract in one line. */
+typedef struct et_backend_ops {
+    const char *name; /* "opencl" or "cuda" */
+    /* Allocates `bytes` of device memory. */
+    et_status (*buffer_alloc)(void *ctx, size_t bytes, et_buffer **out,
+                              et_error *err);
+    /* Copies n bytes host->device at byte offset off (blocking). */
+    et_status (*buffer_write)(void *ctx, et_buffer *b, size_t off,
+                              const void *src, size_t n, et_error *err);
+    /* Copies n bytes device->host from byte offset off (blocking). */
+    et_status (*buffer_read)(void *ctx, et_buffer *b, size_t off, void *dst,
+                             size_t n, et_error *err);
+    void (*buffer_free)(void *ctx, et_buffer *b);
+    /* Compiles source and finds kernel `name`; ET_ERR_BUILD with the
+     * build log's first error in err. */
+    et_status (*program_build)(void *ctx, const char *source,
+                               const char *name, et_program **out,
+                               et_error *err);
+    void (*program_free)(void *ctx, et_program *p);
+    /* Launches once with args[i] at byte offset offsets[i] (offsets may be
+     * NULL = all 0; an offset keeps the device's base alignment), waits for
+     * completion; if seconds is non-NULL stores the device-timer duration. */
+    et_status (*launch)(void *ctx, et_program *p, const et_launch *geom,
+                        et_buffer *const *args, const size_t *offsets,
+                        int nargs, double *seconds, et_error *err);
+    /* Releases the context. */
+    void (*close)(void *ctx);
+} et_backend_ops;
+
+typedef struct et_device {
+    const et_backend_ops *ops;
+    void *ctx;
+    et_device_info info;
+} et_device;
+
+/*
+ * Opens a device by spec: NULL or "" (the first OpenCL device),
+ * "opencl:N" (N-th over all platforms), "opencl:P:D", "opencl:NAME"
+ * (substring of the device name), "cuda:N". ET_ERR_INPUT for a malformed
+ * spec, ET_ERR_DEVICE when the device is not there (err says why, e.g.
+ * "no CUDA driver (libcuda.so.1 not found)").
+ */
+et_status et_device_open(const char *spec, et_device **out, et_error *err);
+void et_device_close(et_device *dev);
+
+/* Lists every device of every backend; *n gets the count (up to cap).
+ * Backends that are absent are skipped, with a note in `notes` (may be
+ * NULL) such as "cuda: no driver". */
+et_status et_device_list(et_device_info *out, int cap, int *n,
+                         char *notes, size_t notes_cap);
+
+/* Thin wrappers over the table. */
+et_status et_buffer_alloc(et_device *d, size_t bytes, et_buffer **out,
+                          et_error *err);
+et_status et_buffer_write(et_device *d, et_buffer *b, size_t off,
+                          const void *src, size_t n, et_error *err);
+et_status et_buffer_read(et_device *d, et_buffer *b, size_t off, void *dst,
+                         size_t n, et_error *err);
+void et_buffer_free(et_device *d, et_buffer *b);
+et_status et_program_build(et_device *d, const char *source,
+                           const char *name, et_program **out,
+                           et_error *err);
+void et_program_free(et_device *d, et_program *p);
+et_status et_launch_kernel(et_device *d, et_program *p,
+                           const et_launch *geom, et_buffer *const *args,
+                           const size_t *offsets, int nargs, double *seconds,
+                           et_error *err);
+
+#endif

@@ -25,6 +25,10 @@ CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB     := $(BUILD)/libeintune.a
 BIN     := $(BUILD)/eintune
+# the device worker: a separate program the library starts with fork+exec
+# before any driver call (see measure/remote.h)
+WORKER_SRC := $(wildcard measure/worker/*.c)
+WORKER  := $(if $(WORKER_SRC),$(BUILD)/eintune-worker)
 
 TEST_SRC  := $(wildcard tests/test_*.c)
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -34,7 +38,7 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 TEST_SO   := $(patsubst tests/so/%.c,$(BUILD)/tests/%.so,$(wildcard tests/so/*.c))
 
 .PHONY: all test deps asan fuzz bench clean check-deps
-all: $(BIN)
+all: $(BIN) $(WORKER)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -48,6 +52,9 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
 
+$(BUILD)/eintune-worker: $(WORKER_SRC:%.c=$(BUILD)/%.o) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 $(BUILD)/tests/%: tests/%.c $(TEST_HELP) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes $< $(TEST_HELP) \
@@ -58,7 +65,7 @@ $(BUILD)/tests/%.so: tests/so/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -shared -fPIC $< -o $@
 
 # Runs every test program; tests/run.sh prints each summary and a total.
-test: deps $(BIN) $(TEST_BIN) $(TEST_SO)
+test: deps $(BIN) $(WORKER) $(TEST_BIN) $(TEST_SO)
 	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
 # Installs the Debian packages that are missing; silent when all are there.
@@ -80,4 +87,4 @@ bench: $(BIN)
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(WORKER_SRC:%.c=$(BUILD)/%.d)

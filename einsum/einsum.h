@@ -134,7 +134,20 @@ et_status et_einsum_resolve(const et_subscripts *s, const et_shape_spec *spec,
                             const et_operand_shapes *shapes,
                             const et_dtype *dtypes, et_einsum *e, et_diag *d);
 
-/* Convenience: parse text + spec strings (dtype_spec may be NULL). */
+/*
+ * Structure only, for patterns: index numbering, operand index lists,
+ * roles and normalized text as et_einsum_resolve() gives them, with every
+ * size and dim 0 and every dtype f16 (0). The pattern index number p of
+ * et_match.idx_map is e->idx[p]. Patterns with '...' are refused
+ * (ET_ERR_INPUT, d->pos at the ellipsis).
+ */
+et_status et_einsum_pattern(const et_subscripts *s, et_einsum *e, et_diag *d);
+
+/* Index number of the index called `name` ("i", "_0"), or -1. */
+int et_einsum_index_find(const et_einsum *e, const char *name);
+
+/* Convenience: parse text + spec strings (dtype_spec may be NULL).
+ * A parse error in shape_spec or dtype_spec sets d->pos into that string. */
 et_status et_einsum_from_strings(const char *text, const char *shape_spec,
                                  const char *dtype_spec, et_einsum *e,
                                  et_diag *d);
@@ -175,6 +188,10 @@ typedef struct et_match {
  */
 et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
                           et_match *out, int cap, int *n, et_diag *d);
+
+/* et_einsum_match() stops counting at this many matches (highly symmetric
+ * einsums such as "i,i,i,i,i,i,i,i->i" have factorially many). */
+#define ET_MATCH_COUNT_MAX 100000
 
 /* ---- reference evaluator ------------------------------------------------ */
 

@@ -1,0 +1,194 @@
+/*
+ * match.c - is the user's einsum the pattern up to index names and operand
+ * order?
+ *
+ * The pattern is numbered as a resolved einsum would be (output indices in
+ * output order first, see et_einsum_pattern()), so output index p of the
+ * pattern can only be output index p of the user's einsum: the output is
+ * not permuted. What remains is a bijection of operands and of summed
+ * indices, found by backtracking over the pattern's operands in order,
+ * each tried against every unused user operand of the same rank whose
+ * subscripts agree with the index mapping built so far. Candidates are
+ * pre-filtered per operand (rank, output positions, diagonal structure),
+ * which also gives the "no operand matches pattern operand j" message.
+ */
+#include "einsum/einsum.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MATCH_NODE_BUDGET 5000000L
+
+static et_status fail(et_diag *d, int pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static et_status fail(et_diag *d, int pos, const char *fmt, ...)
+{
+    if (d) {
+        d->line = 0;
+        d->col = 0;
+        d->pos = pos;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+        va_end(ap);
+    }
+    return ET_ERR_INPUT;
+}
+
+typedef struct matcher {
+    const et_einsum *p, *u;
+    bool cand[ET_MAX_OPERANDS][ET_MAX_OPERANDS]; /* [pattern op][user op] */
+    int phi[ET_MAX_INDICES];                     /* pattern -> user idx */
+    int inv[ET_MAX_INDICES];                     /* user -> pattern idx */
+    int op_map[ET_MAX_OPERANDS];
+    bool used[ET_MAX_OPERANDS];
+    et_match *out;
+    int cap;
+    long count;
+    long nodes;
+    int deepest; /* the pattern operand where the search got stuck last */
+} matcher;
+
+/* Can pattern operand j be user operand k on its own? */
+static bool compatible(const et_einsum *p, int j, const et_einsum *u, int k)
+{
+    const et_operand *a = &p->op[j], *b = &u->op[k];
+    if (a->rank != b->rank)
+        return false;
+    for (int r = 0; r < a->rank; r++) {
+        int pi = a->idx[r], ui = b->idx[r];
+        if ((pi < p->n_out) != (ui < u->n_out))
+            return false;
+        if (pi < p->n_out && pi != ui)
+            return false;
+        for (int q = 0; q < r; q++)
+            if ((a->idx[q] == pi) != (b->idx[q] == ui))
+                return false;
+    }
+    return true;
+}
+
+static void search(matcher *m, int j)
+{
+    m->nodes++;
+    if (m->count >= ET_MATCH_COUNT_MAX || m->nodes > MATCH_NODE_BUDGET)
+        return;
+    if (j == m->p->n_ops) {
+        if (m->count < m->cap) {
+            et_match *x = &m->out[m->count];
+            for (int i = 0; i < ET_MAX_INDICES; i++)
+                x->idx_map[i] = i < m->p->n_idx ? m->phi[i] : -1;
+            for (int q = 0; q < ET_MAX_OPERANDS; q++)
+                x->op_map[q] = q < m->p->n_ops ? m->op_map[q] : -1;
+        }
+        m->count++;
+        return;
+    }
+    if (j > m->deepest)
+        m->deepest = j;
+    const et_operand *a = &m->p->op[j];
+    for (int k = 0; k < m->u->n_ops; k++) {
+        if (m->used[k] || !m->cand[j][k])
+            continue;
+        const et_operand *b = &m->u->op[k];
+        int set[ET_MAX_RANK], n_set = 0;
+        bool ok = true;
+        for (int r = 0; r < a->rank && ok; r++) {
+            int pi = a->idx[r], ui = b->idx[r];
+            if (m->phi[pi] < 0 && m->inv[ui] < 0) {
+                m->phi[pi] = ui;
+                m->inv[ui] = pi;
+                set[n_set++] = pi;
+            } else {
+                ok = m->phi[pi] == ui && m->inv[ui] == pi;
+            }
+        }
+        if (ok) {
+            m->used[k] = true;
+            m->op_map[j] = k;
+            search(m, j + 1);
+            m->used[k] = false;
+        }
+        for (int q = 0; q < n_set; q++) {
+            m->inv[m->phi[set[q]]] = -1;
+            m->phi[set[q]] = -1;
+        }
+    }
+}
+
+/* The pattern operand's subscripts, for messages. */
+static void term_str(const et_term *t, char *buf, size_t cap)
+{
+    size_t n = (size_t)t->n < cap - 1 ? (size_t)t->n : cap - 1;
+    memcpy(buf, t->letter, n);
+    buf[n] = '\0';
+}
+
+et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
+                          et_match *out, int cap, int *n, et_diag *d)
+{
+    static _Thread_local matcher m;
+    static _Thread_local et_einsum p;
+    if (n)
+        *n = 0;
+    if (!pattern || !user)
+        return fail(d, -1, "no pattern or no einsum given");
+    et_status st = et_einsum_pattern(pattern, &p, d);
+    if (st != ET_OK)
+        return st;
+    if (p.n_ops != user->n_ops)
+        return fail(d, -1, "operand count differs: pattern has %d, einsum has %d",
+                    p.n_ops, user->n_ops);
+    if (p.n_out != user->n_out)
+        return fail(d, pattern->out.start,
+                    "output rank differs: pattern has %d output indices, "
+                    "einsum has %d",
+                    p.n_out, user->n_out);
+    if (p.n_idx != user->n_idx)
+        return fail(d, -1,
+                    "index count differs: pattern has %d indices, einsum "
+                    "has %d",
+                    p.n_idx, user->n_idx);
+
+    memset(&m, 0, sizeof(m));
+    m.p = &p;
+    m.u = user;
+    m.out = out;
+    m.cap = out ? (cap > 0 ? cap : 0) : 0;
+    for (int i = 0; i < ET_MAX_INDICES; i++)
+        m.phi[i] = m.inv[i] = -1;
+    for (int i = 0; i < p.n_out; i++)
+        m.phi[i] = m.inv[i] = i;
+
+    char tb[ET_MAX_RANK + 1];
+    for (int j = 0; j < p.n_ops; j++) {
+        bool any = false;
+        for (int k = 0; k < user->n_ops; k++) {
+            m.cand[j][k] = compatible(&p, j, user, k);
+            any = any || m.cand[j][k];
+        }
+        if (!any) {
+            term_str(&pattern->op[j], tb, sizeof(tb));
+            return fail(d, pattern->op[j].start,
+                        "no operand of the einsum matches pattern operand %d "
+                        "'%s' (rank %d)",
+                        j, tb, p.op[j].rank);
+        }
+    }
+    search(&m, 0);
+    if (n)
+        *n = m.count > ET_MATCH_COUNT_MAX ? ET_MATCH_COUNT_MAX : (int)m.count;
+    if (m.count > 0)
+        return ET_OK;
+    if (m.nodes > MATCH_NODE_BUDGET)
+        return fail(d, -1, "matcher gave up after %ld steps", m.nodes);
+    int j = m.deepest;
+    term_str(&pattern->op[j], tb, sizeof(tb));
+    return fail(d, pattern->op[j].start,
+                "pattern operand %d '%s' has no partner in the einsum that "
+                "agrees with the operands placed before it: the operands "
+                "do not share indices the same way",
+                j, tb);
+}

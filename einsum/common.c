@@ -15,6 +15,8 @@ static const char *const status_names[] = {
     "build error",
     "launch error",
     "internal error",
+    "timeout",
+    "crash",
 };
 static_assert(sizeof(status_names) / sizeof(status_names[0]) ==
                   ET_STATUS_COUNT,

@@ -32,6 +32,8 @@ typedef enum et_status {
     ET_ERR_BUILD,       /* kernel compilation failed */
     ET_ERR_LAUNCH,      /* kernel launch failed */
     ET_ERR_INTERNAL,    /* broken invariant reported instead of aborting */
+    ET_ERR_TIMEOUT,     /* device call exceeded its time limit (worker killed) */
+    ET_ERR_CRASH,       /* the device worker process died during a call */
     ET_STATUS_COUNT
 } et_status;
 

@@ -1,0 +1,237 @@
+/*
+ * kernel.h - the loop-nest kernel IR, the opt vocabulary and the renderers
+ * (internal to eintune; the layers below transforms/ use it).
+ *
+ * The IR. Every einsum index becomes one axis: output indices are global
+ * (parallel) axes, summed indices are reduce axes. An axis is a list of
+ * parts; each part has a kind, a size and a stride, and the axis' original
+ * index is the sum over its parts of value * stride. A fresh axis has one
+ * part (kind GLOBAL or REDUCE, stride 1) named by the index letter. An opt
+ * splits the axis' outer part (the one that still carries the letter) by n:
+ * the outer part keeps the letter and its size becomes S/n, the new inner
+ * part is named letter + "_l" / "_u" / "_r" / "_g" / "_p" (LOCAL, UPCAST,
+ * UNROLL, GROUP or GROUPTOP, PREFETCH chunk loop), with a counter from the
+ * second split of a kind on one letter ("i_u2"). Ordinary splits give
+ * index = outer*n + inner; GROUPTOP gives inner*(S/n) + outer.
+ *
+ * PADTO(axis, m) rounds the size of a not yet split axis up to a multiple
+ * of m; loads past the true size read 0, stores past it are skipped.
+ *
+ * PREFETCH(operand, axis, n) splits the reduce axis' outer part by n: the
+ * outer part becomes the chunk loop, the inner part `<axis>_p` a loop
+ * inside the chunk. Before each chunk the work-group copies every element
+ * of the operand that the chunk needs (all values of the parts that vary
+ * inside a work-group: local parts, group lanes, UPCAST/UNROLL parts and
+ * the chunk loop) into local memory. Later PREFETCHes of other operands on
+ * the same axis with the same n share the chunk loop; only one reduce axis
+ * per kernel can be prefetched.
+ *
+ * Launch geometry (et_kernel_launch): global axes, innermost (last in the
+ * output) first, go to launch dimensions 0, 1, 2; axes past the third are
+ * flattened into dimension 2 (SWAP exchanges two axes in this order). The
+ * LOCAL parts of the axes of a dimension make its work-group size; the
+ * GROUP/GROUPTOP lanes are folded in as the innermost (fastest) factor of
+ * dimension 0's work-group size. For CUDA, when the number of groups along
+ * dimension 1 or 2 exceeds 65535, all groups are flattened into dimension 0
+ * (the kernel decodes them from blockIdx.x). A rank-0 output runs as one
+ * work-item (one work-group of the GROUP lanes).
+ *
+ * Ownership: et_kernel_init and et_kernel_clone return a kernel the caller
+ * frees with et_kernel_free. et_kernel_render fills an et_rendered whose
+ * source the caller releases with et_rendered_free. A kernel is a plain
+ * value: copies share nothing. Functions never keep pointers to their
+ * arguments. Not thread-safe per kernel; distinct kernels are independent.
+ */
+#ifndef ET_KERNEL_H
+#define ET_KERNEL_H
+
+#include "eintune.h"
+#include "einsum/einsum.h"
+#include "transforms/target.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- opts --------------------------------------------------------------- */
+
+typedef enum et_opt_kind {
+    ET_OPT_LOCAL = 0,
+    ET_OPT_UPCAST,
+    ET_OPT_UNROLL,
+    ET_OPT_GROUP,
+    ET_OPT_GROUPTOP,
+    ET_OPT_PADTO,
+    ET_OPT_SWAP,
+    ET_OPT_NOLOCALS,
+    ET_OPT_PREFETCH,
+    ET_OPT_COUNT
+} et_opt_kind;
+
+/* "LOCAL", "UPCAST", ... */
+const char *et_opt_kind_name(et_opt_kind k);
+
+#define ET_AXIS_NAME_LEN 16
+
+/* An axis named by its index letter (pos = -1, name set) or by position
+ * (pos >= 0: global axes in output order, then reduce axes). */
+typedef struct et_axis_ref {
+    int pos;
+    char name[ET_AXIS_NAME_LEN];
+} et_axis_ref;
+
+/* One opt. Fields that a kind does not use are ignored. */
+typedef struct et_opt {
+    et_opt_kind kind;
+    et_axis_ref axis;  /* every kind but NOLOCALS */
+    et_axis_ref axis2; /* SWAP's second axis */
+    int operand;       /* PREFETCH: input operand, from 0 */
+    int64_t amt;       /* split amount, 0 = the whole part; PADTO multiple */
+} et_opt;
+
+/* Convenience constructor: an opt on an axis named by letter. */
+et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt);
+
+#define ET_MAX_OPTS 64
+
+/*
+ * Parses the text form, e.g. "LOCAL(i,8) UPCAST(j,4) PREFETCH(1,k,8)
+ * SWAP(i,j) NOLOCALS PADTO(i,32)". Grammar:
+ *   list := ws* [opt (ws+ opt)*] ws*
+ *   opt  := NAME [ "(" [arg ("," arg)*] ")" ]
+ *   arg  := ws* (integer | axis-name) ws*
+ * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO (axis, int), SWAP
+ * (axis, axis), PREFETCH (int, axis, int), NOLOCALS none.
+ * Writes at most cap opts to out and their number to *n. Returns ET_OK or
+ * ET_ERR_INPUT with d->pos (0-based byte offset), d->col and d->msg.
+ */
+et_status et_opts_parse(const char *text, et_opt *out, int cap, int *n,
+                        et_diag *d);
+
+/* Canonical text of opts (the form et_opts_parse reads), NUL-terminated,
+ * truncated to cap bytes. Returns the length it needed (as snprintf). */
+size_t et_opts_format(const et_opt *opts, int n, char *buf, size_t cap);
+
+/* ---- the IR ------------------------------------------------------------- */
+
+typedef enum et_part_kind {
+    ET_PART_GLOBAL = 0, /* outer part of a global axis: from the group id */
+    ET_PART_REDUCE,     /* outer part of a reduce axis: a loop */
+    ET_PART_LOCAL,      /* from the local id */
+    ET_PART_UPCAST,     /* unrolled, one accumulator per value */
+    ET_PART_UNROLL,     /* unrolled inside the reduce loop body */
+    ET_PART_GROUP,      /* work-group lanes splitting a reduce */
+    ET_PART_PREFETCH,   /* loop inside a PREFETCH chunk */
+    ET_PART_COUNT
+} et_part_kind;
+
+#define ET_PART_NAME_LEN 32
+
+typedef struct et_part {
+    char name[ET_PART_NAME_LEN];
+    int axis;           /* einsum index number */
+    et_part_kind kind;
+    int64_t size;
+    int64_t stride;     /* contribution to the axis index: value * stride */
+} et_part;
+
+#define ET_MAX_PARTS (ET_MAX_INDICES + ET_MAX_OPTS)
+
+/* The kernel: read its fields freely, change it only through the API. */
+typedef struct et_kernel {
+    et_einsum e;
+    et_target target;
+    int64_t padded[ET_MAX_INDICES]; /* size after PADTO (= size if none) */
+    int n_parts;
+    et_part part[ET_MAX_PARTS];
+    int outer[ET_MAX_INDICES];      /* part holding each axis' letter */
+    int order[ET_MAX_INDICES];      /* global axes, launch order (SWAP) */
+    bool nolocals;
+    int group_part;                 /* -1 if no GROUP/GROUPTOP */
+    int prefetch_axis;              /* -1 if no PREFETCH */
+    int prefetch_part;              /* the _p loop part */
+    bool prefetch_op[ET_MAX_OPERANDS];
+    int n_opts;
+    et_opt opts[ET_MAX_OPTS];       /* applied opts, resolved to letters */
+} et_kernel;
+
+/*
+ * Builds the unoptimized kernel of einsum e for target t (NULL: the
+ * generic profile of OpenCL). *out gets a kernel the caller frees with
+ * et_kernel_free. ET_ERR_NOMEM, or ET_ERR_INPUT for an einsum the IR
+ * cannot hold (no operands).
+ */
+et_status et_kernel_init(const et_einsum *e, const et_target *t,
+                         et_kernel **out);
+void et_kernel_free(et_kernel *k);
+/* A deep copy (caller frees), NULL when out of memory. */
+et_kernel *et_kernel_clone(const et_kernel *k);
+
+/*
+ * Applies one opt. On refusal returns ET_ERR_REFUSED, leaves k unchanged
+ * and writes into reason (cap bytes, may be NULL) the opt and the rule,
+ * e.g. "UPCAST(k,4): UPCAST applies to global axes only; k is a reduce
+ * axis".
+ */
+et_status et_kernel_apply_opt(et_kernel *k, const et_opt *opt, char *reason,
+                              size_t cap);
+/* Applies opts in order; stops at the first refusal (k keeps the opts
+ * applied before it) and returns its status. */
+et_status et_kernel_apply_opts(et_kernel *k, const et_opt *opts, int n,
+                               char *reason, size_t cap);
+
+/* Resolves an axis reference to an einsum index number; -1 if none. */
+int et_kernel_axis_find(const et_kernel *k, const et_axis_ref *ref);
+
+/* Index of the part named `name`, -1 if none. */
+int et_kernel_part_find(const et_kernel *k, const char *name);
+
+/* Work-group size (all local parts and group lanes). */
+int64_t et_kernel_group_size(const et_kernel *k);
+/* Local memory bytes used (prefetch tiles and the GROUP reduction). */
+int64_t et_kernel_local_bytes(const et_kernel *k);
+
+/*
+ * Launch geometry for backend b (see the header comment). ET_ERR_UNSUPPORTED
+ * when the launch cannot be expressed (CUDA grid over 2^31-1 groups).
+ */
+et_status et_kernel_launch(const et_kernel *k, et_backend_kind b,
+                           et_launch *out);
+
+/* ---- rendering ---------------------------------------------------------- */
+
+/*
+ * Test-only hook: a planted bug in the rendered kernel, so tests can show
+ * that verification catches it. ET_PLANT_NONE renders the correct kernel;
+ * other issues add cases.
+ */
+typedef enum et_plant {
+    ET_PLANT_NONE = 0,
+    ET_PLANT_COUNT
+} et_plant;
+
+/* Render options; the zero value means defaults. */
+typedef struct et_render_opts {
+    et_plant plant;
+} et_render_opts;
+
+typedef struct et_rendered {
+    char *source;            /* malloc'd; release with et_rendered_free */
+    char name[160];          /* kernel name, a valid identifier */
+    et_launch launch;
+    int64_t local_bytes;     /* local / shared memory the kernel declares */
+    int n_args;              /* 1 + number of operands */
+    int arg_operand[ET_MAX_OPERANDS + 1]; /* -1 = output, else operand k */
+} et_rendered;
+
+/*
+ * Renders k to OpenCL C 1.2 or CUDA C (ro may be NULL). The source starts
+ * with comments giving the einsum, the opts and the launch geometry, and
+ * compiles as is. ET_ERR_NOMEM, ET_ERR_UNSUPPORTED (launch not
+ * expressible).
+ */
+et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
+                           const et_render_opts *ro, et_rendered *out);
+void et_rendered_free(et_rendered *r);
+
+#endif

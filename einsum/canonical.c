@@ -11,16 +11,17 @@
  * operand broadcasts there. The smallest sequence is found greedily with
  * ties explored (depth-first, pruning any branch whose prefix is already
  * larger than the best found), and operands that are identical copies of
- * each other are explored once, since swapping them changes nothing. This
- * keeps the common cases linear; pathological ties are cut after
- * NODE_BUDGET search nodes, in which case the result is still
- * deterministic for the same input but may depend on operand order.
+ * each other, or whose not-yet-named indices are their own, are explored
+ * once, since swapping them changes nothing. This keeps the common cases
+ * linear; pathological ties are cut after NODE_BUDGET search nodes, in
+ * which case the result is still deterministic for the same input but may
+ * depend on operand order.
  *
  * Ellipsis dimensions are indices like the others, so "...i->..." with
  * ...=3 and "ai->a" with a=3 have the same canonical form.
  *
  * Form: "<operands>-><output>|<name>=<size>,...|<dtypes>-><out dtype>",
- * e.g. "acd,db->abc|a=4096,b=35,c=35,d=35|f64,f64->f64" (a broadcast
+ * e.g. "acd,dc->abc|a=4096,b=35,c=35,d=35|f64,f64->f64" (a broadcast
  * dimension is marked with a quote after its name, "a'").
  */
 #include "einsum/einsum.h"
@@ -91,6 +92,31 @@ static bool same_operand(const et_operand *a, const et_operand *b)
     return true;
 }
 
+/*
+ * True if every index of operand k that has no name yet occurs in no other
+ * operand. Two such operands with equal tokens can be swapped along with
+ * their private indices without changing anything else, so only one of
+ * them needs exploring ("a,b,c,d->" would otherwise branch factorially).
+ */
+static bool is_private(const canon *c, int k)
+{
+    const et_einsum *e = c->e;
+    const et_operand *op = &e->op[k];
+    for (int r = 0; r < op->rank; r++) {
+        int i = op->idx[r];
+        if (c->name[i] >= 0)
+            continue;
+        for (int q = 0; q < e->n_ops; q++) {
+            if (q == k)
+                continue;
+            for (int t = 0; t < e->op[q].rank; t++)
+                if (e->op[q].idx[t] == i)
+                    return false;
+        }
+    }
+    return true;
+}
+
 /* `better`: the current prefix is already smaller than the best's. */
 static void search(canon *c, int p, bool better)
 {
@@ -130,9 +156,10 @@ static void search(canon *c, int p, bool better)
         make_token(c, k, tok);
         if (tok_cmp(tok, min_tok) != 0)
             continue;
-        bool dup = false;
+        bool dup = false, priv = is_private(c, k);
         for (int q = 0; q < n_explored && !dup; q++)
-            dup = same_operand(&e->op[explored[q]], &e->op[k]);
+            dup = same_operand(&e->op[explored[q]], &e->op[k]) ||
+                  (priv && is_private(c, explored[q]));
         if (dup)
             continue;
         if (n_explored > 0 && c->nodes > NODE_BUDGET)

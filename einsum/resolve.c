@@ -123,7 +123,8 @@ static et_status build_structure(const et_subscripts *s, int n_ell,
                     "has no '...' to receive them",
                     n_ell, n_ell == 1 ? "" : "s");
     if (o->n + (o->ell_pos >= 0 ? n_ell : 0) > ET_MAX_RANK)
-        return fail(d, o->start, "output rank exceeds %d", ET_MAX_RANK);
+        return fail(d, o->start, "the output has rank %d, above %d",
+                    o->n + n_ell, ET_MAX_RANK);
 
     /* Output indices, in output order. */
     int n = 0;

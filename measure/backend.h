@@ -89,6 +89,38 @@ typedef struct et_device {
 et_status et_device_open(const char *spec, et_device **out, et_error *err);
 void et_device_close(et_device *dev);
 
+/*
+ * A parsed device spec. Grammar (backend names are lower case):
+ *
+ *   spec    := "" | "opencl" | "cuda" | "opencl:" ocl_sel | "cuda:" N
+ *   ocl_sel := N | P ":" D | NAME
+ *
+ * N, P, D are decimal integers >= 0; NAME is any text that does not start
+ * with a digit or a sign, matched as a case-insensitive substring of the
+ * device name (the first match over all platforms wins).
+ */
+typedef enum et_spec_kind {
+    ET_SPEC_DEFAULT = 0,      /* first device of the backend */
+    ET_SPEC_INDEX,            /* N-th device of the backend */
+    ET_SPEC_PLATFORM_DEVICE,  /* OpenCL platform P, device D */
+    ET_SPEC_NAME,             /* substring of the device name */
+    ET_SPEC_KIND_COUNT
+} et_spec_kind;
+
+typedef struct et_device_spec {
+    et_backend_kind backend;
+    et_spec_kind kind;
+    int index;      /* ET_SPEC_INDEX */
+    int platform;   /* ET_SPEC_PLATFORM_DEVICE */
+    int device;     /* ET_SPEC_PLATFORM_DEVICE */
+    char name[256]; /* ET_SPEC_NAME */
+} et_device_spec;
+
+/* Parses spec (NULL = ""); ET_ERR_INPUT with the reason in err (may be
+ * NULL) when it is malformed. Does not touch any driver. */
+et_status et_device_spec_parse(const char *spec, et_device_spec *out,
+                               et_error *err);
+
 /* Lists every device of every backend; *n gets the count (up to cap).
  * Backends that are absent are skipped, with a note in `notes` (may be
  * NULL) such as "cuda: no driver". */

@@ -1,0 +1,633 @@
+/* verify.c - inputs drawn once, references once, per-element bounds, the
+ * one-sided Welch test against the baseline, and the device-side runs. */
+#include "measure/verify.h"
+
+#include "measure/inputs.h"
+#include "measure/remote.h"
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SEED 0x65696e74756e65ull /* "eintune" */
+
+typedef struct trial_data {
+    void *in[ET_MAX_OPERANDS]; /* host inputs in the operands' dtypes */
+    long double *ref;
+    double *bound;
+    int64_t *pick;             /* sample positions */
+    /* device copies */
+    et_guarded d_in[ET_MAX_OPERANDS];
+    et_guarded d_out;
+} trial_data;
+
+struct et_verifier {
+    et_einsum e;
+    et_verify_opts o;
+    int64_t n_out;             /* output elements */
+    int64_t n_pick;            /* sample size per trial */
+    trial_data *t;
+    /* the device the copies live on */
+    et_device *dev;
+    uint64_t epoch;
+    bool uploaded;
+    /* the baseline's sample statistics */
+    bool has_base;
+    double base_mean, base_var;
+    int64_t base_n;
+};
+
+static double unit_roundoff(et_dtype t)
+{
+    switch (t) {
+    case ET_F16:
+        return 0x1.0p-11;
+    case ET_F32:
+        return 0x1.0p-24;
+    default:
+        return 0x1.0p-53;
+    }
+}
+
+static et_status nomem(et_error *err)
+{
+    snprintf(err->msg, sizeof err->msg, "verify: out of memory");
+    return ET_ERR_NOMEM;
+}
+
+et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
+                           et_verifier **out, et_error *err)
+{
+    *out = NULL;
+    gsl_set_error_handler_off();
+    et_verifier *v = calloc(1, sizeof *v);
+    if (!v)
+        return nomem(err);
+    v->e = *e;
+    v->o = opts ? *opts : (et_verify_opts){0};
+    if (v->o.trials <= 0)
+        v->o.trials = 3;
+    if (v->o.seed == 0)
+        v->o.seed = DEFAULT_SEED;
+    if (v->o.sample <= 0)
+        v->o.sample = 100000;
+    if (v->o.alpha <= 0)
+        v->o.alpha = 0.001;
+    if (v->o.effect <= 0)
+        v->o.effect = 2.0;
+    v->n_out = et_einsum_operand_elems(e, -1);
+    v->n_pick = v->n_out < v->o.sample ? v->n_out : v->o.sample;
+    v->t = calloc((size_t)v->o.trials, sizeof *v->t);
+    if (!v->t) {
+        free(v);
+        return nomem(err);
+    }
+
+    /* n = K + m - 2 terms' worth of roundings per element */
+    long double k_terms = 1;
+    for (int i = e->n_out; i < e->n_idx; i++)
+        k_terms *= (long double)e->idx[i].size;
+    long double n = k_terms + e->n_ops - 2;
+    if (n < 0)
+        n = 0;
+    long double u = unit_roundoff(e->acc_dtype);
+    long double u_out =
+        e->out.dtype == e->acc_dtype ? 0 : unit_roundoff(e->out.dtype);
+    long double gamma = n * u < 1 ? n * u / (1 - n * u) : INFINITY;
+
+    et_status st = ET_OK;
+    size_t n_out = (size_t)v->n_out;
+    long double *abs_terms = malloc((n_out ? n_out : 1) * sizeof *abs_terms);
+    if (!abs_terms) {
+        st = nomem(err);
+        goto fail;
+    }
+    for (int r = 0; r < v->o.trials; r++) {
+        trial_data *t = &v->t[r];
+        et_dist dist = (et_dist)(r % ET_DIST_COUNT);
+        for (int k = 0; k < e->n_ops; k++) {
+            size_t n_el = (size_t)et_einsum_operand_elems(e, k);
+            size_t sz = et_dtype_size(e->op[k].dtype);
+            t->in[k] = malloc(n_el * sz > 0 ? n_el * sz : 1);
+            if (!t->in[k]) {
+                st = nomem(err);
+                goto fail;
+            }
+            et_inputs_fill(t->in[k], e->op[k].dtype, n_el, dist,
+                           et_seed_mix(v->o.seed, (uint64_t)r, (uint64_t)k));
+        }
+        t->ref = malloc((n_out ? n_out : 1) * sizeof *t->ref);
+        t->bound = malloc((n_out ? n_out : 1) * sizeof *t->bound);
+        t->pick = malloc((size_t)(v->n_pick ? v->n_pick : 1) *
+                         sizeof *t->pick);
+        if (!t->ref || !t->bound || !t->pick) {
+            st = nomem(err);
+            goto fail;
+        }
+        st = et_reference_eval(e, (const void *const *)t->in, t->ref,
+                               abs_terms);
+        if (st != ET_OK) {
+            snprintf(err->msg, sizeof err->msg,
+                     "verify: reference evaluation failed: %s",
+                     et_status_str(st));
+            goto fail;
+        }
+        for (size_t i = 0; i < n_out; i++) {
+            long double b = u_out * fabsl(t->ref[i]);
+            if (abs_terms[i] != 0)
+                b += gamma * abs_terms[i];
+            t->bound[i] = (double)b;
+        }
+        if (v->n_pick == v->n_out) {
+            for (int64_t i = 0; i < v->n_pick; i++)
+                t->pick[i] = i;
+        } else {
+            et_rng rng;
+            et_rng_seed(&rng, et_seed_mix(v->o.seed, (uint64_t)r, 0x5a));
+            for (int64_t i = 0; i < v->n_pick; i++)
+                t->pick[i] = (int64_t)et_rng_below(&rng, (uint64_t)v->n_out);
+        }
+    }
+    free(abs_terms);
+    *out = v;
+    return ET_OK;
+fail:
+    free(abs_terms);
+    et_verifier_free(v);
+    return st;
+}
+
+void et_verifier_free(et_verifier *v)
+{
+    if (!v)
+        return;
+    for (int r = 0; r < v->o.trials; r++) {
+        trial_data *t = &v->t[r];
+        for (int k = 0; k < ET_MAX_OPERANDS; k++)
+            free(t->in[k]);
+        free(t->ref);
+        free(t->bound);
+        free(t->pick);
+    }
+    free(v->t);
+    free(v);
+}
+
+int et_verifier_trials(const et_verifier *v)
+{
+    return v->o.trials;
+}
+
+const void *et_verifier_input(const et_verifier *v, int trial, int k)
+{
+    return v->t[trial].in[k];
+}
+
+const long double *et_verifier_reference(const et_verifier *v, int trial)
+{
+    return v->t[trial].ref;
+}
+
+const double *et_verifier_bounds(const et_verifier *v, int trial)
+{
+    return v->t[trial].bound;
+}
+
+const char *et_verifier_dist_name(const et_verifier *v, int trial)
+{
+    return et_dist_name((et_dist)(trial % ET_DIST_COUNT));
+}
+
+bool et_verifier_has_baseline(const et_verifier *v)
+{
+    return v->has_base;
+}
+
+/* ---- host-side check ---------------------------------------------------- */
+
+static double norm_err(double got, long double ref, double bound)
+{
+    long double e = fabsl((long double)got - ref);
+    if (bound == 0)
+        return e == 0 ? 0.0 : INFINITY;
+    return (double)(e / bound);
+}
+
+/* "[3, 17]" for flat index i of the output. */
+static void multi_index(const et_einsum *e, int64_t i, char *buf, size_t cap)
+{
+    int64_t idx[ET_MAX_RANK];
+    for (int d = e->out.rank - 1; d >= 0; d--) {
+        idx[d] = i % e->out.dim[d];
+        i /= e->out.dim[d];
+    }
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, cap - at, "[");
+    for (int d = 0; d < e->out.rank && at < cap; d++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%lld", d ? ", " : "",
+                               (long long)idx[d]);
+    if (at < cap)
+        snprintf(buf + at, cap - at, "]");
+}
+
+static void describe(const et_verifier *v, int r, int64_t i, double got,
+                     const char *what, char *buf, size_t cap)
+{
+    char mi[ET_MAX_RANK * 22 + 4];
+    multi_index(&v->e, i, mi, sizeof mi);
+    double ne = norm_err(got, v->t[r].ref[i], v->t[r].bound[i]);
+    snprintf(buf, cap,
+             "trial %d (%s): element %s %s: got %.17g, expected %.17Lg "
+             "(normalized error %.3g, bound %.3g)",
+             r, et_verifier_dist_name(v, r), mi, what, got, v->t[r].ref[i],
+             ne, v->t[r].bound[i]);
+}
+
+/* Checks bounds and finiteness; collects the pooled sample into `sample`
+ * (v->n_pick per trial) when it is non-NULL. */
+static void check(const et_verifier *v, const void *const *outs,
+                  const char *const *guard_faults, double *sample,
+                  et_verify_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->outcome = ET_OUTCOME_OK;
+    res->trials = v->o.trials;
+    res->p_value = NAN;
+    res->mean_ratio = NAN;
+    et_dtype ot = v->e.out.dtype;
+
+    int nan_r = -1, worst_r = -1;
+    int64_t nan_i = 0, worst_i = 0, n_nan = 0;
+    double worst = -1;
+    for (int r = 0; r < v->o.trials; r++) {
+        const trial_data *t = &v->t[r];
+        for (int64_t i = 0; i < v->n_out; i++) {
+            double got = et_elem_get(outs[r], ot, (size_t)i);
+            if (!isfinite(t->ref[i]))
+                continue; /* a non-finite reference cannot be checked */
+            if (!isfinite(got)) {
+                if (nan_r < 0) {
+                    nan_r = r;
+                    nan_i = i;
+                }
+                n_nan++;
+                res->n_bad++;
+                continue;
+            }
+            double ne = norm_err(got, t->ref[i], t->bound[i]);
+            if (ne > 1)
+                res->n_bad++;
+            if (ne > worst) {
+                worst = ne;
+                worst_r = r;
+                worst_i = i;
+            }
+        }
+        if (sample) {
+            for (int64_t j = 0; j < v->n_pick; j++) {
+                int64_t i = t->pick[j];
+                double got = et_elem_get(outs[r], ot, (size_t)i);
+                sample[r * v->n_pick + j] = norm_err(got, t->ref[i],
+                                                     t->bound[i]);
+            }
+        }
+    }
+    res->max_norm_err = n_nan ? INFINITY : (worst < 0 ? 0 : worst);
+
+    if (guard_faults) {
+        for (int r = 0; r < v->o.trials; r++) {
+            if (guard_faults[r]) {
+                res->outcome = ET_OUTCOME_WRONG_RESULT;
+                snprintf(res->reason, sizeof res->reason,
+                         "trial %d (%s): %s", r, et_verifier_dist_name(v, r),
+                         guard_faults[r]);
+                return;
+            }
+        }
+    }
+    if (nan_r >= 0) {
+        double got = et_elem_get(outs[nan_r], ot, (size_t)nan_i);
+        char what[96];
+        snprintf(what, sizeof what, "is %s%s", isnan(got) ? "NaN" : "Inf",
+                 isnan(got) ? " (never written?)" : "");
+        describe(v, nan_r, nan_i, got, what, res->reason,
+                 sizeof res->reason);
+        size_t at = strlen(res->reason);
+        snprintf(res->reason + at, sizeof res->reason - at,
+                 "; %lld elements not finite", (long long)n_nan);
+        res->outcome = ET_OUTCOME_WRONG_RESULT;
+        return;
+    }
+    if (worst > 1) {
+        double got = et_elem_get(outs[worst_r], ot, (size_t)worst_i);
+        describe(v, worst_r, worst_i, got, "out of bound", res->reason,
+                 sizeof res->reason);
+        size_t at = strlen(res->reason);
+        snprintf(res->reason + at, sizeof res->reason - at,
+                 "; %lld elements out of bound", (long long)res->n_bad);
+        res->outcome = ET_OUTCOME_WRONG_RESULT;
+    }
+}
+
+static void mean_var(const double *x, int64_t n, double *mean, double *var)
+{
+    /* two passes in long double: the values span many magnitudes */
+    long double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += x[i];
+    long double m = n ? s / n : 0;
+    long double q = 0;
+    for (int64_t i = 0; i < n; i++)
+        q += (x[i] - m) * (x[i] - m);
+    *mean = (double)m;
+    *var = n > 1 ? (double)(q / (n - 1)) : 0.0;
+}
+
+et_status et_verify_outputs(et_verifier *v, const void *const *outs,
+                            const char *const *guard_faults,
+                            et_verify_result *res)
+{
+    int64_t total = v->n_pick * v->o.trials;
+    double *sample = malloc((size_t)(total ? total : 1) * sizeof *sample);
+    if (!sample) {
+        memset(res, 0, sizeof *res);
+        return ET_ERR_NOMEM;
+    }
+    check(v, outs, guard_faults, sample, res);
+    double mean, var;
+    mean_var(sample, total, &mean, &var);
+    free(sample);
+    res->mean_norm_err = mean;
+    if (res->outcome != ET_OUTCOME_OK || !v->has_base)
+        return ET_OK;
+
+    /* one-sided Welch test, H1: candidate mean > baseline mean */
+    double nc = (double)total, nb = (double)v->base_n;
+    double sc = var / nc, sb = v->base_var / nb;
+    double se2 = sc + sb;
+    double p;
+    if (se2 > 0) {
+        double tstat = (mean - v->base_mean) / sqrt(se2);
+        double den = (nc > 1 ? sc * sc / (nc - 1) : 0) +
+                     (nb > 1 ? sb * sb / (nb - 1) : 0);
+        double df = den > 0 ? se2 * se2 / den : 1e9;
+        p = gsl_cdf_tdist_Q(tstat, df);
+    } else {
+        p = mean > v->base_mean ? 0.0 : (mean == v->base_mean ? 0.5 : 1.0);
+    }
+    res->p_value = p;
+    res->mean_ratio = v->base_mean > 0 ? mean / v->base_mean
+                                       : (mean > 0 ? INFINITY : 1.0);
+    if (p < v->o.alpha && res->mean_ratio >= v->o.effect) {
+        res->outcome = ET_OUTCOME_WRONG_RESULT;
+        snprintf(res->reason, sizeof res->reason,
+                 "less accurate than the baseline: mean normalized error "
+                 "%.3g vs %.3g (%.3gx), one-sided Welch p = %.3g < %g "
+                 "(within the bound: max normalized error %.3g)",
+                 mean, v->base_mean, res->mean_ratio, p, v->o.alpha,
+                 res->max_norm_err);
+    }
+    return ET_OK;
+}
+
+et_status et_verifier_set_baseline(et_verifier *v, const void *const *outs,
+                                   et_verify_result *res)
+{
+    bool had = v->has_base;
+    v->has_base = false; /* the baseline is not compared with itself */
+    et_status st = et_verify_outputs(v, outs, NULL, res);
+    if (st != ET_OK) {
+        v->has_base = had;
+        return st;
+    }
+    if (res->outcome != ET_OUTCOME_OK) {
+        v->has_base = had;
+        return ET_ERR_INTERNAL;
+    }
+    /* recompute the sample's variance (et_verify_outputs keeps the mean) */
+    int64_t total = v->n_pick * v->o.trials;
+    double *sample = malloc((size_t)(total ? total : 1) * sizeof *sample);
+    if (!sample) {
+        v->has_base = had;
+        return ET_ERR_NOMEM;
+    }
+    et_verify_result tmp;
+    check(v, outs, NULL, sample, &tmp);
+    mean_var(sample, total, &v->base_mean, &v->base_var);
+    free(sample);
+    v->base_n = total;
+    v->has_base = true;
+    return ET_OK;
+}
+
+void et_verify_summary(const et_verify_result *res, char *buf, size_t cap)
+{
+    char p[32];
+    if (isnan(res->p_value))
+        snprintf(p, sizeof p, "n/a");
+    else
+        snprintf(p, sizeof p, "%.2g", res->p_value);
+    snprintf(buf, cap, "verified: %d trial%s, max normalized error %.2g, "
+                       "p = %s",
+             res->trials, res->trials == 1 ? "" : "s", res->max_norm_err, p);
+}
+
+/* ---- device side -------------------------------------------------------- */
+
+void et_verifier_release(et_verifier *v)
+{
+    if (!v->dev)
+        return;
+    for (int r = 0; r < v->o.trials; r++) {
+        trial_data *t = &v->t[r];
+        for (int k = 0; k < v->e.n_ops; k++)
+            et_guarded_free(v->dev, &t->d_in[k]);
+        et_guarded_free(v->dev, &t->d_out);
+    }
+    v->dev = NULL;
+    v->uploaded = false;
+}
+
+/* Makes sure every trial's inputs are on dev (re-uploading after a worker
+ * restart or a failed candidate). */
+static et_status upload(et_verifier *v, et_device *dev, et_error *err)
+{
+    if (v->uploaded && v->dev == dev && v->epoch == et_device_epoch(dev))
+        return ET_OK;
+    et_verifier_release(v);
+    v->dev = dev;
+    v->epoch = et_device_epoch(dev);
+    et_status st = ET_OK;
+    size_t out_bytes =
+        (size_t)v->n_out * et_dtype_size(v->e.out.dtype);
+    for (int r = 0; r < v->o.trials && st == ET_OK; r++) {
+        trial_data *t = &v->t[r];
+        for (int k = 0; k < v->e.n_ops && st == ET_OK; k++) {
+            size_t bytes = (size_t)et_einsum_operand_elems(&v->e, k) *
+                           et_dtype_size(v->e.op[k].dtype);
+            st = et_guarded_alloc(dev, bytes, &t->d_in[k], err);
+            if (st == ET_OK)
+                st = et_guarded_write(dev, &t->d_in[k], t->in[k], err);
+        }
+        if (st == ET_OK)
+            st = et_guarded_alloc(dev, out_bytes, &t->d_out, err);
+    }
+    if (st != ET_OK) {
+        et_verifier_release(v);
+        return st;
+    }
+    v->uploaded = true;
+    return ET_OK;
+}
+
+static int fill_args(const et_verifier *v, int r, et_buffer **args,
+                     size_t *offsets)
+{
+    const trial_data *t = &v->t[r];
+    args[0] = t->d_out.buf;
+    offsets[0] = t->d_out.guard;
+    for (int k = 0; k < v->e.n_ops; k++) {
+        args[1 + k] = t->d_in[k].buf;
+        offsets[1 + k] = t->d_in[k].guard;
+    }
+    return 1 + v->e.n_ops;
+}
+
+et_status et_verifier_args(et_verifier *v, et_device *dev, et_buffer **args,
+                           size_t *offsets, int *nargs, et_error *err)
+{
+    et_status st = upload(v, dev, err);
+    if (st != ET_OK)
+        return st;
+    *nargs = fill_args(v, 0, args, offsets);
+    return ET_OK;
+}
+
+/* Runs p on every trial; outs[r] gets trial r's output, faults[r] a guard
+ * report (or NULL). */
+static et_status run_trials(et_verifier *v, et_device *dev, et_program *p,
+                            const et_launch *geom, void **outs,
+                            char (*fault_text)[512], const char **faults,
+                            et_error *err)
+{
+    et_status st = upload(v, dev, err);
+    if (st != ET_OK)
+        return st;
+    et_buffer *args[ET_MAX_OPERANDS + 1];
+    size_t offsets[ET_MAX_OPERANDS + 1];
+    for (int r = 0; r < v->o.trials; r++) {
+        trial_data *t = &v->t[r];
+        faults[r] = NULL;
+        st = et_guarded_fill_nan(dev, &t->d_out, v->e.out.dtype, err);
+        if (st != ET_OK)
+            break;
+        int nargs = fill_args(v, r, args, offsets);
+        st = et_launch_kernel(dev, p, geom, args, offsets, nargs, NULL, err);
+        if (st != ET_OK)
+            break;
+        st = et_guarded_read(dev, &t->d_out, outs[r], err);
+        if (st != ET_OK)
+            break;
+        /* the output's guards, then the inputs' */
+        for (int b = -1; b < v->e.n_ops && !faults[r]; b++) {
+            const et_guarded *g = b < 0 ? &t->d_out : &t->d_in[b];
+            bool intact;
+            char where[400];
+            st = et_guarded_check(dev, g, &intact, where, sizeof where, err);
+            if (st != ET_OK)
+                break;
+            if (!intact) {
+                if (b < 0)
+                    snprintf(fault_text[r], sizeof fault_text[r],
+                             "output %s", where);
+                else
+                    snprintf(fault_text[r], sizeof fault_text[r],
+                             "input %d %s", b, where);
+                faults[r] = fault_text[r];
+            }
+        }
+        if (st != ET_OK)
+            break;
+    }
+    return st;
+}
+
+static et_status verify_device(et_verifier *v, et_device *dev, et_program *p,
+                               const et_launch *geom, bool baseline,
+                               et_verify_result *res, et_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->trials = v->o.trials;
+    res->p_value = res->mean_ratio = NAN;
+    size_t out_bytes = (size_t)v->n_out * et_dtype_size(v->e.out.dtype);
+    int R = v->o.trials;
+    void **outs = calloc((size_t)R, sizeof *outs);
+    char(*fault_text)[512] = calloc((size_t)R, sizeof *fault_text);
+    const char **faults = calloc((size_t)R, sizeof *faults);
+    et_status st = ET_OK;
+    if (!outs || !fault_text || !faults) {
+        st = nomem(err);
+        goto done;
+    }
+    for (int r = 0; r < R; r++) {
+        outs[r] = malloc(out_bytes ? out_bytes : 1);
+        if (!outs[r]) {
+            st = nomem(err);
+            goto done;
+        }
+    }
+    st = run_trials(v, dev, p, geom, outs, fault_text, faults, err);
+    if (st != ET_OK)
+        goto done;
+    if (baseline) {
+        bool any_fault = false;
+        for (int r = 0; r < R; r++)
+            any_fault |= faults[r] != NULL;
+        if (any_fault) {
+            et_verify_outputs(v, (const void *const *)outs, faults, res);
+            st = ET_ERR_INTERNAL;
+        } else {
+            st = et_verifier_set_baseline(v, (const void *const *)outs, res);
+        }
+        if (st != ET_OK)
+            snprintf(err->msg, sizeof err->msg,
+                     "baseline kernel fails verification: %.1000s",
+                     res->reason);
+    } else {
+        st = et_verify_outputs(v, (const void *const *)outs, faults, res);
+        if (st != ET_OK)
+            nomem(err);
+    }
+done:
+    if (st != ET_OK && st != ET_ERR_INTERNAL) {
+        res->outcome = et_outcome_from_status(st);
+        snprintf(res->reason, sizeof res->reason, "%.1000s", err->msg);
+    }
+    /* a failed candidate may have written into an input: re-upload */
+    if (st != ET_OK || res->outcome != ET_OUTCOME_OK)
+        v->uploaded = false;
+    if (outs)
+        for (int r = 0; r < R; r++)
+            free(outs[r]);
+    free(outs);
+    free(fault_text);
+    free(faults);
+    return st;
+}
+
+et_status et_verify_kernel(et_verifier *v, et_device *dev, et_program *p,
+                           const et_launch *geom, et_verify_result *res,
+                           et_error *err)
+{
+    return verify_device(v, dev, p, geom, false, res, err);
+}
+
+et_status et_verifier_baseline_kernel(et_verifier *v, et_device *dev,
+                                      et_program *p, const et_launch *geom,
+                                      et_verify_result *res, et_error *err)
+{
+    return verify_device(v, dev, p, geom, true, res, err);
+}

@@ -1,0 +1,716 @@
+/*
+ * test_transforms.c - the kernel IR, the opts and their rules, the launch
+ * geometry and the rendered source (no device needed), plus kernels run on
+ * the PoCL device and checked element by element (tests/kernel_check.h).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "einsum/einsum.h"
+#include "tests/kernel_check.h"
+#include "transforms/kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static et_kernel *make(const char *text, const char *shape, const char *dt)
+{
+    et_einsum e;
+    et_diag d;
+    et_status st = et_einsum_from_strings(text, shape, dt, &e, &d);
+    if (st != ET_OK)
+        fail_msg("einsum %s: %s", text, d.msg);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    return k;
+}
+
+/* Applies an opt list; returns the status, reason in buf. */
+static et_status apply(et_kernel *k, const char *opts, char *reason,
+                       size_t cap)
+{
+    et_opt o[ET_MAX_OPTS];
+    int n = 0;
+    et_diag d;
+    et_status st = et_opts_parse(opts, o, ET_MAX_OPTS, &n, &d);
+    if (st != ET_OK)
+        fail_msg("opts '%s': %s", opts, d.msg);
+    return et_kernel_apply_opts(k, o, n, reason, cap);
+}
+
+static void expect_ok(et_kernel *k, const char *opts)
+{
+    char reason[512];
+    et_status st = apply(k, opts, reason, sizeof reason);
+    if (st != ET_OK)
+        fail_msg("'%s' refused: %s", opts, reason);
+}
+
+/* The last opt of `opts` must be refused with a reason containing want. */
+static void expect_refused(const char *text, const char *shape,
+                           const char *opts, const char *want)
+{
+    et_kernel *k = make(text, shape, "f32");
+    char reason[512] = "";
+    et_opt o[ET_MAX_OPTS];
+    int n = 0;
+    et_diag d;
+    assert_int_equal(et_opts_parse(opts, o, ET_MAX_OPTS, &n, &d), ET_OK);
+    assert_int_equal(et_kernel_apply_opts(k, o, n - 1, reason, sizeof reason),
+                     ET_OK);
+    et_kernel before = *k;
+    et_status st = et_kernel_apply_opt(k, &o[n - 1], reason, sizeof reason);
+    if (st != ET_ERR_REFUSED || !strstr(reason, want))
+        fail_msg("'%s': status %d, reason '%s', wanted '%s'", opts, st,
+                 reason, want);
+    /* a refused opt leaves the kernel unchanged */
+    assert_memory_equal(&before, k, sizeof before);
+    et_kernel_free(k);
+}
+
+static char *render(et_kernel *k, et_backend_kind b, et_rendered *r)
+{
+    assert_int_equal(et_kernel_render(k, b, NULL, r), ET_OK);
+    return r->source;
+}
+
+/* ---- opt list text form -------------------------------------------------- */
+
+static void test_parse_roundtrip(void **state)
+{
+    (void)state;
+    const char *text = "LOCAL(i,8)  UPCAST(j, 4) UNROLL(k,0) "
+                       "PREFETCH(1,k,8) SWAP(i,j) NOLOCALS PADTO(i,32) "
+                       "GROUP(2,4) GROUPTOP(k,16)";
+    et_opt o[16];
+    int n = 0;
+    et_diag d;
+    assert_int_equal(et_opts_parse(text, o, 16, &n, &d), ET_OK);
+    assert_int_equal(n, 9);
+    assert_int_equal(o[0].kind, ET_OPT_LOCAL);
+    assert_string_equal(o[0].axis.name, "i");
+    assert_int_equal(o[0].amt, 8);
+    assert_int_equal(o[3].kind, ET_OPT_PREFETCH);
+    assert_int_equal(o[3].operand, 1);
+    assert_int_equal(o[7].axis.pos, 2);
+    char buf[256];
+    et_opts_format(o, n, buf, sizeof buf);
+    assert_string_equal(buf, "LOCAL(i,8) UPCAST(j,4) UNROLL(k,0) "
+                             "PREFETCH(1,k,8) SWAP(i,j) NOLOCALS PADTO(i,32) "
+                             "GROUP(2,4) GROUPTOP(k,16)");
+    /* the canonical form parses to the same opts */
+    et_opt o2[16];
+    int n2 = 0;
+    assert_int_equal(et_opts_parse(buf, o2, 16, &n2, &d), ET_OK);
+    assert_int_equal(n2, n);
+    assert_memory_equal(o, o2, sizeof(et_opt) * (size_t)n);
+    /* empty and NULL lists */
+    assert_int_equal(et_opts_parse("   ", o, 16, &n, &d), ET_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(et_opts_parse(NULL, o, 16, &n, &d), ET_OK);
+    assert_int_equal(n, 0);
+}
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int pos;
+        const char *msg;
+    } cases[] = {
+        {"FOO(i,2)", 0, "unknown opt 'FOO'"},
+        {"LOCAL(i,8) UPCST(j,4)", 11, "unknown opt 'UPCST'"},
+        {"LOCAL i,8", 6, "expected '('"},
+        {"LOCAL(i,8", 9, "expected ',' or ')'"},
+        {"LOCAL(i)", 7, "takes 2 arguments"},
+        {"LOCAL(i,8,2)", 10, "takes 2 arguments"},
+        {"LOCAL(i,x)", 8, "expected an integer"},
+        {"LOCAL(,8)", 6, "expected an axis"},
+        {"PREFETCH(k,1,8)", 9, "expected an integer"},
+        {"LOCAL(i,8)UPCAST(j,4)", 10, "expected a space"},
+        {"NOLOCALS(1)", 9, "takes no arguments"},
+        {"UPCAST(i,99999999999999999999)", 9, "too large"},
+        {"8", 0, "expected an opt name"},
+        {"SWAP(i,3", 8, "expected ',' or ')'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        et_opt o[8];
+        int n = 0;
+        et_diag d;
+        et_status st = et_opts_parse(cases[i].text, o, 8, &n, &d);
+        if (st != ET_ERR_INPUT || d.pos != cases[i].pos ||
+            !strstr(d.msg, cases[i].msg))
+            fail_msg("'%s': status %d pos %d msg '%s'; wanted pos %d '%s'",
+                     cases[i].text, st, d.pos, d.msg, cases[i].pos,
+                     cases[i].msg);
+        assert_int_equal(d.col, d.pos + 1);
+    }
+    /* more opts than room */
+    et_opt o[2];
+    int n;
+    et_diag d;
+    assert_int_equal(et_opts_parse("NOLOCALS NOLOCALS NOLOCALS", o, 2, &n, &d),
+                     ET_ERR_INPUT);
+}
+
+/* ---- validity rules -------------------------------------------------------- */
+
+static void test_rules(void **state)
+{
+    (void)state;
+    const char *mm = "ik,kj->ij", *sh = "i=64,k=64,j=64";
+    expect_refused(mm, sh, "UPCAST(k,4)",
+                   "UPCAST(k,4): UPCAST applies to global axes only; k is a "
+                   "reduce axis");
+    expect_refused(mm, sh, "LOCAL(k,4)",
+                   "LOCAL(k,4): LOCAL applies to global axes only");
+    expect_refused(mm, sh, "UNROLL(i,4)",
+                   "UNROLL(i,4): UNROLL applies to reduce axes only; i is a "
+                   "global axis");
+    expect_refused(mm, sh, "GROUP(j,4)", "GROUP applies to reduce axes only");
+    expect_refused(mm, sh, "GROUPTOP(i,4)",
+                   "GROUPTOP applies to reduce axes only");
+    expect_refused(mm, sh, "PREFETCH(0,i,4)",
+                   "PREFETCH applies to reduce axes only");
+    expect_refused(mm, sh, "UPCAST(i,3)", "must divide the size");
+    expect_refused(mm, sh, "UPCAST(i,8) UPCAST(i,16)",
+                   "must divide the size of the part it splits (i has 8");
+    expect_refused(mm, sh, "UNROLL(k,5)", "PADTO first");
+    expect_refused(mm, sh, "GROUP(k,4) GROUP(k,2)",
+                   "at most one GROUP or GROUPTOP per kernel");
+    expect_refused(mm, sh, "GROUP(k,4) GROUPTOP(k,2)",
+                   "at most one GROUP or GROUPTOP");
+    expect_refused(mm, sh, "LOCAL(i,4) NOLOCALS",
+                   "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP or "
+                   "PREFETCH");
+    expect_refused(mm, sh, "GROUP(k,4) NOLOCALS", "NOLOCALS is refused");
+    expect_refused(mm, sh, "PREFETCH(0,k,8) NOLOCALS", "NOLOCALS is refused");
+    expect_refused(mm, sh, "NOLOCALS LOCAL(i,4)",
+                   "LOCAL needs an explicit work-group; NOLOCALS");
+    expect_refused(mm, sh, "NOLOCALS GROUPTOP(k,4)", "NOLOCALS was applied");
+    expect_refused(mm, sh, "NOLOCALS PREFETCH(1,k,8)", "NOLOCALS was applied");
+    expect_refused(mm, sh, "UPCAST(i,16) UPCAST(j,16) UNROLL(k,2)",
+                   "product of UPCAST and UNROLL amounts (512) exceeds 256");
+    expect_refused(mm, "i=64,k=64,j=64", "LOCAL(i,64) LOCAL(j,32)",
+                   "work-group size 2048 exceeds the device limit 1024");
+    expect_refused(mm, "i=2048,k=4,j=4", "LOCAL(i,2048)",
+                   "exceeds the device limit 1024");
+    /* dimension 2 holds at most 64 work-items in the generic profile */
+    expect_refused("abc->abc", "a=128,b=2,c=2", "LOCAL(a,128)",
+                   "along dimension 2 exceeds the device limit 64");
+    expect_refused(mm, "i=64,k=4096,j=64", "LOCAL(i,16) PREFETCH(0,k,0)",
+                   "local memory 262144 bytes exceeds the device limit "
+                   "49152");
+    expect_refused(mm, "i=1024,k=1024,j=64",
+                   "UPCAST(j,64) LOCAL(i,256) GROUP(k,4)",
+                   "exceeds the device limit");
+    expect_refused(mm, sh, "PREFETCH(2,k,8)",
+                   "PREFETCH operand 2 does not exist");
+    expect_refused("ik,j->ij", "i=4,k=4,j=4", "PREFETCH(1,k,2)",
+                   "operand 1 does not use axis k");
+    expect_refused("ik,kl->i", "i=4,k=4,l=4", "PREFETCH(0,k,2) PREFETCH(1,l,2)",
+                   "only one reduce axis per kernel can be prefetched");
+    expect_refused(mm, sh, "PREFETCH(0,k,8) PREFETCH(1,k,4)",
+                   "already chunks by 8");
+    expect_refused(mm, sh, "PREFETCH(0,k,8) PREFETCH(0,k,8)",
+                   "already prefetched");
+    expect_refused(mm, sh, "LOCAL(i,4) PADTO(i,128)",
+                   "PADTO applies to an axis not yet split; i is split");
+    expect_refused(mm, sh, "PADTO(i,0)", "multiple >= 1");
+    expect_refused(mm, sh, "SWAP(i,k)", "SWAP applies to two global axes");
+    expect_refused(mm, sh, "SWAP(i,i)", "two different axes");
+    expect_refused(mm, sh, "UPCAST(q,4)", "no axis named q");
+    expect_refused(mm, sh, "UPCAST(7,4)", "no axis at position 7");
+    expect_refused(mm, sh, "UPCAST(i,-2)", "amount must be >= 0");
+    expect_refused(mm, sh, "NOLOCALS NOLOCALS", "already applied");
+}
+
+/* ---- names of derived axes ------------------------------------------------ */
+
+static void expect_part(const et_kernel *k, const char *name, et_part_kind kd,
+                        int64_t size, int64_t stride)
+{
+    int p = et_kernel_part_find(k, name);
+    if (p < 0)
+        fail_msg("no part %s", name);
+    assert_int_equal(k->part[p].kind, kd);
+    assert_int_equal(k->part[p].size, size);
+    assert_int_equal(k->part[p].stride, stride);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    et_kernel *k = make("ik,kj->ij", "i=64,k=48,j=32", "f32");
+    expect_ok(k, "LOCAL(i,8) UPCAST(i,2) UPCAST(i,2) UPCAST(1,4) UNROLL(k,2) "
+                 "GROUPTOP(2,3)");
+    expect_part(k, "i", ET_PART_GLOBAL, 2, 32);
+    expect_part(k, "i_l", ET_PART_LOCAL, 8, 1);
+    expect_part(k, "i_u", ET_PART_UPCAST, 2, 8);
+    expect_part(k, "i_u2", ET_PART_UPCAST, 2, 16);
+    expect_part(k, "j", ET_PART_GLOBAL, 8, 4);
+    expect_part(k, "j_u", ET_PART_UPCAST, 4, 1);
+    /* k: UNROLL leaves k (24, stride 2); GROUPTOP by 3: lanes take
+     * contiguous chunks, index = k_g*(24/3)*2 + k*2 + k_r */
+    expect_part(k, "k_r", ET_PART_UNROLL, 2, 1);
+    expect_part(k, "k_g", ET_PART_GROUP, 3, 16);
+    expect_part(k, "k", ET_PART_REDUCE, 8, 2);
+    /* applied opts are recorded with letters */
+    char buf[256];
+    et_opts_format(k->opts, k->n_opts, buf, sizeof buf);
+    assert_string_equal(buf, "LOCAL(i,8) UPCAST(i,2) UPCAST(i,2) UPCAST(j,4) "
+                             "UNROLL(k,2) GROUPTOP(k,3)");
+    et_kernel_free(k);
+
+    k = make("ik,kj->ij", "i=64,k=48,j=18", "f32");
+    expect_ok(k, "GROUP(k,4) UNROLL(k,0) PADTO(j,20) UPCAST(j,0)");
+    expect_part(k, "k_g", ET_PART_GROUP, 4, 1);
+    expect_part(k, "k_r", ET_PART_UNROLL, 12, 4);
+    expect_part(k, "k", ET_PART_REDUCE, 1, 48);
+    expect_part(k, "j_u", ET_PART_UPCAST, 20, 1);
+    expect_part(k, "j", ET_PART_GLOBAL, 1, 20);
+    assert_int_equal(k->padded[1], 20); /* idx: i, j, then k */
+    et_kernel_free(k);
+
+    k = make("ik,kj->ij", "i=4,k=48,j=4", "f32");
+    expect_ok(k, "UNROLL(k,2) PREFETCH(0,k,3) PREFETCH(1,k,0)");
+    expect_part(k, "k_p", ET_PART_PREFETCH, 3, 2);
+    expect_part(k, "k", ET_PART_REDUCE, 8, 6);
+    assert_true(k->prefetch_op[0] && k->prefetch_op[1]);
+    et_kernel_free(k);
+}
+
+/* ---- launch geometry ------------------------------------------------------ */
+
+static void expect_launch(et_kernel *k, et_backend_kind b, int ndim,
+                          int64_t g0, int64_t g1, int64_t g2, int64_t l0,
+                          int64_t l1, int64_t l2, bool has_local)
+{
+    et_launch l;
+    assert_int_equal(et_kernel_launch(k, b, &l), ET_OK);
+    assert_int_equal(l.ndim, ndim);
+    assert_int_equal(l.global[0], g0);
+    assert_int_equal(l.global[1], g1);
+    assert_int_equal(l.global[2], g2);
+    assert_int_equal(l.has_local, has_local);
+    if (has_local) {
+        assert_int_equal(l.local[0], l0);
+        assert_int_equal(l.local[1], l1);
+        assert_int_equal(l.local[2], l2);
+    }
+}
+
+static void test_geometry(void **state)
+{
+    (void)state;
+    et_kernel *k = make("ik,kj->ij", "i=64,k=35,j=32", "f32");
+    expect_launch(k, ET_BACKEND_OPENCL, 2, 32, 64, 1, 1, 1, 1, true);
+    expect_ok(k, "LOCAL(i,8) UPCAST(j,4)");
+    /* j (innermost) is dimension 0 */
+    expect_launch(k, ET_BACKEND_OPENCL, 2, 8, 64, 1, 1, 8, 1, true);
+    expect_ok(k, "SWAP(i,j)");
+    expect_launch(k, ET_BACKEND_OPENCL, 2, 64, 8, 1, 8, 1, 1, true);
+    et_kernel_free(k);
+
+    /* more than three global axes: the outermost flattened into dim 2 */
+    k = make("abcde->abcde", "a=2,b=3,c=4,d=5,e=6", "f32");
+    expect_launch(k, ET_BACKEND_OPENCL, 3, 6, 5, 24, 1, 1, 1, true);
+    expect_ok(k, "LOCAL(b,3) LOCAL(e,2)");
+    expect_launch(k, ET_BACKEND_OPENCL, 3, 6, 5, 24, 2, 1, 3, true);
+    expect_ok(k, "SWAP(a,e)");
+    /* order now a, d, c, b, e: dim 2 holds c, b, e */
+    expect_launch(k, ET_BACKEND_OPENCL, 3, 2, 5, 72, 1, 1, 6, true);
+    et_kernel_free(k);
+
+    /* NOLOCALS: the runtime chooses */
+    k = make("ij->ji", "i=16,j=8", "f64");
+    expect_ok(k, "NOLOCALS UPCAST(i,2)");
+    /* output ji: i is innermost (dim 0), upcast by 2 */
+    expect_launch(k, ET_BACKEND_OPENCL, 2, 8, 8, 1, 0, 0, 0, false);
+    et_kernel_free(k);
+
+    /* GROUP lanes fold into dimension 0's work-group */
+    k = make("ik,kj->ij", "i=16,k=32,j=8", "f32");
+    expect_ok(k, "LOCAL(j,2) LOCAL(i,4) GROUP(k,8)");
+    expect_launch(k, ET_BACKEND_OPENCL, 2, 64, 16, 1, 16, 4, 1, true);
+    assert_int_equal(et_kernel_group_size(k), 64);
+    assert_int_equal(et_kernel_local_bytes(k), 64 * 4);
+    et_kernel_free(k);
+
+    /* rank-0 output: one work-item, or one group of lanes */
+    k = make("k,k->", "k=64", "f32");
+    expect_launch(k, ET_BACKEND_OPENCL, 1, 1, 1, 1, 1, 1, 1, true);
+    expect_ok(k, "GROUPTOP(k,16)");
+    expect_launch(k, ET_BACKEND_CUDA, 1, 16, 1, 1, 16, 1, 1, true);
+    et_kernel_free(k);
+
+    /* CUDA: grid dims 1 and 2 are limited to 65535: flattened into dim 0 */
+    k = make("ij->ij", "i=70000,j=2", "f32");
+    expect_launch(k, ET_BACKEND_OPENCL, 2, 2, 70000, 1, 1, 1, 1, true);
+    expect_launch(k, ET_BACKEND_CUDA, 2, 140000, 1, 1, 1, 1, 1, true);
+    et_kernel_free(k);
+    k = make("ij->ij", "i=140000,j=2", "f32");
+    expect_ok(k, "LOCAL(i,2)");
+    /* 70000 groups along dim 1: all groups move to dim 0 */
+    expect_launch(k, ET_BACKEND_CUDA, 2, 140000, 2, 1, 1, 2, 1, true);
+    et_rendered r;
+    char *src = render(k, ET_BACKEND_CUDA, &r);
+    assert_non_null(strstr(src, "gidx = (int)blockIdx.x;"));
+    et_rendered_free(&r);
+    et_kernel_free(k);
+}
+
+/* ---- rendered source -------------------------------------------------------- */
+
+static void expect_in(const char *src, const char *want)
+{
+    if (!strstr(src, want))
+        fail_msg("'%s' not in:\n%s", want, src);
+}
+
+static void expect_not_in(const char *src, const char *want)
+{
+    if (strstr(src, want))
+        fail_msg("'%s' unexpectedly in:\n%s", want, src);
+}
+
+static void test_source(void **state)
+{
+    (void)state;
+    et_rendered r;
+    et_kernel *k = make("ik,kj->ij", "i=64,k=32,j=32", "f32");
+    expect_ok(k, "LOCAL(i,8) UPCAST(j,4) PREFETCH(1,k,8) UNROLL(k,2)");
+    char *s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "// global: 8x64 local: 1x8");
+    expect_in(s, "__kernel void r_");
+    expect_in(s, "(__global float* restrict out, __global const float* "
+                 "restrict in0, __global const float* restrict in1)");
+    expect_in(s, "__local float tile_in1[");
+    expect_in(s, "barrier(CLK_LOCAL_MEM_FENCE);");
+    expect_in(s, "float acc_3 = 0.0f;");
+    expect_in(s, "vstore4(");
+    expect_not_in(s, "fast");
+    expect_not_in(s, "mad(");
+    assert_int_equal(r.n_args, 3);
+    assert_int_equal(r.arg_operand[0], -1);
+    assert_int_equal(r.arg_operand[2], 1);
+    /* tile of in1: j_u (4) x k_p (8) x k_r (2) floats */
+    assert_int_equal(r.local_bytes, 4 * 8 * 2 * 4);
+    /* name: a valid identifier */
+    assert_true(r.name[0] == 'r' && r.name[1] == '_');
+    for (const char *p = r.name; *p; p++)
+        assert_true((*p >= '0' && *p <= '9') || *p == '_' || *p == 'r');
+    et_rendered_free(&r);
+    /* the same kernel for CUDA */
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "extern \"C\" __global__ void r_");
+    expect_in(s, "__shared__ float tile_in1[");
+    expect_in(s, "__syncthreads();");
+    expect_in(s, "fmaf(");
+    expect_not_in(s, "barrier(");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* UPCAST on a contiguous axis: vload4; by 3: scalar */
+    k = make("ij,j->i", "i=8,j=64", "f32");
+    expect_ok(k, "UNROLL(j,4)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "vload4(0, in0 + in0_addr)");
+    expect_in(s, "vload4(0, in1 + in1_addr)");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("ij->ij", "i=8,j=63", "f32");
+    expect_ok(k, "UPCAST(j,3)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_not_in(s, "vload");
+    expect_in(s, "__kernel void E_8_21_3(");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* GROUP: local array and barrier; lane 0 stores */
+    k = make("ij->i", "i=8,j=64", "f64");
+    expect_ok(k, "GROUP(j,16)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable");
+    expect_in(s, "__local double red[16];");
+    expect_in(s, "barrier(CLK_LOCAL_MEM_FENCE);");
+    expect_in(s, "if (j_g == 0) {");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* PADTO: masked loads and stores */
+    k = make("ik,kj->ij", "i=7,k=5,j=3", "f32");
+    expect_ok(k, "PADTO(i,8) LOCAL(i,8) PADTO(k,8) UNROLL(k,4)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "(i_idx < 7 && k_idx + 3 < 5) ? in0[in0_addr + 3] : 0.0f");
+    expect_in(s, "if (i_idx < 7) out[out_addr] = acc;");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* f16 inputs: vload_half in OpenCL, a conversion in CUDA */
+    k = make("ij,j->i", "i=8,j=8", "f16,f32");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "__global const half* restrict in0");
+    expect_in(s, "vload_half(in0_addr, in0)");
+    expect_not_in(s, "cl_khr_fp16");
+    et_rendered_free(&r);
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "const unsigned short* __restrict__ in0");
+    expect_in(s, "et_half_to_float(in0[in0_addr])");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* mixed dtypes accumulate in f64 */
+    k = make("i,i->", "i=8", "f32,f64");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "double a0 = (double)in0[in0_addr];");
+    expect_in(s, "__global double* restrict out");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+}
+
+/* ---- robustness: random opt sequences never crash ------------------------- */
+
+static void test_random_opts(void **state)
+{
+    (void)state;
+    static const char *const einsums[][3] = {
+        {"ik,kj->ij", "i=12,k=10,j=8", "f32"},
+        {"xik,kj->xij", "x=3,i=5,k=7,j=4", "f64"},
+        {"k,k->", "k=30", "f32"},
+        {"abcd,d->abc", "a=2,b=3,c=4,d=6", "f16"},
+        {"ii->", "i=9", "f32"},
+    };
+    static const int amts[] = {0, 1, 2, 3, 4, 5, 7, 8, 16, -1, 64};
+    srand(1234);
+    int accepted = 0, refused = 0;
+    for (size_t ei = 0; ei < sizeof einsums / sizeof einsums[0]; ei++) {
+        for (int trial = 0; trial < 200; trial++) {
+            et_kernel *k = make(einsums[ei][0], einsums[ei][1],
+                                einsums[ei][2]);
+            for (int step = 0; step < 6; step++) {
+                et_opt o = et_opt_make((et_opt_kind)(rand() % ET_OPT_COUNT),
+                                       NULL, amts[rand() % 11]);
+                o.axis.pos = rand() % 6;
+                o.axis2.pos = rand() % 6;
+                o.operand = rand() % 3;
+                char reason[256];
+                if (et_kernel_apply_opt(k, &o, reason, sizeof reason) ==
+                    ET_OK)
+                    accepted++;
+                else
+                    refused++, assert_true(reason[0] != '\0');
+            }
+            for (int b = 0; b < ET_BACKEND_COUNT; b++) {
+                et_rendered r;
+                et_status st = et_kernel_render(k, (et_backend_kind)b, NULL, &r);
+                assert_int_equal(st, ET_OK);
+                assert_non_null(r.source);
+                et_rendered_free(&r);
+            }
+            et_kernel *c = et_kernel_clone(k);
+            assert_memory_equal(c, k, sizeof *k);
+            et_kernel_free(c);
+            et_kernel_free(k);
+        }
+    }
+    assert_true(accepted > 100 && refused > 100);
+}
+
+/* ---- kernels run on the device ------------------------------------------- */
+
+typedef struct kcase {
+    const char *einsum, *shape, *dtype, *opts;
+} kcase;
+
+/* Typical einsums, sizes 1, 7, 35, f32/f64/f16, with and without opts. */
+static const kcase einsum_cases[] = {
+    {"ik,kj->ij", "i=7,k=35,j=5", "f32", ""},
+    {"ik,kj->ij", "i=35,k=7,j=35", "f64", "UPCAST(j,5) UPCAST(i,7) UNROLL(k,7)"},
+    {"ik,kj->ij", "i=1,k=1,j=1", "f32", "UNROLL(k,0)"},
+    {"xik,kj->xij", "x=3,i=5,k=7,j=4", "f32", "LOCAL(x,3) UPCAST(j,4)"},
+    {"xik,kj->xij", "x=9,i=5,k=7,j=4", "f64", "SWAP(x,j) LOCAL(i,5) UNROLL(k,7)"},
+    {"ij,j->i", "i=35,j=35", "f32", "UPCAST(i,5) UNROLL(j,7)"},
+    {"k,k->", "k=100", "f64", "GROUP(k,4) UNROLL(k,5)"},
+    {"i,j->ij", "i=7,j=9", "f32", "LOCAL(i,7) UPCAST(j,3)"},
+    {"ij->", "i=7,j=35", "f32", "GROUPTOP(j,7)"},
+    {"ii->i", "i=9", "f32", "UPCAST(i,3)"},
+    {"ii->", "i=9", "f64", ""},
+    {"iij,j->ij", "i=5,j=4", "f32", "UPCAST(j,4)"},
+    {"ij,jk,kl->il", "i=5,j=6,k=7,l=8", "f64", "UPCAST(l,4) UNROLL(k,7)"},
+    {"abcde->edcba", "a=2,b=3,c=4,d=5,e=3", "f32", "LOCAL(a,2) LOCAL(b,3)"},
+    {"abcd,d->abc", "a=2,b=3,c=4,d=5", "f32", "NOLOCALS"},
+    {",i->i", "i=5", "f32", ""},
+    {"ij,j->i", "i=35,j=35", "f16,f32", "UPCAST(i,5) UNROLL(j,7)"},
+    {"ik,kj->ij", "i=8,k=35,j=8", "f16", "PADTO(k,40) UNROLL(k,8) LOCAL(i,4)"},
+    {"ik,kj->ij", "i=8,k=16,j=8", "f16,f64", "PREFETCH(0,k,4) LOCAL(i,2)"},
+};
+
+static void run_case(et_device *dev, const kcase *c)
+{
+    char msg[16384];
+    et_status st = kc_check(dev, c->einsum, c->shape, c->dtype, c->opts, msg,
+                            sizeof msg);
+    if (st != ET_OK)
+        fail_msg("%s %s [%s] '%s': %s", c->einsum, c->shape, c->dtype,
+                 c->opts, msg);
+}
+
+static void test_device_einsums(void **state)
+{
+    (void)state;
+    et_device *dev = kc_device();
+    if (!dev)
+        skip();
+    for (size_t i = 0; i < sizeof einsum_cases / sizeof einsum_cases[0]; i++)
+        run_case(dev, &einsum_cases[i]);
+    /* broadcasting: operand 1 has extent 1 along i (stride 0) */
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(et_einsum_from_strings("ij,ij->ij", "i=5,j=7", "f32", &e,
+                                            &d),
+                     ET_OK);
+    e.op[1].dim[0] = 1;
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    expect_ok(k, "UPCAST(i,5) LOCAL(j,7)");
+    char msg[16384];
+    if (kc_check_kernel(dev, k, 3, msg, sizeof msg) != ET_OK)
+        fail_msg("broadcast: %s", msg);
+    et_kernel_free(k);
+}
+
+/* Every opt alone, on every axis it applies to, with several amounts. */
+static void test_device_each_opt(void **state)
+{
+    (void)state;
+    et_device *dev = kc_device();
+    if (!dev)
+        skip();
+    static const char *const axes[] = {"i", "k", "j"};
+    static const int amts[] = {2, 3, 0};
+    int ran = 0;
+    for (int kind = 0; kind < ET_OPT_COUNT; kind++) {
+        for (int ai = 0; ai < 3; ai++) {
+            for (int mi = 0; mi < 3; mi++) {
+                char opts[64];
+                et_opt o = et_opt_make((et_opt_kind)kind, axes[ai],
+                                       amts[mi]);
+                if (kind == ET_OPT_PADTO)
+                    o.amt = 4 + mi;
+                if (kind == ET_OPT_SWAP) {
+                    if (ai != 0 || mi)
+                        continue;
+                    snprintf(o.axis2.name, sizeof o.axis2.name, "j");
+                }
+                if (kind == ET_OPT_NOLOCALS && (ai || mi))
+                    continue;
+                for (int op = 0; op < 2; op++) {
+                    if (op && kind != ET_OPT_PREFETCH)
+                        continue;
+                    o.operand = op;
+                    et_opts_format(&o, 1, opts, sizeof opts);
+                    et_kernel *k = make("ik,kj->ij", "i=6,k=12,j=3", "f32");
+                    char reason[512];
+                    if (et_kernel_apply_opt(k, &o, reason, sizeof reason) ==
+                        ET_OK) {
+                        char msg[16384];
+                        if (kc_check_kernel(dev, k, (unsigned)ran, msg,
+                                            sizeof msg) != ET_OK)
+                            fail_msg("%s: %s", opts, msg);
+                        ran++;
+                    }
+                    et_kernel_free(k);
+                }
+            }
+        }
+    }
+    assert_true(ran >= 25);
+}
+
+/* Opts together: PADTO then splits that do not divide the true size,
+ * PREFETCH with LOCAL and UNROLL, GROUP with UPCAST, f32 and f64. */
+static const kcase combo_cases[] = {
+    {"ik,kj->ij", "i=7,k=35,j=5", "f32",
+     "PADTO(i,8) PADTO(j,4) LOCAL(i,4) UPCAST(j,4) PADTO(k,8) UNROLL(k,4)"},
+    {"ik,kj->ij", "i=16,k=32,j=8", "f32",
+     "LOCAL(i,4) LOCAL(j,2) PREFETCH(1,k,8) UNROLL(k,2)"},
+    {"ik,kj->ij", "i=16,k=32,j=8", "f64",
+     "LOCAL(i,4) UNROLL(k,2) PREFETCH(1,k,8) PREFETCH(0,k,8) UPCAST(j,2)"},
+    {"ik,kj->ij", "i=7,k=35,j=5", "f32",
+     "PADTO(k,40) PADTO(i,8) LOCAL(i,4) PREFETCH(0,k,4) UNROLL(k,2) "
+     "GROUP(k,5)"},
+    {"ik,kj->ij", "i=7,k=35,j=5", "f64",
+     "PADTO(k,36) PADTO(i,8) PADTO(j,6) LOCAL(i,2) LOCAL(j,3) "
+     "PREFETCH(0,k,6) PREFETCH(1,k,6) UPCAST(i,2) UPCAST(j,2) UNROLL(k,3)"},
+    {"ik,kj->ij", "i=16,k=36,j=8", "f32",
+     "LOCAL(i,4) GROUPTOP(k,3) UPCAST(j,2) UNROLL(k,3)"},
+    {"ik,kj->ij", "i=16,k=36,j=8", "f64", "LOCAL(i,4) GROUP(k,4) UPCAST(j,4)"},
+    {"ij->j", "i=37,j=32", "f32", "UPCAST(j,8) GROUPTOP(i,37)"},
+    {"ij->", "i=37,j=3", "f64", "PADTO(i,40) GROUPTOP(i,8) UNROLL(j,3)"},
+    {"xik,kj->xij", "x=3,i=5,k=4,j=6", "f32",
+     "LOCAL(x,3) PREFETCH(1,k,2) GROUPTOP(k,2)"},
+    {"abcde->", "a=2,b=3,c=4,d=5,e=3", "f32", "GROUP(a,2) UNROLL(c,4)"},
+    {"ij->ji", "i=64,j=64", "f32", "UPCAST(i,4) UPCAST(j,4) LOCAL(i,4)"},
+    {"ik,kj->ij", "i=35,k=35,j=35", "f32",
+     "PADTO(i,40) PADTO(j,36) LOCAL(i,8) UPCAST(i,5) UPCAST(j,4) "
+     "LOCAL(j,3) UNROLL(k,7) SWAP(i,j)"},
+};
+
+static void test_device_combinations(void **state)
+{
+    (void)state;
+    et_device *dev = kc_device();
+    if (!dev)
+        skip();
+    for (size_t i = 0; i < sizeof combo_cases / sizeof combo_cases[0]; i++)
+        run_case(dev, &combo_cases[i]);
+}
+
+/* The CUDA rendering of the same kernels compiles with NVRTC. */
+static void test_cuda_compiles(void **state)
+{
+    (void)state;
+    const kcase *lists[] = {einsum_cases, combo_cases};
+    size_t counts[] = {sizeof einsum_cases / sizeof einsum_cases[0],
+                       sizeof combo_cases / sizeof combo_cases[0]};
+    for (int l = 0; l < 2; l++) {
+        for (size_t i = 0; i < counts[l]; i++) {
+            const kcase *c = &lists[l][i];
+            et_kernel *k = make(c->einsum, c->shape, c->dtype);
+            expect_ok(k, c->opts);
+            char msg[16384];
+            et_status st = kc_cuda_compile(k, msg, sizeof msg);
+            et_kernel_free(k);
+            if (st == ET_ERR_UNSUPPORTED)
+                skip();
+            if (st != ET_OK)
+                fail_msg("%s '%s': %s", c->einsum, c->opts, msg);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_roundtrip),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_geometry),
+        cmocka_unit_test(test_source),
+        cmocka_unit_test(test_random_opts),
+        cmocka_unit_test(test_device_einsums),
+        cmocka_unit_test(test_device_each_opt),
+        cmocka_unit_test(test_device_combinations),
+        cmocka_unit_test(test_cuda_compiles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

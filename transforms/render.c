@@ -550,8 +550,8 @@ static void decode(ctx *c, const char *var, const plist *l)
         const et_part *pt = &c->k->part[l->p[i]];
         bool last = i == l->n - 1;
         if (pt->size == 1)
-            line(&c->s, "%s %s = 0;", c->itype, pt->name);
-        else if (div == 1 && last)
+            continue; /* always 0; sums skip size-1 parts */
+        if (div == 1 && last)
             line(&c->s, "%s %s = %s;", c->itype, pt->name, var);
         else if (div == 1)
             line(&c->s, "%s %s = %s %% %lld;", c->itype, pt->name, var,
@@ -590,6 +590,13 @@ static void emit_ids(ctx *c)
             dim_parts(c, &l, d, ET_PART_GLOBAL);
             if (l.n == 0)
                 continue;
+            bool all_one = true;
+            for (int i = 0; i < l.n; i++)
+                all_one = all_one && k->part[l.p[i]].size == 1;
+            if (all_one && !k->nolocals) {
+                decode(c, "0", &l);
+                continue;
+            }
             char var[16];
             snprintf(var, sizeof var, "gidx%d", d);
             line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
@@ -650,6 +657,13 @@ static void emit_axis_bases(ctx *c, bool global)
     const et_kernel *k = c->k;
     int from = global ? 0 : k->e.n_out, to = global ? k->e.n_out : k->e.n_idx;
     for (int a = from; a < to; a++) {
+        /* a reduce index read only through PREFETCH copies is not needed */
+        bool needed = global;
+        for (int op = 0; op < k->e.n_ops && !needed; op++)
+            needed = et_kernel_op_uses(k, op, a) &&
+                     !(k->prefetch_axis >= 0 && k->prefetch_op[op]);
+        if (!needed)
+            continue;
         char sum[512];
         sum_terms(c, sum, sizeof sum, a, keep_runtime, NULL, "");
         line(&c->s, "%s %s_idx = %s;", c->itype, k->e.idx[a].name, sum);

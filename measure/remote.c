@@ -611,5 +611,5 @@ et_status et_remote_test_hook(et_device *dev, et_remote_hook hook,
     remote *r = dev->ctx;
     et_wire_req q = {.op = ET_WIRE_HOOK, .a = (uint64_t)hook};
     et_wire_ans a;
-    return call(r, &q, NULL, lim_launch(r), &a, NULL, 0, "test hook", err);
+    return call(r, &q, NULL, lim_launch(r), &a, NULL, 0, NULL, err);
 }

@@ -4,6 +4,7 @@
  * (build/tests/fake_cuda.so, loaded via ET_LIBCUDA).
  */
 #include "measure/backend.h"
+#include "measure/cuda/nvrtc.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -17,6 +18,8 @@
 #include <strings.h>
 
 #include <cmocka.h>
+
+#include "tests/so/fake_cuda.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -37,7 +40,7 @@ static const char dmul_cl[] =
     "    out[i] = a[i] * b[i] + 0.5;\n"
     "}\n";
 
-static const char saxpy_cu[] __attribute__((unused)) =
+static const char saxpy_cu[] =
     "extern \"C\" __global__ void saxpy(float *out, const float *x,\n"
     "                                   const float *y)\n"
     "{\n"
@@ -502,6 +505,288 @@ static void test_device_list(void **state)
     unsetenv("ET_LIBCUDA");
 }
 
+/* ---- CUDA: NVRTC without a GPU ----------------------------------------- */
+
+static void test_nvrtc_compile(void **state)
+{
+    (void)state;
+    et_error err = {{0}};
+    if (!et_cuda_have_nvrtc(&err)) {
+        print_message("skipping: %s\n", err.msg);
+        skip();
+    }
+    char *ptx = NULL;
+    size_t len = 0;
+    et_status st = et_cuda_compile_ptx(saxpy_cu, "compute_90", &ptx, &len,
+                                       &err);
+    if (st != ET_OK)
+        fail_msg("NVRTC: %s", err.msg);
+    assert_non_null(ptx);
+    assert_int_equal(strlen(ptx), len);
+    assert_non_null(strstr(ptx, ".entry saxpy("));
+    assert_non_null(strstr(ptx, ".target sm_90"));
+    free(ptx);
+
+    /* sm_XY gives a CUBIN: an ELF image */
+    st = et_cuda_compile_ptx(saxpy_cu, "sm_90", &ptx, &len, &err);
+    if (st != ET_OK)
+        fail_msg("NVRTC sm_90: %s", err.msg);
+    assert_true(len > 4);
+    assert_memory_equal(ptx, "\177ELF", 4);
+    free(ptx);
+
+    /* a compile error carries the log */
+    const char *broken = "extern \"C\" __global__ void k(float *o)\n"
+                         "{ o[0] = missing_name; }\n";
+    ptx = (char *)0x1;
+    assert_int_equal(
+        et_cuda_compile_ptx(broken, "compute_90", &ptx, &len, &err),
+        ET_ERR_BUILD);
+    assert_null(ptx);
+    assert_non_null(strstr(err.msg, "error"));
+    assert_non_null(strstr(err.msg, "missing_name"));
+
+    assert_int_equal(
+        et_cuda_compile_ptx(saxpy_cu, "gfx90a", &ptx, &len, &err),
+        ET_ERR_INPUT);
+}
+
+/* ---- CUDA without a driver, and through the fake ----------------------- */
+
+static void test_cuda_absent(void **state)
+{
+    (void)state;
+    setenv("ET_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    et_device *dev = (et_device *)0x1;
+    et_error err = {{0}};
+    assert_int_equal(et_device_open("cuda:0", &dev, &err), ET_ERR_DEVICE);
+    assert_null(dev);
+    assert_non_null(strstr(err.msg, "no CUDA device"));
+    assert_non_null(strstr(err.msg, "cannot be loaded"));
+    unsetenv("ET_LIBCUDA");
+
+    /* the default path, where libcuda.so.1 is really absent */
+    void *real = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *probe = real ? real : dlopen("libcuda.so.1", RTLD_LAZY);
+    if (probe) {
+        dlclose(probe);
+        return; /* a real driver is installed: nothing more to check */
+    }
+    assert_int_equal(et_device_open("cuda:0", &dev, &err), ET_ERR_DEVICE);
+    assert_non_null(
+        strstr(err.msg, "the CUDA driver (libcuda.so.1) is not installed"));
+}
+
+typedef struct fake_state {
+    void *lib;
+    fake_cuda_log_get_fn get;
+    fake_cuda_log_reset_fn reset;
+    char path[4096];
+} fake_state;
+
+static int fake_setup(void **state)
+{
+    static fake_state fs;
+    const char *dir = getenv("ET_BUILD_DIR");
+    snprintf(fs.path, sizeof fs.path, "%s/tests/fake_cuda.so",
+             dir && *dir ? dir : "build");
+    /* hold our own handle so the log outlives the backend's dlclose */
+    fs.lib = dlopen(fs.path, RTLD_NOW | RTLD_LOCAL);
+    if (!fs.lib) {
+        fprintf(stderr, "cannot load the fake libcuda: %s\n", dlerror());
+        return -1;
+    }
+    fs.get = (fake_cuda_log_get_fn)dlsym(fs.lib, "fake_cuda_log_get");
+    fs.reset = (fake_cuda_log_reset_fn)dlsym(fs.lib, "fake_cuda_log_reset");
+    if (!fs.get || !fs.reset)
+        return -1;
+    setenv("ET_LIBCUDA", fs.path, 1);
+    *state = &fs;
+    return 0;
+}
+
+static int fake_teardown(void **state)
+{
+    fake_state *fs = *state;
+    unsetenv("ET_LIBCUDA");
+    if (fs && fs->lib)
+        dlclose(fs->lib);
+    return 0;
+}
+
+static void test_cuda_fake_open_and_memory(void **state)
+{
+    fake_state *fs = *state;
+    fs->reset();
+    et_device *dev = open_ok("cuda:0");
+    const et_device_info *in = &dev->info;
+    assert_string_equal(dev->ops->name, "cuda");
+    assert_string_equal(in->spec, "cuda:0");
+    assert_non_null(strstr(in->name, "Fake CUDA Device 0"));
+    assert_string_equal(in->device_version, "CUDA 9.0");
+    assert_string_equal(in->driver_version, "CUDA 13.0");
+    assert_int_equal(in->target.backend, ET_BACKEND_CUDA);
+    assert_int_equal(in->target.max_work_group_size, 1024);
+    assert_int_equal(in->target.max_work_item_sizes[2], 64);
+    assert_int_equal(in->target.local_mem_bytes, 49152);
+    assert_int_equal(in->target.compute_units, 132);
+    assert_true(in->target.has_fp64);
+    assert_true(in->target.has_fp16);
+    assert_int_equal(fs->get()->ctx_retained, 1);
+
+    /* round trip, whole and at an offset */
+    enum { N = 1000 };
+    double src[N], dst[N];
+    for (int i = 0; i < N; i++)
+        src[i] = 1.0 / (i + 1);
+    et_buffer *b = alloc_ok(dev, sizeof src);
+    et_error err = {{0}};
+    assert_int_equal(et_buffer_write(dev, b, 0, src, sizeof src, &err),
+                     ET_OK);
+    memset(dst, 0, sizeof dst);
+    assert_int_equal(et_buffer_read(dev, b, 0, dst, sizeof dst, &err), ET_OK);
+    assert_memory_equal(src, dst, sizeof src);
+    assert_int_equal(et_buffer_write(dev, b, 8 * 10, src, 8 * 5, &err),
+                     ET_OK);
+    assert_int_equal(et_buffer_read(dev, b, 8 * 10, dst, 8 * 5, &err), ET_OK);
+    assert_memory_equal(src, dst, 8 * 5);
+    assert_int_equal(et_buffer_read(dev, b, sizeof src - 8, dst, 16, &err),
+                     ET_ERR_INPUT);
+    assert_int_equal(fs->get()->live_allocs, 1);
+    et_buffer_free(dev, b);
+    assert_int_equal(fs->get()->live_allocs, 0);
+
+    et_device *none = NULL;
+    assert_int_equal(et_device_open("cuda:1", &none, &err), ET_ERR_DEVICE);
+    assert_non_null(strstr(err.msg, "no CUDA device 1"));
+
+    et_device_close(dev);
+    assert_int_equal(fs->get()->ctx_retained, 0);
+    assert_int_equal(fs->get()->events_live, 0);
+
+    /* the list shows the fake after the OpenCL devices */
+    et_device_info infos[16];
+    int n = 0;
+    assert_int_equal(et_device_list(infos, 16, &n, NULL, 0), ET_OK);
+    assert_true(n >= 2);
+    assert_string_equal(infos[n - 1].spec, "cuda:0");
+    assert_int_equal(infos[n - 1].target.backend, ET_BACKEND_CUDA);
+    assert_int_equal(infos[0].target.backend, ET_BACKEND_OPENCL);
+}
+
+static void test_cuda_fake_launch(void **state)
+{
+    fake_state *fs = *state;
+    et_error err = {{0}};
+    if (!et_cuda_have_nvrtc(&err)) {
+        print_message("skipping: %s\n", err.msg);
+        skip();
+    }
+    fs->reset();
+    et_device *dev = open_ok("cuda:0");
+    enum { N = 1024 };
+    et_buffer *bo = alloc_ok(dev, N * 4 + 512), *bx = alloc_ok(dev, N * 4),
+              *by = alloc_ok(dev, N * 4);
+    const fake_cuda_log *log = fs->get();
+    assert_int_equal(log->nallocs, 3);
+
+    et_program *p = build_ok(dev, saxpy_cu, "saxpy");
+    assert_int_equal(log->module_loads, 1);
+    assert_non_null(strstr(log->module_image, ".entry saxpy("));
+    assert_non_null(strstr(log->module_image, ".target sm_90"));
+    assert_string_equal(log->function, "saxpy");
+
+    et_buffer *args[3] = {bo, bx, by};
+    et_launch g = geom1(N, 128);
+    double secs = -1;
+    if (et_launch_kernel(dev, p, &g, args, NULL, 3, &secs, &err) != ET_OK)
+        fail_msg("launch: %s", err.msg);
+    assert_true(isfinite(secs) && secs > 0);
+    assert_int_equal(log->launches, 1);
+    assert_int_equal(log->grid[0], N / 128);
+    assert_int_equal(log->grid[1], 1);
+    assert_int_equal(log->grid[2], 1);
+    assert_int_equal(log->block[0], 128);
+    assert_int_equal(log->block[1], 1);
+    assert_int_equal(log->shared_mem, 0);
+    assert_int_equal(log->nparams, 3);
+    for (int i = 0; i < 3; i++)
+        assert_true(log->params[i] == log->alloc_ptrs[i]);
+
+    /* offsets are added to the pointers */
+    size_t offs[3] = {512, 0, 0};
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, offs, 3, NULL, &err),
+                     ET_OK);
+    assert_true(log->params[0] == log->alloc_ptrs[0] + 512);
+    offs[0] = 4;
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, offs, 3, NULL, &err),
+                     ET_ERR_LAUNCH);
+    assert_non_null(strstr(err.msg, "alignment"));
+
+    /* no local size: the backend picks a block along dimension 0 */
+    g = geom1(N, 0);
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, NULL, 3, NULL, &err),
+                     ET_OK);
+    assert_int_equal(log->block[0], 256);
+    assert_int_equal(log->grid[0], N / 256);
+    g = geom1(7 * 11 * 13, 0); /* 1001: largest divisor <= 256 is 143 */
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, NULL, 3, NULL, &err),
+                     ET_OK);
+    assert_int_equal(log->block[0], 143);
+    assert_int_equal(log->grid[0], 7);
+
+    /* 3-D geometry maps dimension by dimension */
+    g = (et_launch){.ndim = 3,
+                    .global = {64, 6, 4},
+                    .local = {16, 2, 1},
+                    .has_local = true};
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, NULL, 3, NULL, &err),
+                     ET_OK);
+    assert_int_equal(log->grid[0], 4);
+    assert_int_equal(log->grid[1], 3);
+    assert_int_equal(log->grid[2], 4);
+    assert_int_equal(log->block[1], 2);
+
+    /* grid y beyond 65535 is refused before the driver sees it */
+    int launches = log->launches;
+    g = (et_launch){.ndim = 2,
+                    .global = {32, 70000, 1},
+                    .local = {32, 1, 1},
+                    .has_local = true};
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, NULL, 3, NULL, &err),
+                     ET_ERR_LAUNCH);
+    assert_non_null(strstr(err.msg, "65535"));
+    assert_int_equal(log->launches, launches);
+    /* local must divide global; blocks must fit */
+    g = geom1(1000, 7);
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, NULL, 3, NULL, &err),
+                     ET_ERR_LAUNCH);
+    g = geom1(4096, 2048);
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, NULL, 3, NULL, &err),
+                     ET_ERR_LAUNCH);
+
+    /* build failures: NVRTC errors and a missing kernel name */
+    et_program *bad = NULL;
+    assert_int_equal(et_program_build(dev, "extern \"C\" __global__ void "
+                                           "k(float *o) { o[0] = nope; }\n",
+                                      "k", &bad, &err),
+                     ET_ERR_BUILD);
+    assert_non_null(strstr(err.msg, "nope"));
+    assert_int_equal(et_program_build(dev, saxpy_cu, "other", &bad, &err),
+                     ET_ERR_BUILD);
+    assert_non_null(strstr(err.msg, "other"));
+    assert_null(bad);
+
+    et_program_free(dev, p);
+    et_buffer_free(dev, bo);
+    et_buffer_free(dev, bx);
+    et_buffer_free(dev, by);
+    assert_int_equal(log->modules_live, 0);
+    assert_int_equal(log->live_allocs, 0);
+    et_device_close(dev);
+    assert_int_equal(log->ctx_retained, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +800,15 @@ int main(void)
         cmocka_unit_test(test_opencl_timing),
         cmocka_unit_test(test_opencl_offsets),
         cmocka_unit_test(test_device_list),
+        cmocka_unit_test(test_nvrtc_compile),
+        cmocka_unit_test(test_cuda_absent),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest fake_tests[] = {
+        cmocka_unit_test(test_cuda_fake_open_and_memory),
+        cmocka_unit_test(test_cuda_fake_launch),
+    };
+    int failed = cmocka_run_group_tests_name("measure", tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("measure_fake_cuda", fake_tests,
+                                          fake_setup, fake_teardown);
+    return failed;
 }

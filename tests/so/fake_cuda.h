@@ -1,0 +1,38 @@
+/*
+ * fake_cuda.h - what the fake libcuda (tests/so/fake_cuda.c) records, for
+ * tests that load it through ET_LIBCUDA. A test dlopens the same .so and
+ * resolves fake_cuda_log_get / fake_cuda_log_reset with dlsym.
+ *
+ * The fake has FAKE_CUDA_DEVICES devices (env, default 1) of compute
+ * capability 9.0; memory is host memory, so copies round-trip; a launch
+ * runs nothing but records its arguments. The number of kernel parameters
+ * is read from the .entry's .param list in the loaded PTX.
+ */
+#ifndef FAKE_CUDA_H
+#define FAKE_CUDA_H
+
+#include <stddef.h>
+
+enum { FAKE_CUDA_MAX = 64, FAKE_CUDA_IMAGE = 1 << 16 };
+
+typedef struct fake_cuda_log {
+    int init_calls;
+    int ctx_retained;  /* retains minus releases */
+    int events_live;   /* created minus destroyed */
+    int live_allocs;   /* allocations not yet freed */
+    int nallocs;       /* allocations since the reset, in order: */
+    unsigned long long alloc_ptrs[FAKE_CUDA_MAX];
+    int module_loads;
+    int modules_live;
+    char module_image[FAKE_CUDA_IMAGE]; /* the last image (text, cut) */
+    char function[256];                 /* the last function looked up */
+    int launches;                       /* the last launch: */
+    unsigned grid[3], block[3], shared_mem;
+    int nparams;
+    unsigned long long params[FAKE_CUDA_MAX];
+} fake_cuda_log;
+
+typedef const fake_cuda_log *(*fake_cuda_log_get_fn)(void);
+typedef void (*fake_cuda_log_reset_fn)(void);
+
+#endif

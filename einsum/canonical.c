@@ -30,7 +30,7 @@
 #include <string.h>
 
 #define TOKEN_LEN (2 + 3 * ET_MAX_RANK)
-#define NODE_BUDGET 200000
+#define NODE_BUDGET 50000
 
 typedef struct canon {
     const et_einsum *e;
@@ -43,6 +43,7 @@ typedef struct canon {
     int best_order[ET_MAX_OPERANDS];
     int64_t best_tok[ET_MAX_OPERANDS][TOKEN_LEN];
     long nodes;
+    int occ[ET_MAX_INDICES]; /* number of operands holding each index */
 } canon;
 
 /* Token of operand k under the current naming (new summed indices get the
@@ -100,20 +101,10 @@ static bool same_operand(const et_operand *a, const et_operand *b)
  */
 static bool is_private(const canon *c, int k)
 {
-    const et_einsum *e = c->e;
-    const et_operand *op = &e->op[k];
-    for (int r = 0; r < op->rank; r++) {
-        int i = op->idx[r];
-        if (c->name[i] >= 0)
-            continue;
-        for (int q = 0; q < e->n_ops; q++) {
-            if (q == k)
-                continue;
-            for (int t = 0; t < e->op[q].rank; t++)
-                if (e->op[q].idx[t] == i)
-                    return false;
-        }
-    }
+    const et_operand *op = &c->e->op[k];
+    for (int r = 0; r < op->rank; r++)
+        if (c->name[op->idx[r]] < 0 && c->occ[op->idx[r]] > 1)
+            return false;
     return true;
 }
 
@@ -223,6 +214,14 @@ void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
     for (int i = 0; i < e->n_idx; i++)
         c.name[i] = i < e->n_out ? i : -1;
     c.next_name = e->n_out;
+    for (int k = 0; k < e->n_ops; k++)
+        for (int r = 0; r < e->op[k].rank; r++) {
+            bool first = true;
+            for (int q = 0; q < r; q++)
+                first = first && e->op[k].idx[q] != e->op[k].idx[r];
+            if (first)
+                c.occ[e->op[k].idx[r]]++;
+        }
     search(&c, 0, false);
 
     /* Final naming along the best order. */

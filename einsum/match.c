@@ -6,8 +6,8 @@
  * output order first, see et_einsum_pattern()), so output index p of the
  * pattern can only be output index p of the user's einsum: the output is
  * not permuted. What remains is a bijection of operands and of summed
- * indices, found by backtracking over the pattern's operands in order,
- * each tried against every unused user operand of the same rank whose
+ * indices, found by backtracking over the pattern's operands (in an order
+ * that keeps them connected, see plan_order()), each tried against every unused user operand of the same rank whose
  * subscripts agree with the index mapping built so far. Candidates are
  * pre-filtered per operand (rank, output positions, diagonal structure),
  * which also gives the "no operand matches pattern operand j" message.
@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MATCH_NODE_BUDGET 5000000L
+#define MATCH_NODE_BUDGET 1000000L
 
 static et_status fail(et_diag *d, int pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -48,7 +48,8 @@ typedef struct matcher {
     int cap;
     long count;
     long nodes;
-    int deepest; /* the pattern operand where the search got stuck last */
+    int deepest; /* the search depth where it got stuck last */
+    int order[ET_MAX_OPERANDS]; /* pattern operands in search order */
 } matcher;
 
 /* Can pattern operand j be user operand k on its own? */
@@ -70,12 +71,47 @@ static bool compatible(const et_einsum *p, int j, const et_einsum *u, int k)
     return true;
 }
 
-static void search(matcher *m, int j)
+/*
+ * Search order: each next pattern operand is the one sharing the most
+ * indices with those placed before it (outputs count as placed), so that
+ * the index mapping prunes at once; ties go to fewer candidates. Without
+ * this, unrelated operands in a row multiply the branches.
+ */
+static void plan_order(matcher *m)
+{
+    const et_einsum *p = m->p;
+    bool bound[ET_MAX_INDICES] = {false}, placed[ET_MAX_OPERANDS] = {false};
+    for (int i = 0; i < p->n_out; i++)
+        bound[i] = true;
+    for (int step = 0; step < p->n_ops; step++) {
+        int best = -1, best_bound = -1, best_cand = 0;
+        for (int j = 0; j < p->n_ops; j++) {
+            if (placed[j])
+                continue;
+            int nb = 0, nc = 0;
+            for (int r = 0; r < p->op[j].rank; r++)
+                nb += bound[p->op[j].idx[r]];
+            for (int k = 0; k < m->u->n_ops; k++)
+                nc += m->cand[j][k];
+            if (nb > best_bound || (nb == best_bound && nc < best_cand)) {
+                best = j;
+                best_bound = nb;
+                best_cand = nc;
+            }
+        }
+        placed[best] = true;
+        m->order[step] = best;
+        for (int r = 0; r < p->op[best].rank; r++)
+            bound[p->op[best].idx[r]] = true;
+    }
+}
+
+static void search(matcher *m, int depth)
 {
     m->nodes++;
     if (m->count >= ET_MATCH_COUNT_MAX || m->nodes > MATCH_NODE_BUDGET)
         return;
-    if (j == m->p->n_ops) {
+    if (depth == m->p->n_ops) {
         if (m->count < m->cap) {
             et_match *x = &m->out[m->count];
             for (int i = 0; i < ET_MAX_INDICES; i++)
@@ -86,8 +122,9 @@ static void search(matcher *m, int j)
         m->count++;
         return;
     }
-    if (j > m->deepest)
-        m->deepest = j;
+    if (depth > m->deepest)
+        m->deepest = depth;
+    int j = m->order[depth];
     const et_operand *a = &m->p->op[j];
     for (int k = 0; k < m->u->n_ops; k++) {
         if (m->used[k] || !m->cand[j][k])
@@ -108,7 +145,7 @@ static void search(matcher *m, int j)
         if (ok) {
             m->used[k] = true;
             m->op_map[j] = k;
-            search(m, j + 1);
+            search(m, depth + 1);
             m->used[k] = false;
         }
         for (int q = 0; q < n_set; q++) {
@@ -177,6 +214,7 @@ et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
                         j, tb, p.op[j].rank);
         }
     }
+    plan_order(&m);
     search(&m, 0);
     if (n)
         *n = m.count > ET_MATCH_COUNT_MAX ? ET_MATCH_COUNT_MAX : (int)m.count;
@@ -184,7 +222,7 @@ et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
         return ET_OK;
     if (m.nodes > MATCH_NODE_BUDGET)
         return fail(d, -1, "matcher gave up after %ld steps", m.nodes);
-    int j = m.deepest;
+    int j = m.order[m.deepest];
     term_str(&pattern->op[j], tb, sizeof(tb));
     return fail(d, pattern->op[j].start,
                 "pattern operand %d '%s' has no partner in the einsum that "

@@ -808,6 +808,91 @@ static void test_match_many_operands(void **state)
     assert_true(now_s() - t0 < 5.0);
 }
 
+/* Pattern operands in a scrambled order must not make the search blow
+ * up: a 32-cycle has 32 rotations, and is not two 16-cycles. */
+static void cycle_text(char *out, const int *perm, int two_cycles)
+{
+    static const char letters[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    out[0] = '\0';
+    for (int q = 0; q < 32; q++) {
+        int k = perm[q], next = k + 1;
+        if (two_cycles)
+            next = (k % 16 == 15) ? k - 15 : k + 1;
+        else if (next == 32)
+            next = 0;
+        char op[4] = {letters[k], letters[next], '\0', '\0'};
+        if (q)
+            strcat(out, ",");
+        strcat(out, op);
+    }
+    strcat(out, "->");
+}
+
+static void test_match_scrambled_cycles(void **state)
+{
+    (void)state;
+    static et_subscripts p;
+    static et_einsum u;
+    int perm[32], ident[32];
+    unsigned seed = 7;
+    for (int k = 0; k < 32; k++)
+        perm[k] = ident[k] = k;
+    for (int k = 31; k > 0; k--) {
+        seed = seed * 1103515245u + 12345u;
+        int j = (int)((seed >> 16) % (unsigned)(k + 1));
+        int t = perm[k];
+        perm[k] = perm[j];
+        perm[j] = t;
+    }
+    char ptext[256], utext[256];
+    char spec[512] = "";
+    static const char letters[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    for (int k = 0; k < 32; k++) {
+        char one[8];
+        snprintf(one, sizeof(one), "%s%c=2", k ? "," : "", letters[k]);
+        strcat(spec, one);
+    }
+    et_diag d;
+    int n;
+    double t0 = now_s();
+    cycle_text(ptext, perm, 0);
+    assert_int_equal(et_subscripts_parse(ptext, &p, &d), ET_OK);
+    cycle_text(utext, ident, 0);
+    assert_int_equal(et_einsum_from_strings(utext, spec, NULL, &u, &d),
+                     ET_OK);
+    assert_int_equal(et_einsum_match(&p, &u, NULL, 0, &n, &d), ET_OK);
+    assert_int_equal(n, 32);
+
+    cycle_text(utext, ident, 1);
+    assert_int_equal(et_einsum_from_strings(utext, spec, NULL, &u, &d),
+                     ET_OK);
+    assert_int_equal(et_einsum_match(&p, &u, NULL, 0, &n, &d),
+                     ET_ERR_INPUT);
+    assert_int_equal(n, 0);
+    assert_non_null(strstr(d.msg, "has no partner"));
+    assert_true(now_s() - t0 < 2.0);
+
+    /* and the canonical forms tell them apart, shuffled or not */
+    static et_einsum a, b;
+    char ca[4096], cb[4096];
+    cycle_text(ptext, perm, 0);
+    assert_int_equal(et_einsum_from_strings(ptext, spec, NULL, &a, &d),
+                     ET_OK);
+    cycle_text(utext, ident, 0);
+    assert_int_equal(et_einsum_from_strings(utext, spec, NULL, &b, &d),
+                     ET_OK);
+    et_einsum_canonical(&a, ca, sizeof(ca));
+    et_einsum_canonical(&b, cb, sizeof(cb));
+    assert_string_equal(ca, cb);
+    cycle_text(utext, perm, 1);
+    assert_int_equal(et_einsum_from_strings(utext, spec, NULL, &b, &d),
+                     ET_OK);
+    et_einsum_canonical(&b, cb, sizeof(cb));
+    assert_string_not_equal(ca, cb);
+}
+
 /* A small seeded hammering: nothing may crash, every refusal is bad input
  * with a caret inside the text. The real fuzzer is fuzz/fuzz_einsum.c. */
 static void test_random_inputs(void **state)
@@ -867,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_match_maps),
         cmocka_unit_test(test_canonical_32_operands),
         cmocka_unit_test(test_match_many_operands),
+        cmocka_unit_test(test_match_scrambled_cycles),
         cmocka_unit_test(test_random_inputs),
     };
     return cmocka_run_group_tests_name("einsum", tests, load_cases,

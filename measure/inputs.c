@@ -291,14 +291,14 @@ et_status et_guarded_check(et_device *dev, const et_guarded *g,
         *intact = false;
         if (where && which == 0)
             snprintf(where, where_cap,
-                     "guard before the data overwritten at byte %zu before "
-                     "the start (%zu bytes changed)",
-                     g->guard - last, changed);
+                     "guard before the data overwritten from byte %zu to "
+                     "byte %zu before the start (%zu bytes changed)",
+                     g->guard - first, g->guard - last, changed);
         else if (where)
             snprintf(where, where_cap,
                      "guard after the data overwritten at byte %zu past the "
-                     "end (%zu bytes changed)",
-                     first, changed);
+                     "end (%zu bytes changed, the last at byte %zu)",
+                     first, changed, last);
     }
     free(got);
     return st;

@@ -112,7 +112,7 @@ et_status et_guarded_read(et_device *dev, const et_guarded *g, void *dst,
 /*
  * Reads both guards back. *intact is false when a canary changed; then
  * `where` (may be NULL) gets e.g. "guard after the data overwritten at
- * byte 0 past the end (4 bytes changed)".
+ * byte 0 past the end (4 bytes changed, the last at byte 3)".
  */
 et_status et_guarded_check(et_device *dev, const et_guarded *g,
                            bool *intact, char *where, size_t where_cap,

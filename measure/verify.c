@@ -238,12 +238,15 @@ static void describe(const et_verifier *v, int r, int64_t i, double got,
 {
     char mi[ET_MAX_RANK * 22 + 4];
     multi_index(&v->e, i, mi, sizeof mi);
-    double ne = norm_err(got, v->t[r].ref[i], v->t[r].bound[i]);
-    snprintf(buf, cap,
-             "trial %d (%s): element %s %s: got %.17g, expected %.17Lg "
-             "(normalized error %.3g, bound %.3g)",
-             r, et_verifier_dist_name(v, r), mi, what, got, v->t[r].ref[i],
-             ne, v->t[r].bound[i]);
+    int at = snprintf(buf, cap, "trial %d (%s): element %s %s: got %.17g, "
+                                "expected %.17Lg",
+                      r, et_verifier_dist_name(v, r), mi, what, got,
+                      v->t[r].ref[i]);
+    if (isfinite(got) && at > 0 && (size_t)at < cap)
+        snprintf(buf + at, cap - (size_t)at,
+                 " (normalized error %.3g, bound %.3g)",
+                 norm_err(got, v->t[r].ref[i], v->t[r].bound[i]),
+                 v->t[r].bound[i]);
 }
 
 /* Checks bounds and finiteness; collects the pooled sample into `sample`

@@ -50,9 +50,31 @@ typedef struct remote_buffer {
 typedef struct remote_program {
     uint64_t h;
     uint64_t epoch;
-    bool launched;  /* the first launch (driver compile) happened */
+    /* geometries launched so far: a driver may compile again for a new
+     * local size (PoCL does), so a new geometry gets the build limit */
+    int n_seen;
+    et_launch seen[8];
     char name[128];
 } remote_program;
+
+static bool geom_equal(const et_launch *a, const et_launch *b)
+{
+    if (a->ndim != b->ndim || a->has_local != b->has_local)
+        return false;
+    for (int d = 0; d < a->ndim && d < 3; d++)
+        if (a->global[d] != b->global[d] ||
+            (a->has_local && a->local[d] != b->local[d]))
+            return false;
+    return true;
+}
+
+static bool geom_seen(const remote_program *p, const et_launch *g)
+{
+    for (int i = 0; i < p->n_seen; i++)
+        if (geom_equal(&p->seen[i], g))
+            return true;
+    return false;
+}
 
 static const et_backend_ops remote_ops;
 
@@ -512,10 +534,12 @@ static et_status rm_launch(void *ctx, et_program *vp, const et_launch *geom,
                      .c = seconds != NULL,
                      .len = sizeof l};
     et_wire_ans a;
-    double limit = p->launched ? lim_launch(r) : lim_build(r);
+    bool seen = geom_seen(p, geom);
+    double limit = seen ? lim_launch(r) : lim_build(r);
     et_status st = call(r, &q, &l, limit, &a, NULL, 0, what, err);
     if (st == ET_OK) {
-        p->launched = true;
+        if (!seen && p->n_seen < (int)(sizeof p->seen / sizeof p->seen[0]))
+            p->seen[p->n_seen++] = *geom;
         if (seconds)
             *seconds = a.seconds;
     }

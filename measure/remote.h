@@ -17,8 +17,9 @@
  * *thread* that opened the device exits).
  *
  * Time limits: each request waits at most its limit for the answer.
- * Building a program and the first launch of each program (where PoCL
- * compiles) get `build_s`; later launches `launch_s`; transfers and the
+ * Building a program and the first launch of each program with each
+ * launch geometry (where PoCL compiles, per local size) get `build_s`;
+ * later launches `launch_s`; transfers and the
  * rest `transfer_s`. A request over its limit: the worker's process group
  * is killed (SIGKILL), a new worker is started and the device re-opened;
  * the call returns ET_ERR_TIMEOUT. A worker that dies during a request

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -186,8 +187,12 @@ int main(int argc, char **argv)
             break;
         }
         case ET_WIRE_HOOK:
-            if (q.a == ET_REMOTE_HOOK_ABORT)
+            if (q.a == ET_REMOTE_HOOK_ABORT) {
+                /* a deliberate crash leaves no core file behind */
+                struct rlimit no_core = {0, 0};
+                setrlimit(RLIMIT_CORE, &no_core);
                 abort();
+            }
             if (q.a == ET_REMOTE_HOOK_HANG)
                 for (;;)
                     pause();

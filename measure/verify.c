@@ -634,3 +634,47 @@ et_status et_verifier_baseline_kernel(et_verifier *v, et_device *dev,
 {
     return verify_device(v, dev, p, geom, true, res, err);
 }
+
+et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
+                             const char *source, const char *name,
+                             const et_launch *geom,
+                             const et_timing_opts *topts, et_evaluation *ev,
+                             et_error *err)
+{
+    memset(ev, 0, sizeof *ev);
+    et_program *p = NULL;
+    et_status st = et_program_build(dev, source, name, &p, err);
+    if (st != ET_OK) {
+        et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
+                      err->msg);
+        return st == ET_ERR_NOMEM ? st : ET_OK;
+    }
+    st = et_verify_kernel(v, dev, p, geom, &ev->verify, err);
+    if (st != ET_OK) {
+        et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
+                      err->msg);
+        goto done;
+    }
+    ev->verified = true;
+    if (ev->verify.outcome != ET_OUTCOME_OK) {
+        et_result_set(&ev->result, ev->verify.outcome, "%s",
+                      ev->verify.reason);
+        goto done;
+    }
+    et_buffer *args[ET_MAX_OPERANDS + 1];
+    size_t offsets[ET_MAX_OPERANDS + 1];
+    int nargs = 0;
+    st = et_verifier_args(v, dev, args, offsets, &nargs, err);
+    if (st != ET_OK) {
+        et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
+                      err->msg);
+        goto done;
+    }
+    st = et_time_kernel(dev, p, geom, args, offsets, nargs, topts,
+                        &ev->timing, &ev->result, err);
+    ev->timed = st == ET_OK;
+done:
+    /* a dead worker took the program with it: freeing it is harmless */
+    et_program_free(dev, p);
+    return st == ET_ERR_NOMEM ? st : ET_OK;
+}

@@ -44,6 +44,7 @@
 #include "einsum/einsum.h"
 #include "measure/backend.h"
 #include "measure/outcome.h"
+#include "measure/timing.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -134,6 +135,33 @@ et_status et_verifier_args(et_verifier *v, et_device *dev, et_buffer **args,
 
 /* Frees the device buffers the verifier holds on its current device. */
 void et_verifier_release(et_verifier *v);
+
+/* ---- one candidate, start to end ---------------------------------------- */
+
+/* What became of one candidate. Plain value. */
+typedef struct et_evaluation {
+    et_result result;        /* the outcome and its reason */
+    bool verified;           /* verification ran to a verdict */
+    et_verify_result verify;
+    bool timed;              /* the timing protocol ran */
+    et_timing timing;
+} et_evaluation;
+
+/*
+ * Builds kernel `name` from `source` on dev, verifies it (every trial) and,
+ * if it passes, times it with the timing protocol on trial 0's data
+ * (topts may be NULL; its bound_s is the early cut). The outcome is in
+ * ev->result: ok, build_error, launch_error, wrong_result, timeout, crash
+ * or slower_than_bound, each with its reason. Returns ET_OK whenever an
+ * outcome was recorded; only host failures (out of memory) return an
+ * error. This is the path `eintune run --verify --time` and the tuning
+ * loop share.
+ */
+et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
+                             const char *source, const char *name,
+                             const et_launch *geom,
+                             const et_timing_opts *topts, et_evaluation *ev,
+                             et_error *err);
 
 /* The log line: "verified: 3 trials, max normalized error 0.031, p = 0.62"
  * (p = n/a without a baseline). */

@@ -453,6 +453,49 @@ static void test_timing_through_worker(void **state)
     et_program_free(dev, p);
 }
 
+static char *with_prelude(const char *body)
+{
+    size_t n = strlen(prelude) + strlen(body) + 1;
+    char *src = malloc(n);
+    assert_non_null(src);
+    snprintf(src, n, "%s%s", prelude, body);
+    return src;
+}
+
+static void test_evaluate_candidates(void **state)
+{
+    et_error err = {{0}};
+    et_evaluation ev;
+    char *src = with_prelude(src_group);
+    assert_int_equal(et_evaluate_kernel(ver, dev, src, "mm", &geom_group,
+                                        NULL, &ev, &err),
+                     ET_OK);
+    free(src);
+    assert_int_equal(ev.result.outcome, ET_OUTCOME_OK);
+    assert_true(ev.verified && ev.timed);
+    assert_true(ev.timing.runs >= 6);
+    char vl[160], tl[160];
+    et_verify_summary(&ev.verify, vl, sizeof vl);
+    et_timing_format(&ev.timing, tl, sizeof tl);
+    print_message("candidate: %s; %s\n", vl, tl);
+
+    src = with_prelude(src_missed_tail);
+    assert_int_equal(et_evaluate_kernel(ver, dev, src, "mm", &geom2d, NULL,
+                                        &ev, &err),
+                     ET_OK);
+    free(src);
+    assert_int_equal(ev.result.outcome, ET_OUTCOME_WRONG_RESULT);
+    assert_true(ev.verified && !ev.timed);
+    assert_non_null(strstr(ev.result.reason, "out of bound"));
+
+    assert_int_equal(et_evaluate_kernel(ver, dev, "__kernel void mm(", "mm",
+                                        &geom2d, NULL, &ev, &err),
+                     ET_OK);
+    assert_int_equal(ev.result.outcome, ET_OUTCOME_BUILD_ERROR);
+    assert_true(strlen(ev.result.reason) > 0);
+    assert_false(ev.verified);
+}
+
 static void test_worker_process_group_and_path(void **state)
 {
     /* its own process group: ^C in the terminal reaches the parent only */
@@ -529,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_crash_then_next_runs),
         cmocka_unit_test(test_hook_hang_is_timeout),
         cmocka_unit_test(test_timing_through_worker),
+        cmocka_unit_test(test_evaluate_candidates),
         cmocka_unit_test(test_worker_process_group_and_path),
         cmocka_unit_test(test_worker_dies_with_its_parent),
     };

@@ -1,0 +1,870 @@
+/*
+ * search.c - random, grid and beam searches over a bound space.
+ *
+ * Every proposal goes through propose(): de-duplication (a kernel seen
+ * before is not evaluated again; its known time is reused where the
+ * parametric beam needs it), the callback, the statistics, the best so far
+ * and the stop conditions (budget, time limit, callback). The PRNG is
+ * xoshiro256** seeded by splitmix64, so a seed gives the same sequence on
+ * every machine.
+ */
+#include "spaces/search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const search_names[] = {"beam", "random", "grid"};
+_Static_assert(sizeof(search_names) / sizeof(search_names[0]) == ET_SEARCH_COUNT,
+               "search_names must match et_search_kind");
+
+const char *et_search_name(et_search_kind k)
+{
+    return (unsigned)k < ET_SEARCH_COUNT ? search_names[k] : "?";
+}
+
+int et_search_parse(const char *name, et_search_kind *out)
+{
+    for (int i = 0; i < ET_SEARCH_COUNT; i++)
+        if (strcmp(name, search_names[i]) == 0) {
+            *out = (et_search_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* ---- PRNG --------------------------------------------------------------- */
+
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return res;
+}
+
+/* Uniform in [0, n), n > 0, without modulo bias. */
+static uint64_t rng_below(rng *r, uint64_t n)
+{
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+        x = rng_next(r);
+    while (x >= lim);
+    return x % n;
+}
+
+/* ---- hash map: key -> time ------------------------------------------------ */
+
+typedef struct kmap {
+    size_t cap, n;
+    uint64_t *key;
+    double *val;
+    bool *used;
+} kmap;
+
+static bool kmap_find(const kmap *m, uint64_t k, double *v)
+{
+    if (!m->cap)
+        return false;
+    for (size_t i = k & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->used[i])
+            return false;
+        if (m->key[i] == k) {
+            if (v)
+                *v = m->val[i];
+            return true;
+        }
+    }
+}
+
+static bool kmap_put(kmap *m, uint64_t k, double v)
+{
+    if (2 * (m->n + 1) > m->cap) {
+        kmap g = {m->cap ? m->cap * 2 : 256, 0, NULL, NULL, NULL};
+        g.key = malloc(g.cap * sizeof(uint64_t));
+        g.val = malloc(g.cap * sizeof(double));
+        g.used = calloc(g.cap, sizeof(bool));
+        if (!g.key || !g.val || !g.used) {
+            free(g.key);
+            free(g.val);
+            free(g.used);
+            return false;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->used[i])
+                kmap_put(&g, m->key[i], m->val[i]);
+        free(m->key);
+        free(m->val);
+        free(m->used);
+        *m = g;
+    }
+    size_t i = k & (m->cap - 1);
+    while (m->used[i] && m->key[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->used[i])
+        m->n++;
+    m->used[i] = true;
+    m->key[i] = k;
+    m->val[i] = v;
+    return true;
+}
+
+static void kmap_free(kmap *m)
+{
+    free(m->key);
+    free(m->val);
+    free(m->used);
+    memset(m, 0, sizeof(*m));
+}
+
+/* ---- de-duplication key ----------------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ULL;
+    return h;
+}
+
+uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend)
+{
+    uint64_t h = 1469598103934665603ULL;
+    et_rendered r;
+    memset(&r, 0, sizeof(r));
+    if (et_kernel_render(k, backend, NULL, &r) != ET_OK) {
+        /* not renderable: the canonical opt list stands in for the source */
+        char buf[2048];
+        size_t n = et_opts_format(k->opts, k->n_opts, buf, sizeof(buf));
+        h = fnv(h, "norender", 8);
+        return fnv(h, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+    }
+    const char *s = r.source;
+    while (*s) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) + 1 : strlen(s);
+        if (strncmp(s, "// opts:", 8) != 0)
+            h = fnv(h, s, n);
+        s += n;
+    }
+    int64_t geo[8] = {r.launch.ndim, r.launch.has_local};
+    for (int i = 0; i < 3; i++) {
+        geo[2 + i] = r.launch.global[i];
+        geo[5 + i] = r.launch.has_local ? r.launch.local[i] : 0;
+    }
+    h = fnv(h, geo, sizeof(geo));
+    et_rendered_free(&r);
+    return h;
+}
+
+/* ---- the search state ----------------------------------------------------- */
+
+typedef struct srch {
+    const et_binding *b;
+    const et_space *s;
+    et_search_opts o;
+    et_eval_fn fn;
+    void *user;
+    et_search_stats *st;
+    rng r;
+    kmap seen;
+    struct timespec t0;
+    bool stop;
+    long seq;
+    int budget;          /* budget of the current phase (absolute count) */
+    et_kernel *start;    /* base kernel + start opts */
+    bool nomem;
+} srch;
+
+static double elapsed(const srch *S)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - S->t0.tv_sec) +
+           1e-9 * (double)(t.tv_nsec - S->t0.tv_nsec);
+}
+
+static void set_stop(srch *S, const char *why)
+{
+    if (!S->stop)
+        snprintf(S->st->stop_reason, sizeof(S->st->stop_reason), "%s", why);
+    S->stop = true;
+}
+
+/* True when the search must stop before the next proposal. */
+static bool must_stop(srch *S)
+{
+    if (S->stop)
+        return true;
+    if (S->st->answered >= S->budget)
+        set_stop(S, "budget");
+    else if (S->o.time_limit_s > 0 && elapsed(S) >= S->o.time_limit_s)
+        set_stop(S, "time limit");
+    return S->stop;
+}
+
+enum { P_STOP = -1, P_ANSWERED = 0, P_DUPLICATE = 1, P_REFUSED = 2 };
+
+/*
+ * Proposes one candidate. k is the kernel (NULL when refused, with
+ * reason). On P_ANSWERED and P_DUPLICATE *t gets its time (INFINITY for a
+ * failure or an unknown duplicate).
+ */
+static int propose(srch *S, const et_point *pt, const et_kernel *k,
+                   const et_opt *opts, int n_opts, int n_actions,
+                   const char *reason, double *t)
+{
+    if (t)
+        *t = INFINITY;
+    if (must_stop(S))
+        return P_STOP;
+    char opts_text[4096], params_text[1024] = "{}";
+    if (k) {
+        opts = k->opts;
+        n_opts = k->n_opts;
+    }
+    et_opts_format(opts, n_opts, opts_text, sizeof(opts_text));
+    if (pt)
+        et_point_format(S->b, pt, params_text, sizeof(params_text));
+    et_candidate c;
+    memset(&c, 0, sizeof(c));
+    c.binding = S->b;
+    c.has_point = pt != NULL;
+    if (pt)
+        c.point = *pt;
+    c.n_actions = n_actions;
+    c.n_opts = n_opts;
+    c.opts = opts;
+    c.opts_text = opts_text;
+    c.params_text = params_text;
+    c.kernel = k;
+    c.bound_s = INFINITY;
+    c.reason = "";
+    et_eval_result r;
+    memset(&r, 0, sizeof(r));
+    if (!k) {
+        c.seq = S->seq++;
+        c.refused = true;
+        c.reason = reason ? reason : "refused";
+        S->st->refused++;
+        if (S->fn(S->user, &c, &r) != 0)
+            set_stop(S, "stopped by the caller");
+        return P_REFUSED;
+    }
+    c.key = et_kernel_dedupe_key(k, S->b ? et_binding_base(S->b)->target.backend
+                                         : ET_BACKEND_OPENCL);
+    double known;
+    if (kmap_find(&S->seen, c.key, &known)) {
+        S->st->duplicates++;
+        if (t)
+            *t = known;
+        return P_DUPLICATE;
+    }
+    c.seq = S->seq++;
+    if (S->st->has_best)
+        c.bound_s = S->o.cut_factor * S->st->best_time_s;
+    r.time_s = INFINITY;
+    int stop = S->fn(S->user, &c, &r);
+    double time = r.status == ET_EVAL_OK ? r.time_s : INFINITY;
+    if (isnan(time))
+        time = INFINITY;
+    if (!kmap_put(&S->seen, c.key, time))
+        S->nomem = true;
+    S->st->answered++;
+    if (r.cached)
+        S->st->cached++;
+    if (r.status != ET_EVAL_OK)
+        S->st->failed++;
+    if (r.status == ET_EVAL_OK &&
+        (!S->st->has_best || time < S->st->best_time_s)) {
+        S->st->has_best = true;
+        S->st->best_time_s = time;
+        S->st->best_has_point = pt != NULL;
+        if (pt)
+            S->st->best_point = *pt;
+        S->st->best_n_opts = n_opts < ET_MAX_OPTS ? n_opts : ET_MAX_OPTS;
+        memcpy(S->st->best_opts, opts, sizeof(et_opt) * (size_t)S->st->best_n_opts);
+    }
+    if (stop != 0)
+        set_stop(S, "stopped by the caller");
+    if (S->nomem)
+        set_stop(S, "out of memory");
+    if (t)
+        *t = time;
+    return P_ANSWERED;
+}
+
+/* Builds the kernel of a point on top of the start kernel. */
+static et_point_status point_kernel(srch *S, const et_point *pt, et_kernel **k,
+                                    et_opt *opts, int *n, char *reason,
+                                    size_t rcap)
+{
+    *k = NULL;
+    int ns = S->o.n_start;
+    memcpy(opts, S->o.start, sizeof(et_opt) * (size_t)ns);
+    int np = 0;
+    et_point_status ps = et_binding_point_opts(S->b, pt, opts + ns,
+                                               ET_MAX_OPTS - ns, &np, reason,
+                                               rcap);
+    *n = ns + np;
+    if (ps != ET_POINT_OK)
+        return ps;
+    et_kernel *kk = et_kernel_clone(S->start);
+    if (!kk) {
+        S->nomem = true;
+        snprintf(reason, rcap, "out of memory");
+        return ET_POINT_REFUSED;
+    }
+    if (et_kernel_apply_opts(kk, opts + ns, np, reason, rcap) != ET_OK) {
+        et_kernel_free(kk);
+        return ET_POINT_REFUSED;
+    }
+    *k = kk;
+    return ET_POINT_OK;
+}
+
+/* Evaluates a point: P_* or -2 for an invalid point (not a candidate). */
+static int try_point(srch *S, const et_point *pt, double *t, et_kernel **keep)
+{
+    et_opt opts[ET_MAX_OPTS];
+    char reason[512] = "";
+    int n = 0;
+    et_kernel *k = NULL;
+    if (keep)
+        *keep = NULL;
+    if (t)
+        *t = INFINITY;
+    if (must_stop(S))
+        return P_STOP;
+    et_point_status ps = point_kernel(S, pt, &k, opts, &n, reason, sizeof(reason));
+    if (ps == ET_POINT_INVALID) {
+        S->st->invalid++;
+        return -2;
+    }
+    int res = propose(S, pt, k, opts, n, 0, reason, t);
+    if (keep && k && (res == P_ANSWERED || res == P_DUPLICATE))
+        *keep = k;
+    else
+        et_kernel_free(k);
+    return res;
+}
+
+/* ---- the parametric space as an index set ----------------------------------- */
+
+#define HUGE_COUNT ((uint64_t)1 << 62)
+
+static uint64_t map_count(const srch *S, int m)
+{
+    uint64_t c = 1;
+    for (int k = 0; k < S->s->n_params; k++) {
+        const int64_t *v;
+        uint64_t n = (uint64_t)et_binding_domain(S->b, m, k, &v);
+        if (__builtin_mul_overflow(c, n, &c) || c > HUGE_COUNT)
+            return HUGE_COUNT;
+    }
+    return c;
+}
+
+static uint64_t total_count(const srch *S)
+{
+    uint64_t c = 0;
+    for (int m = 0; m < et_binding_n_maps(S->b); m++) {
+        c += map_count(S, m);
+        if (c > HUGE_COUNT)
+            return HUGE_COUNT;
+    }
+    return c;
+}
+
+/* Point number idx: mapping blocks, then mixed radix with the first
+ * declared parameter outermost. */
+static void point_at(const srch *S, uint64_t idx, et_point *pt)
+{
+    memset(pt, 0, sizeof(*pt));
+    int m = 0;
+    while (m + 1 < et_binding_n_maps(S->b) && idx >= map_count(S, m))
+        idx -= map_count(S, m++);
+    pt->map = m;
+    for (int k = S->s->n_params - 1; k >= 0; k--) {
+        const int64_t *v;
+        uint64_t n = (uint64_t)et_binding_domain(S->b, m, k, &v);
+        pt->v[k] = v[idx % n];
+        idx /= n;
+        pt->decided |= (uint64_t)1 << k;
+    }
+}
+
+static void point_random(srch *S, et_point *pt)
+{
+    memset(pt, 0, sizeof(*pt));
+    pt->map = (int)rng_below(&S->r, (uint64_t)et_binding_n_maps(S->b));
+    for (int k = 0; k < S->s->n_params; k++) {
+        const int64_t *v;
+        int n = et_binding_domain(S->b, pt->map, k, &v);
+        pt->v[k] = v[rng_below(&S->r, (uint64_t)n)];
+        pt->decided |= (uint64_t)1 << k;
+    }
+}
+
+static void param_random(srch *S)
+{
+    uint64_t total = total_count(S);
+    kmap drawn = {0};
+    int idle = 0;
+    while (!must_stop(S)) {
+        if (total < HUGE_COUNT && drawn.n >= total) {
+            set_stop(S, "exhausted");
+            break;
+        }
+        if (idle >= S->o.max_draws) {
+            set_stop(S, "exhausted");
+            break;
+        }
+        et_point pt;
+        uint64_t id;
+        if (total < HUGE_COUNT) {
+            id = rng_below(&S->r, total);
+            point_at(S, id, &pt);
+        } else {
+            point_random(S, &pt);
+            id = fnv(1469598103934665603ULL, &pt, sizeof(pt));
+        }
+        if (kmap_find(&drawn, id, NULL)) {
+            idle++;
+            continue;
+        }
+        kmap_put(&drawn, id, 0);
+        int res = try_point(S, &pt, NULL, NULL);
+        idle = res == P_ANSWERED ? 0 : idle + 1;
+    }
+    kmap_free(&drawn);
+}
+
+static void param_grid(srch *S)
+{
+    uint64_t total = total_count(S);
+    for (uint64_t i = 0; i < total; i++) {
+        et_point pt;
+        point_at(S, i, &pt);
+        if (try_point(S, &pt, NULL, NULL) == P_STOP)
+            return;
+    }
+    set_stop(S, "exhausted");
+}
+
+typedef struct member {
+    et_point pt;
+    et_kernel *k;    /* action beam only */
+    double t;
+    long order;      /* tie-break: proposal order */
+} member;
+
+static int member_cmp(const void *x, const void *y)
+{
+    const member *a = x, *b = y;
+    if (a->t < b->t)
+        return -1;
+    if (a->t > b->t)
+        return 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+static void param_beam(srch *S)
+{
+    const et_space *s = S->s;
+    int K = S->o.beam_width;
+    int n_maps = et_binding_n_maps(S->b);
+    size_t cap = (size_t)(n_maps > K ? n_maps : K);
+    member *beam = calloc(cap, sizeof(member));
+    member *next = NULL;
+    int nb = 0;
+    long order = 0;
+    if (!beam) {
+        S->nomem = true;
+        return;
+    }
+    /* round 0: every mapping with nothing decided */
+    for (int m = 0; m < n_maps; m++) {
+        et_point pt;
+        memset(&pt, 0, sizeof(pt));
+        pt.map = m;
+        double t;
+        int res = try_point(S, &pt, &t, NULL);
+        if (res == P_STOP)
+            goto done;
+        if (m == 0 && res != -2)
+            S->st->start_time_s = t;
+        if (res == P_ANSWERED || res == P_DUPLICATE || res == P_REFUSED) {
+            beam[nb].pt = pt;
+            beam[nb].t = t;
+            beam[nb].order = order++;
+            nb++;
+        }
+    }
+    qsort(beam, (size_t)nb, sizeof(member), member_cmp);
+    if (nb > K)
+        nb = K;
+    const int *ord = et_binding_order(S->b);
+    for (int r = 0; r < s->n_params && nb > 0; r++) {
+        int q = ord[r];
+        size_t ncap = 0;
+        for (int i = 0; i < nb; i++) {
+            const int64_t *v;
+            ncap += (size_t)et_binding_domain(S->b, beam[i].pt.map, q, &v);
+        }
+        next = calloc(ncap ? ncap : 1, sizeof(member));
+        if (!next) {
+            S->nomem = true;
+            goto done;
+        }
+        int nn = 0;
+        for (int i = 0; i < nb; i++) {
+            const int64_t *v;
+            int nv = et_binding_domain(S->b, beam[i].pt.map, q, &v);
+            for (int j = 0; j < nv; j++) {
+                et_point pt = beam[i].pt;
+                pt.v[q] = v[j];
+                pt.decided |= (uint64_t)1 << q;
+                double t;
+                int res = try_point(S, &pt, &t, NULL);
+                if (res == P_STOP)
+                    goto done;
+                if (res == P_ANSWERED || res == P_DUPLICATE) {
+                    next[nn].pt = pt;
+                    next[nn].t = t;
+                    next[nn].order = order++;
+                    nn++;
+                }
+            }
+        }
+        if (nn == 0) {
+            snprintf(S->st->stop_reason, sizeof(S->st->stop_reason),
+                     "no valid value for %.40s", s->param[q].name);
+            S->stop = true;
+            goto done;
+        }
+        qsort(next, (size_t)nn, sizeof(member), member_cmp);
+        nb = nn < K ? nn : K;
+        memcpy(beam, next, sizeof(member) * (size_t)nb);
+        free(next);
+        next = NULL;
+    }
+    set_stop(S, "all parameters decided");
+done:
+    free(next);
+    free(beam);
+}
+
+/* ---- action pools ------------------------------------------------------------ */
+
+static int action_beam(srch *S, et_kernel *start, const et_point *pt)
+{
+    const et_opt *acts;
+    int na = et_binding_actions(S->b, &acts);
+    int K = S->o.beam_width;
+    int depth = S->s->max_depth;
+    int nstart = start->n_opts;
+    member *beam = calloc((size_t)K, sizeof(member));
+    member *next = calloc((size_t)K * (size_t)(na ? na : 1), sizeof(member));
+    int nb = 0;
+    long order = 0;
+    if (!beam || !next) {
+        S->nomem = true;
+        goto done;
+    }
+    double t;
+    int res = propose(S, pt, start, NULL, 0, 0, NULL, &t);
+    if (res == P_STOP)
+        goto done;
+    if (!pt)
+        S->st->start_time_s = t;
+    beam[0].k = et_kernel_clone(start);
+    beam[0].t = t;
+    if (pt)
+        beam[0].pt = *pt;
+    nb = beam[0].k ? 1 : 0;
+    for (int d = 0; d < depth && nb > 0; d++) {
+        int nn = 0;
+        et_kernel *scratch = NULL;
+        for (int i = 0; i < nb && !S->stop; i++) {
+            for (int a = 0; a < na; a++) {
+                if (!scratch && !(scratch = et_kernel_clone(beam[i].k))) {
+                    S->nomem = true;
+                    break;
+                }
+                if (et_kernel_apply_opt(scratch, &acts[a], NULL, 0) != ET_OK) {
+                    S->st->actions_refused++;
+                    continue; /* left unchanged: reuse it */
+                }
+                res = propose(S, pt, scratch, NULL, 0,
+                              scratch->n_opts - nstart, NULL, &t);
+                if (res == P_STOP)
+                    break;
+                if (res == P_ANSWERED) {
+                    next[nn].k = scratch;
+                    next[nn].t = t;
+                    next[nn].order = order++;
+                    if (pt)
+                        next[nn].pt = *pt;
+                    nn++;
+                    scratch = NULL;
+                } else {
+                    et_kernel_free(scratch);
+                    scratch = NULL;
+                }
+            }
+        }
+        et_kernel_free(scratch);
+        if (nn == 0) {
+            set_stop(S, "no new kernels");
+            break;
+        }
+        qsort(next, (size_t)nn, sizeof(member), member_cmp);
+        bool converged = !(next[0].t < beam[0].t * (1.0 - S->o.min_progress));
+        for (int i = 0; i < nb; i++)
+            et_kernel_free(beam[i].k);
+        nb = nn < K ? nn : K;
+        memcpy(beam, next, sizeof(member) * (size_t)nb);
+        for (int i = nb; i < nn; i++)
+            et_kernel_free(next[i].k);
+        if (S->stop)
+            break;
+        if (converged) {
+            set_stop(S, "converged");
+            break;
+        }
+        if (d + 1 == depth)
+            set_stop(S, "max_depth");
+    }
+done:
+    for (int i = 0; beam && i < nb; i++)
+        et_kernel_free(beam[i].k);
+    free(beam);
+    free(next);
+    return 0;
+}
+
+/* Random sequences of up to max_depth valid actions. */
+static void action_random(srch *S, et_kernel *start, const et_point *pt)
+{
+    const et_opt *acts;
+    int na = et_binding_actions(S->b, &acts);
+    int *perm = malloc(sizeof(int) * (size_t)(na ? na : 1));
+    int idle = 0;
+    int nstart = start->n_opts;
+    if (!perm) {
+        S->nomem = true;
+        return;
+    }
+    while (!must_stop(S)) {
+        if (idle >= S->o.max_draws) {
+            set_stop(S, "exhausted");
+            break;
+        }
+        et_kernel *k = et_kernel_clone(start);
+        if (!k) {
+            S->nomem = true;
+            break;
+        }
+        int depth = 1 + (int)rng_below(&S->r, (uint64_t)S->s->max_depth);
+        for (int d = 0; d < depth; d++) {
+            for (int i = 0; i < na; i++)
+                perm[i] = i;
+            bool applied = false;
+            for (int i = 0; i < na && !applied; i++) {
+                int j = i + (int)rng_below(&S->r, (uint64_t)(na - i));
+                int tmp = perm[i];
+                perm[i] = perm[j];
+                perm[j] = tmp;
+                applied = et_kernel_apply_opt(k, &acts[perm[i]], NULL, 0) == ET_OK;
+                if (!applied)
+                    S->st->actions_refused++;
+            }
+            if (!applied)
+                break;
+        }
+        int res = propose(S, pt, k, NULL, 0, k->n_opts - nstart, NULL, NULL);
+        idle = res == P_ANSWERED ? 0 : idle + 1;
+        et_kernel_free(k);
+    }
+    free(perm);
+}
+
+/* Sequences of 0, 1 and 2 actions, in pool order. */
+static void action_grid(srch *S, et_kernel *start, const et_point *pt)
+{
+    const et_opt *acts;
+    int na = et_binding_actions(S->b, &acts);
+    int nstart = start->n_opts;
+    if (propose(S, pt, start, NULL, 0, 0, NULL, NULL) == P_STOP)
+        return;
+    for (int a = 0; a < na; a++) {
+        et_kernel *k1 = et_kernel_clone(start);
+        if (!k1) {
+            S->nomem = true;
+            return;
+        }
+        if (et_kernel_apply_opt(k1, &acts[a], NULL, 0) != ET_OK) {
+            S->st->actions_refused++;
+            et_kernel_free(k1);
+            continue;
+        }
+        int res = propose(S, pt, k1, NULL, 0, 1, NULL, NULL);
+        for (int c = 0; S->s->max_depth >= 2 && c < na && res != P_STOP; c++) {
+            et_kernel *k2 = et_kernel_clone(k1);
+            if (!k2) {
+                S->nomem = true;
+                break;
+            }
+            if (et_kernel_apply_opt(k2, &acts[c], NULL, 0) != ET_OK)
+                S->st->actions_refused++;
+            else
+                res = propose(S, pt, k2, NULL, 0, k2->n_opts - nstart, NULL, NULL);
+            et_kernel_free(k2);
+        }
+        et_kernel_free(k1);
+        if (res == P_STOP || S->stop)
+            return;
+    }
+    set_stop(S, "exhausted");
+}
+
+/* ---- entry point ----------------------------------------------------------- */
+
+et_status et_search_run(const et_binding *b, const et_search_opts *o,
+                        et_eval_fn fn, void *user, et_search_stats *stats,
+                        et_diag *d)
+{
+    srch S;
+    memset(&S, 0, sizeof(S));
+    memset(stats, 0, sizeof(*stats));
+    if (d)
+        memset(d, 0, sizeof(*d));
+    stats->start_time_s = INFINITY;
+    stats->best_time_s = INFINITY;
+    S.b = b;
+    S.s = et_binding_space(b);
+    if (o)
+        S.o = *o;
+    if (S.o.budget <= 0)
+        S.o.budget = 100;
+    if (S.o.beam_width <= 0)
+        S.o.beam_width = 4;
+    if (S.o.min_progress <= 0)
+        S.o.min_progress = 0.01;
+    if (S.o.cut_factor <= 0)
+        S.o.cut_factor = 3.0;
+    if (S.o.max_draws <= 0)
+        S.o.max_draws = 100000;
+    if (S.o.n_start < 0 || S.o.n_start > ET_MAX_OPTS / 2 ||
+        (S.o.n_start > 0 && !S.o.start)) {
+        if (d)
+            snprintf(d->msg, sizeof(d->msg), "at most %d start opts",
+                     ET_MAX_OPTS / 2);
+        return ET_ERR_INPUT;
+    }
+    S.fn = fn;
+    S.user = user;
+    S.st = stats;
+    rng_seed(&S.r, S.o.seed);
+    clock_gettime(CLOCK_MONOTONIC, &S.t0);
+    bool has_param = S.s->n_steps > 0;
+    bool has_act = S.s->n_actions > 0;
+    if (has_act && S.o.kind == ET_SEARCH_GRID && S.s->max_depth > 2) {
+        if (d)
+            snprintf(d->msg, sizeof(d->msg),
+                     "grid search over an action pool needs max_depth <= 2 "
+                     "(space '%s' has %d); use beam or random",
+                     S.s->name, S.s->max_depth);
+        return ET_ERR_INPUT;
+    }
+    S.start = et_kernel_clone(et_binding_base(b));
+    if (!S.start)
+        return ET_ERR_NOMEM;
+    char reason[512];
+    if (et_kernel_apply_opts(S.start, S.o.start, S.o.n_start, reason,
+                             sizeof(reason)) != ET_OK) {
+        if (d)
+            snprintf(d->msg, sizeof(d->msg), "start opts refused: %.480s", reason);
+        et_kernel_free(S.start);
+        return ET_ERR_INPUT;
+    }
+    et_status st = ET_OK;
+    S.budget = has_param && has_act ? (S.o.budget + 1) / 2 : S.o.budget;
+    if (has_param) {
+        if (S.o.kind == ET_SEARCH_RANDOM)
+            param_random(&S);
+        else if (S.o.kind == ET_SEARCH_GRID)
+            param_grid(&S);
+        else
+            param_beam(&S);
+    }
+    if (has_act && !S.nomem &&
+        !(S.stop && strcmp(stats->stop_reason, "time limit") == 0) &&
+        !(S.stop && strcmp(stats->stop_reason, "stopped by the caller") == 0)) {
+        /* the actions search on top of the best point */
+        S.stop = false;
+        S.budget = S.o.budget;
+        et_kernel *from = S.start;
+        et_kernel *best = NULL;
+        et_point bp;
+        const et_point *ppt = NULL;
+        if (has_param && stats->has_best && stats->best_has_point) {
+            bp = stats->best_point;
+            ppt = &bp;
+            et_opt opts[ET_MAX_OPTS];
+            int n;
+            if (point_kernel(&S, &bp, &best, opts, &n, reason, sizeof(reason)) ==
+                ET_POINT_OK)
+                from = best;
+        }
+        if (S.o.kind == ET_SEARCH_RANDOM)
+            action_random(&S, from, ppt);
+        else if (S.o.kind == ET_SEARCH_GRID)
+            action_grid(&S, from, ppt);
+        else
+            action_beam(&S, from, ppt);
+        et_kernel_free(best);
+    }
+    if (S.nomem) {
+        st = ET_ERR_NOMEM;
+        set_stop(&S, "out of memory");
+    }
+    if (!stats->stop_reason[0])
+        snprintf(stats->stop_reason, sizeof(stats->stop_reason), "done");
+    stats->elapsed_s = elapsed(&S);
+    kmap_free(&S.seen);
+    et_kernel_free(S.start);
+    return st;
+}

@@ -1,0 +1,140 @@
+/*
+ * search.h - searches over a bound space: random, grid, beam (DESIGN.md
+ * "Search").
+ *
+ * A search never touches a device. It proposes candidates (a point of the
+ * parametric space and/or a sequence of actions, always with the opt list
+ * and the kernel they give) and learns their cost from an evaluate
+ * callback, which the tuning loop (tune/) wires to measurement and the
+ * database, and which tests replace with a synthetic cost function.
+ *
+ * Contract of the callback:
+ *   - called once per distinct kernel (de-duplicated by the rendered source
+ *     without its opts comment, plus the launch geometry);
+ *   - c->refused true: the search found the point refused (an opt broke a
+ *     validity rule, or an expression failed) and tells the callback so it
+ *     can record it with c->reason; nothing to time, the answer is ignored
+ *     and the budget is not charged. Points whose constraints are false are
+ *     not candidates and are never reported; neither are actions of a pool
+ *     that do not apply to a beam member (they are counted in the stats);
+ *   - otherwise the callback fills r: status OK with time_s (seconds, lower
+ *     is better) or a failure with its reason, and cached when the answer
+ *     came from a database rather than a timing in this run. c->bound_s is
+ *     the early-cut bound (cut factor x best time so far, INFINITY before
+ *     the first success): timing may stop once a candidate is surely slower
+ *     and answer ET_EVAL_FAILED with its own outcome code;
+ *   - returns 0 to go on, anything else to stop the search at once.
+ * Every answered candidate counts against the budget. The same binding,
+ * options and callback answers give the same sequence of candidates.
+ *
+ * Ownership: pointers inside an et_candidate are valid during the call
+ * only. et_search_run keeps nothing after it returns.
+ */
+#ifndef ET_SPACES_SEARCH_H
+#define ET_SPACES_SEARCH_H
+
+#include "spaces/space.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum et_search_kind {
+    ET_SEARCH_BEAM = 0, /* the default */
+    ET_SEARCH_RANDOM,
+    ET_SEARCH_GRID,
+    ET_SEARCH_COUNT
+} et_search_kind;
+
+/* "beam", "random", "grid". */
+const char *et_search_name(et_search_kind k);
+/* Parses a name as et_search_name gives it; 0 on success, -1 if unknown. */
+int et_search_parse(const char *name, et_search_kind *out);
+
+/* Options; the zero value means the defaults of DESIGN.md. */
+typedef struct et_search_opts {
+    et_search_kind kind;
+    int budget;             /* answered candidates; 0 = 100 */
+    double time_limit_s;    /* wall time; 0 = none */
+    int beam_width;         /* 0 = 4 */
+    uint64_t seed;          /* PRNG seed (random search, random actions) */
+    double min_progress;    /* action beam stops below it; 0 = 0.01 */
+    double cut_factor;      /* early-cut bound factor; 0 = 3 */
+    int max_draws;          /* random: draws without a new candidate before
+                               giving up; 0 = 100000 */
+    const et_opt *start;    /* fixed opts applied before the space's */
+    int n_start;
+} et_search_opts;
+
+typedef struct et_candidate {
+    long seq;                   /* 0, 1, 2 ... in proposal order */
+    const et_binding *binding;
+    bool has_point;             /* a point of the parametric space */
+    et_point point;
+    int n_actions;              /* opts added by actions (at the end) */
+    int n_opts;
+    const et_opt *opts;         /* the full opt list, user's letters */
+    const char *opts_text;      /* its text form */
+    const char *params_text;    /* the point as "{'a': 1}" ("{}" if none) */
+    const et_kernel *kernel;    /* opts applied; NULL when refused */
+    uint64_t key;               /* de-duplication key */
+    double bound_s;             /* early-cut bound, INFINITY if none */
+    bool refused;
+    const char *reason;         /* why refused ("" otherwise) */
+} et_candidate;
+
+typedef enum et_eval_status {
+    ET_EVAL_OK = 0,      /* verified and timed: time_s is its cost */
+    ET_EVAL_FAILED,      /* build/launch/verify failure, timeout, cut ... */
+    ET_EVAL_COUNT
+} et_eval_status;
+
+typedef struct et_eval_result {
+    et_eval_status status;
+    int outcome;         /* the caller's own outcome code, passed through */
+    double time_s;
+    bool cached;         /* answered from a database, not timed now */
+    char reason[512];
+} et_eval_result;
+
+typedef int (*et_eval_fn)(void *user, const et_candidate *c,
+                          et_eval_result *r);
+
+typedef struct et_search_stats {
+    int answered;        /* callback answers (the budget counts these) */
+    int cached;          /* of which answered from a cache */
+    int failed;          /* of which not OK */
+    int refused;         /* points refused before evaluation (reported) */
+    int invalid;         /* points whose constraints are false */
+    int actions_refused; /* pool actions that did not apply */
+    int duplicates;      /* proposals whose kernel was already seen */
+    bool has_best;
+    double best_time_s;
+    bool best_has_point;
+    et_point best_point;
+    int best_n_opts;
+    et_opt best_opts[ET_MAX_OPTS];
+    double start_time_s; /* the starting kernel's time (beam), INFINITY */
+    double elapsed_s;
+    char stop_reason[64]; /* "budget", "time limit", "exhausted", ... */
+} et_search_stats;
+
+/*
+ * Runs the search o->kind over b. With both transforms and actions in the
+ * space, the parametric search runs first (half the budget) and the
+ * actions search on top of its best kernel with the rest (beam or random
+ * as o->kind says; grid enumerates action sequences of length <= 2).
+ * Returns ET_OK when the search ended normally (see stats->stop_reason),
+ * ET_ERR_INPUT with d->msg for a search that cannot run (grid over an
+ * action pool deeper than 2, refused start opts), ET_ERR_NOMEM.
+ */
+et_status et_search_run(const et_binding *b, const et_search_opts *o,
+                        et_eval_fn fn, void *user, et_search_stats *stats,
+                        et_diag *d);
+
+/*
+ * The de-duplication key of a kernel: a 64-bit hash of its rendered source
+ * (without the opts comment line) and its launch geometry.
+ */
+uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend);
+
+#endif

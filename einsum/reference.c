@@ -1,0 +1,419 @@
+/*
+ * reference.c - the high-precision reference evaluator (et_reference_eval).
+ *
+ * Every kernel eintune builds is checked against this evaluator, so it aims
+ * to be obviously right first and fast second.
+ *
+ * Precision: every operand value is exact in double (f16, f32 and f64 all
+ * embed in binary64), each term is a product of those values in long double
+ * (x87 extended, 64-bit significand) and the terms of one output element are
+ * added with Neumaier's compensated summation in long double. The result is
+ * accurate to a few units of 2^-64 relative to Σ|terms| - far below the
+ * error of any f32 or f64 kernel, which is what verification needs. Σ|terms|
+ * is accumulated plainly (all addends are non-negative, so the relative
+ * error is at most K·2^-64).
+ *
+ * Addressing: for every operand k and index i, stride[k][i] is the sum of
+ * the C-order strides of the operand's dimensions that carry index i and are
+ * not broadcast (a repeated index - a diagonal - sums its strides; a
+ * broadcast dimension of extent 1 has stride 0). Output elements are visited
+ * in C order with an odometer over the output indices; for each element the
+ * summed indices run as a second odometer whose innermost loop, over the
+ * last summed index, only adds strides to pointers: no division or modulo
+ * per term.
+ *
+ * Threads: large problems are split over the online CPUs (at most
+ * REF_MAX_THREADS) with pthreads, by ranges of output elements or, when the
+ * output has fewer elements than threads, by ranges of the first summed
+ * index with the compensated partial sums combined at the end. The result
+ * does not depend on the split beyond the last bits of the compensation.
+ */
+#include "einsum/einsum.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REF_MAX_THREADS 8
+/* below this many terms a single thread is faster than starting others */
+#define REF_THREAD_MIN_TERMS (1 << 20)
+
+typedef struct ref_ctx {
+    int n_ops;
+    const double *data[ET_MAX_OPERANDS];       /* operands as doubles */
+    int64_t stride[ET_MAX_OPERANDS][ET_MAX_INDICES];
+    int n_out;                                 /* output indices 0..n_out-1 */
+    int64_t out_size[ET_MAX_INDICES];          /* by output position */
+    int out_index[ET_MAX_INDICES];             /* output position -> index */
+    int n_sum;                                 /* summed indices */
+    int64_t sum_size[ET_MAX_INDICES];
+    int sum_index[ET_MAX_INDICES];
+} ref_ctx;
+
+/* One piece of work: output elements [o_lo, o_hi), and of the first summed
+ * index only [s_lo, s_hi). Results go to sum/comp/abs[0 .. o_hi-o_lo-1]. */
+typedef struct ref_job {
+    const ref_ctx *c;
+    int64_t o_lo, o_hi;
+    int64_t s_lo, s_hi;
+    long double *sum, *comp, *abs;
+} ref_job;
+
+/* Neumaier's step: s + c holds the running sum exactly up to rounding of
+ * c itself. */
+#define NEUMAIER_ADD(s, c, p)                                                 \
+    do {                                                                      \
+        long double t_ = (s) + (p);                                           \
+        if (fabsl(s) >= fabsl(p))                                             \
+            (c) += ((s) - t_) + (p);                                          \
+        else                                                                  \
+            (c) += ((p) - t_) + (s);                                          \
+        (s) = t_;                                                             \
+    } while (0)
+
+/* Sums the terms of one output element whose operand pointers start at
+ * base[k] (the output indices already applied). */
+static void ref_element(const ref_ctx *c, const ref_job *j,
+                        const double *const *base, long double *s_out,
+                        long double *c_out, long double *a_out)
+{
+    const int m = c->n_ops;
+    long double s = 0, comp = 0, a = 0;
+    const double *p[ET_MAX_OPERANDS];
+
+    if (c->n_sum == 0) {
+        long double t = 1;
+        for (int k = 0; k < m; k++)
+            t *= (long double)*base[k];
+        *s_out = t;
+        *c_out = 0;
+        *a_out = fabsl(t);
+        return;
+    }
+
+    /* odometer over the summed indices except the innermost (last) one;
+     * the first summed index runs over [s_lo, s_hi) */
+    const int ns = c->n_sum;
+    const int inner = c->sum_index[ns - 1];
+    int64_t n_inner = c->sum_size[ns - 1];
+    int64_t lo[ET_MAX_INDICES], hi[ET_MAX_INDICES], ctr[ET_MAX_INDICES];
+    int64_t st_in[ET_MAX_OPERANDS];
+    for (int q = 0; q < ns; q++) {
+        lo[q] = 0;
+        hi[q] = c->sum_size[q];
+    }
+    lo[0] = j->s_lo;
+    hi[0] = j->s_hi;
+    if (ns == 1)
+        n_inner = j->s_hi - j->s_lo;
+    const double *start[ET_MAX_OPERANDS];
+    for (int k = 0; k < m; k++) {
+        st_in[k] = c->stride[k][inner];
+        start[k] = base[k] + lo[0] * c->stride[k][c->sum_index[0]];
+    }
+    for (int q = 0; q < ns - 1; q++)
+        ctr[q] = lo[q];
+
+    for (;;) {
+        for (int k = 0; k < m; k++)
+            p[k] = start[k];
+        /* the innermost loop: pointer increments only */
+        switch (m) {
+        case 1: {
+            const double *x = p[0];
+            int64_t sx = st_in[0];
+            for (int64_t t = 0; t < n_inner; t++, x += sx) {
+                long double v = *x;
+                NEUMAIER_ADD(s, comp, v);
+                a += fabsl(v);
+            }
+            break;
+        }
+        case 2: {
+            const double *x = p[0], *y = p[1];
+            int64_t sx = st_in[0], sy = st_in[1];
+            for (int64_t t = 0; t < n_inner; t++, x += sx, y += sy) {
+                long double v = (long double)*x * *y;
+                NEUMAIER_ADD(s, comp, v);
+                a += fabsl(v);
+            }
+            break;
+        }
+        case 3: {
+            const double *x = p[0], *y = p[1], *z = p[2];
+            int64_t sx = st_in[0], sy = st_in[1], sz = st_in[2];
+            for (int64_t t = 0; t < n_inner;
+                 t++, x += sx, y += sy, z += sz) {
+                long double v = (long double)*x * *y * *z;
+                NEUMAIER_ADD(s, comp, v);
+                a += fabsl(v);
+            }
+            break;
+        }
+        default:
+            for (int64_t t = 0; t < n_inner; t++) {
+                long double v = *p[0];
+                p[0] += st_in[0];
+                for (int k = 1; k < m; k++) {
+                    v *= *p[k];
+                    p[k] += st_in[k];
+                }
+                NEUMAIER_ADD(s, comp, v);
+                a += fabsl(v);
+            }
+            break;
+        }
+        /* advance the outer summed odometer (positions ns-2 .. 0) */
+        int q = ns - 2;
+        for (; q >= 0; q--) {
+            int ix = c->sum_index[q];
+            if (++ctr[q] < hi[q]) {
+                for (int k = 0; k < m; k++)
+                    start[k] += c->stride[k][ix];
+                break;
+            }
+            for (int k = 0; k < m; k++)
+                start[k] -= (ctr[q] - 1 - lo[q]) * c->stride[k][ix];
+            ctr[q] = lo[q];
+        }
+        if (q < 0)
+            break;
+    }
+    *s_out = s;
+    *c_out = comp;
+    *a_out = a;
+}
+
+static void *ref_run(void *arg)
+{
+    const ref_job *j = arg;
+    const ref_ctx *c = j->c;
+    const int m = c->n_ops;
+    const double *base[ET_MAX_OPERANDS];
+    int64_t ctr[ET_MAX_INDICES];
+
+    /* coordinates of the first output element (one division per job) */
+    int64_t rest = j->o_lo;
+    for (int q = c->n_out - 1; q >= 0; q--) {
+        ctr[q] = rest % c->out_size[q];
+        rest /= c->out_size[q];
+    }
+    for (int k = 0; k < m; k++) {
+        base[k] = c->data[k];
+        for (int q = 0; q < c->n_out; q++)
+            base[k] += ctr[q] * c->stride[k][c->out_index[q]];
+    }
+    for (int64_t o = j->o_lo; o < j->o_hi; o++) {
+        int64_t r = o - j->o_lo;
+        ref_element(c, j, base, &j->sum[r], &j->comp[r], &j->abs[r]);
+        for (int q = c->n_out - 1; q >= 0; q--) {
+            int ix = c->out_index[q];
+            if (++ctr[q] < c->out_size[q]) {
+                for (int k = 0; k < m; k++)
+                    base[k] += c->stride[k][ix];
+                break;
+            }
+            for (int k = 0; k < m; k++)
+                base[k] -= (ctr[q] - 1) * c->stride[k][ix];
+            ctr[q] = 0;
+        }
+    }
+    return NULL;
+}
+
+/* exact binary16 -> double table, built once */
+static double half_table[65536];
+static pthread_once_t half_once = PTHREAD_ONCE_INIT;
+
+static void half_table_init(void)
+{
+    for (uint32_t h = 0; h < 65536; h++)
+        half_table[h] = et_half_to_float((uint16_t)h);
+}
+
+/* Checks the layout invariants of einsum.h; a broken one is a caller bug
+ * reported as ET_ERR_INPUT rather than a wild read. */
+static et_status ref_check(const et_einsum *e, const void *const *inputs,
+                           const long double *ref)
+{
+    if (!e || !inputs || !ref)
+        return ET_ERR_INPUT;
+    if (e->n_ops < 1 || e->n_ops > ET_MAX_OPERANDS || e->n_idx < 0 ||
+        e->n_idx > ET_MAX_INDICES || e->n_out < 0 || e->n_out > e->n_idx)
+        return ET_ERR_INPUT;
+    for (int i = 0; i < e->n_idx; i++)
+        if (e->idx[i].size < 1)
+            return ET_ERR_INPUT;
+    for (int k = -1; k < e->n_ops; k++) {
+        const et_operand *op = k < 0 ? &e->out : &e->op[k];
+        if (op->rank < 0 || op->rank > ET_MAX_RANK ||
+            (unsigned)op->dtype >= ET_DTYPE_COUNT)
+            return ET_ERR_INPUT;
+        if (k >= 0 && !inputs[k])
+            return ET_ERR_INPUT;
+        for (int d = 0; d < op->rank; d++) {
+            int ix = op->idx[d];
+            if (ix < 0 || ix >= e->n_idx)
+                return ET_ERR_INPUT;
+            if (op->dim[d] != e->idx[ix].size && op->dim[d] != 1)
+                return ET_ERR_INPUT;
+        }
+    }
+    if (e->out.rank != e->n_out)
+        return ET_ERR_INPUT;
+    for (int d = 0; d < e->n_out; d++)
+        if (e->out.idx[d] != d || e->out.dim[d] != e->idx[d].size)
+            return ET_ERR_INPUT;
+    return ET_OK;
+}
+
+et_status et_reference_eval(const et_einsum *e, const void *const *inputs,
+                            long double *ref, long double *abs_terms)
+{
+    et_status st = ref_check(e, inputs, ref);
+    if (st != ET_OK)
+        return st;
+
+    ref_ctx *c = calloc(1, sizeof *c);
+    double *conv[ET_MAX_OPERANDS] = {0};
+    long double *part = NULL;
+    ref_job jobs[REF_MAX_THREADS];
+    pthread_t tid[REF_MAX_THREADS];
+    if (!c)
+        return ET_ERR_NOMEM;
+
+    c->n_ops = e->n_ops;
+    int64_t out_elems = 1, terms = 1;
+    for (int i = 0; i < e->n_idx; i++) {
+        if (__builtin_mul_overflow(terms, e->idx[i].size, &terms)) {
+            st = ET_ERR_INPUT;
+            goto done;
+        }
+    }
+    for (int q = 0; q < e->n_out; q++) {
+        c->out_index[q] = q;
+        c->out_size[q] = e->idx[q].size;
+        out_elems *= e->idx[q].size;
+    }
+    c->n_out = e->n_out;
+    c->n_sum = e->n_idx - e->n_out;
+    for (int q = 0; q < c->n_sum; q++) {
+        c->sum_index[q] = e->n_out + q;
+        c->sum_size[q] = e->idx[e->n_out + q].size;
+    }
+
+    /* operands as doubles (exact); f64 is used in place */
+    for (int k = 0; k < e->n_ops; k++) {
+        const et_operand *op = &e->op[k];
+        int64_t n = 1;
+        for (int d = op->rank - 1; d >= 0; d--) {
+            if (op->dim[d] != 1)
+                c->stride[k][op->idx[d]] += n;
+            n *= op->dim[d];
+        }
+        if (op->dtype == ET_F64) {
+            c->data[k] = inputs[k];
+            continue;
+        }
+        conv[k] = malloc((size_t)n * sizeof(double));
+        if (!conv[k]) {
+            st = ET_ERR_NOMEM;
+            goto done;
+        }
+        if (op->dtype == ET_F32) {
+            const float *src = inputs[k];
+            for (int64_t t = 0; t < n; t++)
+                conv[k][t] = src[t];
+        } else {
+            pthread_once(&half_once, half_table_init);
+            const uint16_t *src = inputs[k];
+            for (int64_t t = 0; t < n; t++)
+                conv[k][t] = half_table[src[t]];
+        }
+        c->data[k] = conv[k];
+    }
+
+    int n_thr = 1;
+    if (terms >= REF_THREAD_MIN_TERMS) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n_thr = cpus < 1 ? 1 : cpus > REF_MAX_THREADS ? REF_MAX_THREADS
+                                                      : (int)cpus;
+    }
+    /* split by output elements, or for a single output element by the
+     * first summed index */
+    int by_sum = out_elems == 1 && c->n_sum > 0;
+    int64_t span = by_sum ? c->sum_size[0] : out_elems;
+    if (span < n_thr)
+        n_thr = (int)span;
+
+    /* by_sum: sum, comp, abs per job; else comp per element, and abs per
+     * element when the caller does not want it */
+    size_t n_part = by_sum ? (size_t)n_thr * 3
+                           : (size_t)out_elems * (abs_terms ? 1 : 2);
+    part = malloc(n_part * sizeof *part);
+    if (!part) {
+        st = ET_ERR_NOMEM;
+        goto done;
+    }
+    long double *comp_buf = part;
+    long double *abs_buf = abs_terms ? abs_terms : part + out_elems;
+
+    for (int t = 0; t < n_thr; t++) {
+        ref_job *j = &jobs[t];
+        j->c = c;
+        int64_t a = span * t / n_thr, b = span * (t + 1) / n_thr;
+        if (by_sum) {
+            j->o_lo = 0;
+            j->o_hi = 1;
+            j->s_lo = a;
+            j->s_hi = b;
+            j->sum = &part[3 * t];
+            j->comp = &part[3 * t + 1];
+            j->abs = &part[3 * t + 2];
+        } else {
+            j->o_lo = a;
+            j->o_hi = b;
+            j->s_lo = 0;
+            j->s_hi = c->n_sum ? c->sum_size[0] : 0;
+            j->sum = ref + a;
+            j->comp = comp_buf + a;
+            j->abs = abs_buf + a;
+        }
+    }
+    int started = 0;
+    for (int t = 1; t < n_thr; t++) {
+        if (pthread_create(&tid[t], NULL, ref_run, &jobs[t]) != 0)
+            break;
+        started = t;
+    }
+    ref_run(&jobs[0]);
+    /* jobs whose thread did not start run here */
+    for (int t = started + 1; t < n_thr; t++)
+        ref_run(&jobs[t]);
+    for (int t = 1; t <= started; t++)
+        pthread_join(tid[t], NULL);
+
+    if (by_sum) {
+        long double s = 0, cc = 0, a = 0;
+        for (int t = 0; t < n_thr; t++) {
+            NEUMAIER_ADD(s, cc, part[3 * t]);
+            NEUMAIER_ADD(s, cc, part[3 * t + 1]);
+            a += part[3 * t + 2];
+        }
+        ref[0] = s + cc;
+        if (abs_terms)
+            abs_terms[0] = a;
+    } else {
+        for (int64_t o = 0; o < out_elems; o++)
+            ref[o] += comp_buf[o];
+    }
+
+done:
+    for (int k = 0; k < ET_MAX_OPERANDS; k++)
+        free(conv[k]);
+    free(part);
+    free(c);
+    return st;
+}

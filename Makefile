@@ -3,7 +3,7 @@
 
 CC      ?= cc
 BUILD   ?= build
-PKGS    := yaml-0.1 gsl OpenCL sqlite3 libcjson
+PKGS    := yaml-0.1 gsl OpenCL sqlite3 libcjson cairo
 CUDA    ?= /usr/local/cuda
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

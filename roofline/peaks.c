@@ -218,20 +218,24 @@ static void bw_opencl(sbuf *b, et_bw_kind k)
               et_bw_kind_name(k));
     switch (k) {
     case ET_BW_READ:
-        /* Work-item g sums a[g + r*n] for r < R: R streams, each read
-         * contiguously by consecutive work-items (coalesced on a GPU,
-         * vectorizable across work-items on a CPU). */
+        /* Work-item g sums x[g + r*n] for r < R over the three buffers:
+         * 3R streams, each read contiguously by consecutive work-items
+         * (coalesced on a GPU, vectorizable across work-items on a CPU);
+         * three buffers so that a launch moves as much as a triad. */
         sb_printf(b,
-                  "__kernel void %s(__global float *sums,\n"
-                  "                 __global const float4 *a)\n"
+                  "__kernel void %s(__global float4 *sums,\n"
+                  "                 __global const float4 *a,\n"
+                  "                 __global const float4 *b,\n"
+                  "                 __global const float4 *c)\n"
                   "{\n"
                   "    const size_t g = get_global_id(0);\n"
                   "    const size_t n = get_global_size(0);\n"
-                  "    float4 s = a[g];\n",
+                  "    float4 s = a[g] + b[g] + c[g];\n",
                   bw_names[k]);
         for (int r = 1; r < ET_PEAK_READ_STREAMS; r++)
-            sb_printf(b, "    s += a[g + %d * n];\n", r);
-        sb_printf(b, "    sums[g] = s.x + s.y + s.z + s.w;\n}\n");
+            sb_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
+                      "c[g + %d * n];\n", r, r, r);
+        sb_printf(b, "    sums[g] = s;\n}\n");
         break;
     case ET_BW_WRITE:
         sb_printf(b,
@@ -279,13 +283,15 @@ static void bw_cuda(sbuf *b, et_bw_kind k)
     case ET_BW_READ:
         sb_printf(b,
                   "extern \"C\" __global__ void %s(float *sums, "
-                  "const float *a)\n"
+                  "const float *a,\n"
+                  "    const float *b, const float *c)\n"
                   "{\n"
                   "    const unsigned long long g = GID, n = GSIZE;\n"
-                  "    float s = a[g];\n",
+                  "    float s = a[g] + b[g] + c[g];\n",
                   bw_names[k]);
         for (int r = 1; r < ET_PEAK_READ_STREAMS; r++)
-            sb_printf(b, "    s += a[g + %d * n];\n", r);
+            sb_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
+                      "c[g + %d * n];\n", r, r, r);
         sb_printf(b, "    sums[g] = s;\n}\n");
         break;
     case ET_BW_WRITE:
@@ -360,11 +366,24 @@ static et_spread spread_of(double *rates, int n)
     return s;
 }
 
+/* Through a va_list, so that a long message is cut quietly. */
+static void errf(et_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void errf(et_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+}
+
 static void prefix_err(et_error *err, const char *what)
 {
     char tmp[sizeof(err->msg)];
-    snprintf(tmp, sizeof(tmp), "%s: %s", what, err->msg);
-    memcpy(err->msg, tmp, sizeof(tmp));
+    memcpy(tmp, err->msg, sizeof(tmp));
+    tmp[sizeof(tmp) - 1] = '\0';
+    errf(err, "%s: %s", what, tmp);
 }
 
 /* Launches `runs` timed times after one untimed launch; rates[i] = work /
@@ -388,18 +407,16 @@ static et_status time_runs(et_device *dev, et_program *p, const et_launch *g,
     return st;
 }
 
-static et_launch launch_1d(int64_t global)
+static et_launch launch_1d(int64_t global, int64_t local)
 {
     et_launch g;
     memset(&g, 0, sizeof(g));
     g.ndim = 1;
     g.global[0] = global;
     g.global[1] = g.global[2] = 1;
-    g.local[0] = g.local[1] = g.local[2] = 1;
-    /* The runtime chooses the work-group: PoCL then runs few, large
-     * groups; a CUDA backend its default block. Global sizes are kept a
-     * multiple of 1024 so that any reasonable choice divides them. */
-    g.has_local = false;
+    g.local[0] = local > 0 ? local : 1;
+    g.local[1] = g.local[2] = 1;
+    g.has_local = local > 0;
     return g;
 }
 
@@ -429,6 +446,13 @@ static et_status measure_fma(et_device *dev, et_dtype t,
                                           ? tg->compute_units
                                           : 1);
     const int64_t max_global = (int64_t)1 << 28;
+    /* Work-groups of 64: many groups for the CPU threads to share, a
+     * whole number of warps/wavefronts on a GPU. */
+    int64_t fma_local = 64;
+    if (tg->max_work_group_size > 0 && tg->max_work_group_size < fma_local)
+        fma_local = tg->max_work_group_size;
+    while (1024 % fma_local) /* divides every global size used below */
+        fma_local--;
     et_status st = rates ? ET_OK : ET_ERR_NOMEM;
     if (st == ET_OK)
         st = et_program_build(dev, src, name, &prog, err);
@@ -446,7 +470,7 @@ static et_status measure_fma(et_device *dev, et_dtype t,
     /* Calibrate: one untimed launch per new geometry (compilation), then
      * a timed one; grow the global size until a launch takes target_s. */
     for (int round = 0; st == ET_OK && round < 6; round++) {
-        et_launch g = launch_1d(global);
+        et_launch g = launch_1d(global, fma_local);
         double s = 0;
         st = et_launch_kernel(dev, prog, &g, args, NULL, 2, NULL, err);
         if (st == ET_OK)
@@ -464,7 +488,7 @@ static et_status measure_fma(et_device *dev, et_dtype t,
         global = next;
     }
     if (st == ET_OK) {
-        et_launch g = launch_1d(global);
+        et_launch g = launch_1d(global, fma_local);
         double work = flops_per_item * (double)global / 1e9;
         st = time_runs(dev, prog, &g, args, 2, work, runs, rates, err);
     }
@@ -534,7 +558,7 @@ static et_status measure_bw(et_device *dev, const et_peaks_opts *o, int runs,
      * timed kernels then read ordinary numbers, never NaN or denormals. */
     if (st == ET_OK) {
         what = "fill";
-        et_launch g = launch_1d(n);
+        et_launch g = launch_1d(n, 0);
         for (int i = 0; i < 3 && st == ET_OK; i++) {
             et_buffer *a[2] = {buf[i], kbuf};
             st = et_launch_kernel(dev, prog[ET_BW_WRITE], &g, a, NULL, 2,
@@ -550,8 +574,9 @@ static et_status measure_bw(et_device *dev, const et_peaks_opts *o, int runs,
         switch ((et_bw_kind)k) {
         case ET_BW_READ:
             global = n / ET_PEAK_READ_STREAMS;
-            a[0] = sums, a[1] = buf[0], nargs = 2;
-            moved = (double)bytes + (double)global * sizeof(float);
+            a[0] = sums, a[1] = buf[0], a[2] = buf[1], a[3] = buf[2];
+            nargs = 4;
+            moved = 3.0 * (double)bytes + (double)global * (double)elem;
             break;
         case ET_BW_WRITE:
             a[0] = buf[0], a[1] = kbuf, nargs = 2;
@@ -567,7 +592,7 @@ static et_status measure_bw(et_device *dev, const et_peaks_opts *o, int runs,
             moved = 3.0 * (double)bytes;
             break;
         }
-        et_launch g = launch_1d(global);
+        et_launch g = launch_1d(global, 0);
         st = time_runs(dev, prog[k], &g, a, nargs, moved / 1e9, runs, rates,
                        err);
         if (st != ET_OK)

@@ -12,7 +12,8 @@
  *     sum of the accumulators is stored so the compiler cannot drop the
  *     work. The global size is calibrated so that one launch lasts about
  *     target_s. Counted as 2 flops per lane per fma.
- *   - Bandwidth: read (a reduction), write (a fill), copy (b = a) and triad
+ *   - Bandwidth: read (a reduction of three buffers), write (a fill), copy
+ *     (b = a) and triad
  *     (a = b + s*c) over buffers far larger than the last-level cache
  *     (64 MiB each, at most global memory / 12), counted as (bytes read +
  *     bytes written) / time.
@@ -56,7 +57,8 @@
 #define ET_PEAK_FMA_CHAINS 12   /* independent accumulators per work-item */
 #define ET_PEAK_FMA_UNROLL 16   /* fma rounds per loop iteration */
 #define ET_PEAK_FMA_ITERS 128   /* loop iterations */
-#define ET_PEAK_READ_STREAMS 16 /* elements each work-item of `read` sums */
+#define ET_PEAK_READ_STREAMS 4 /* elements of each buffer a work-item of
+                                  `read` sums */
 
 /* Options; the zero value means the defaults. */
 typedef struct et_peaks_opts {
@@ -93,7 +95,7 @@ char *et_peaks_fma_source(et_backend_kind backend, et_dtype t, int width,
 /*
  * Source of bandwidth kernel k (f32 data, 16-byte elements in OpenCL,
  * scalar floats in CUDA). Arguments, output first:
- *   read:  (partial sums, a)    write: (a, constants)
+ *   read:  (partial sums, a, b, c)    write: (a, constants)
  *   copy:  (b, a)               triad: (a, b, c, constants)
  * Same ownership as et_peaks_fma_source.
  */

@@ -1,0 +1,849 @@
+/*
+ * test_roofline.c - the roofline model on hand-computed cases, the peaks
+ * cache and override file, the reports, the plot writer, and the peak
+ * micro-benchmarks on the PoCL device (quick mode: positive and finite,
+ * never a speed).
+ */
+#include "einsum/einsum.h"
+#include "measure/backend.h"
+#include "roofline/peaks.h"
+#include "roofline/report.h"
+#include "roofline/roofline.h"
+
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static void einsum_ok(const char *text, const char *shape, const char *dt,
+                      et_einsum *e)
+{
+    et_diag d;
+    memset(&d, 0, sizeof(d));
+    et_status st = et_einsum_from_strings(text, shape, dt, e, &d);
+    if (st != ET_OK)
+        fail_msg("%s with %s: %s", text, shape, d.msg);
+}
+
+static et_peaks peaks_of(double f32, double f64, double bw)
+{
+    et_peaks p;
+    memset(&p, 0, sizeof(p));
+    snprintf(p.device_name, sizeof(p.device_name), "test device");
+    snprintf(p.backend, sizeof(p.backend), "opencl");
+    snprintf(p.driver, sizeof(p.driver), "1.0");
+    p.gflops[ET_F32] = f32;
+    p.gflops[ET_F64] = f64;
+    p.bandwidth_gbs = bw;
+    return p;
+}
+
+static void roofline_ok(const et_einsum *e, const et_peaks *p,
+                        et_roofline *r)
+{
+    char why[256];
+    et_status st = et_roofline_compute(e, p, r, why, sizeof(why));
+    if (st != ET_OK)
+        fail_msg("%s: %s", e->text, why);
+}
+
+#define assert_close(a, b)                                                  \
+    do {                                                                    \
+        double a_ = (a), b_ = (b);                                          \
+        if (!(fabs(a_ - b_) <= 1e-9 * fmax(fabs(a_), fabs(b_)) + 1e-300))  \
+            fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);             \
+    } while (0)
+
+static char tmpdir[256];
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/et_roofline_XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    char xdg[300];
+    snprintf(xdg, sizeof(xdg), "%s/cache", tmpdir);
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    unsetenv("ET_PEAKS_FILE");
+    return 0;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p;
+         p = strstr(p + strlen(needle), needle))
+        n++;
+    return n;
+}
+
+/* ---- the model ----------------------------------------------------------- */
+
+/* matmul 1024^3 in f32: 2^31 ops, 12 MiB; 100 GFLOP/s, 10 GB/s. */
+static void test_compute_bound(void **state)
+{
+    (void)state;
+    et_einsum e;
+    einsum_ok("ik,kj->ij", "i=1024,k=1024,j=1024", "f32", &e);
+    et_peaks p = peaks_of(100, 50, 10);
+    et_roofline r;
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.ops[ET_F32], (int64_t)1 << 31);
+    assert_int_equal(r.ops[ET_F64], 0);
+    assert_int_equal(r.bytes, 3 * 1024 * 1024 * 4);
+    assert_close(r.intensity, 2147483648.0 / 12582912.0);
+    assert_close(r.compute_s, 2147483648.0 / 100e9);
+    assert_close(r.memory_s, 12582912.0 / 10e9);
+    assert_close(r.time_s, r.compute_s);
+    assert_int_equal(r.bound, ET_BOUND_COMPUTE);
+    assert_int_equal(r.compute_dtype, ET_F32);
+    assert_close(r.gops[ET_F32], 100.0);
+    assert_close(r.gops[ET_F64], 0.0);
+    /* a run at half the roofline */
+    assert_close(et_roofline_ratio(&r, 2 * r.time_s), 0.5);
+    assert_close(et_roofline_measured_gops(&r, ET_F32, 2 * r.time_s), 50.0);
+    assert_close(et_roofline_measured_gops(&r, ET_F64, 2 * r.time_s), 0.0);
+    assert_close(et_roofline_ratio(&r, 0), 0.0);
+}
+
+/* matvec 4096x4096 in f64: 2*4096^2 ops, (4096^2 + 2*4096)*8 bytes. */
+static void test_memory_bound(void **state)
+{
+    (void)state;
+    et_einsum e;
+    einsum_ok("ij,j->i", "i=4096,j=4096", "f64", &e);
+    et_peaks p = peaks_of(100, 50, 20);
+    et_roofline r;
+    roofline_ok(&e, &p, &r);
+    const double ops = 2.0 * 4096 * 4096;
+    const double bytes = (4096.0 * 4096 + 2 * 4096) * 8;
+    assert_int_equal(r.ops[ET_F64], (int64_t)ops);
+    assert_int_equal(r.bytes, (int64_t)bytes);
+    assert_close(r.memory_s, bytes / 20e9);
+    assert_close(r.compute_s, ops / 50e9);
+    assert_int_equal(r.bound, ET_BOUND_MEMORY);
+    assert_close(r.time_s, r.memory_s);
+    assert_close(r.gops[ET_F64], ops / (bytes / 20e9) / 1e9);
+    assert_close(r.gops[ET_F64], 20.0 * ops / bytes);
+}
+
+/* f16 storage, f32 accumulation: ops go to f32, bytes count 2-byte
+ * inputs and the f32 output; no f16 peak needed. */
+static void test_mixed_f16_storage(void **state)
+{
+    (void)state;
+    et_einsum e;
+    einsum_ok("ij,jk->ik", "i=64,j=64,k=64", "f16", &e);
+    assert_int_equal(e.acc_dtype, ET_F32);
+    et_peaks p = peaks_of(100, 50, 10);
+    et_roofline r;
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.ops[ET_F16], 0);
+    assert_int_equal(r.ops[ET_F32], 2 * 64 * 64 * 64);
+    assert_int_equal(r.bytes, 2 * 64 * 64 * 2 +
+                                  64 * 64 *
+                                      (int64_t)et_dtype_size(e.out.dtype));
+    assert_close(r.compute_s, 2.0 * 64 * 64 * 64 / 100e9);
+
+    /* hand-made counts with f16 ops: served by the f32 peak */
+    int64_t ops[ET_DTYPE_COUNT] = {0};
+    ops[ET_F16] = 4000000000;
+    ops[ET_F32] = 1000000000;
+    et_roofline r2;
+    char why[200];
+    assert_int_equal(et_roofline_from_counts(ops, 1000, &p, &r2, why,
+                                             sizeof(why)),
+                     ET_OK);
+    assert_close(r2.peak_gflops[ET_F16], 100.0);
+    assert_close(r2.compute_s, 0.04);
+    assert_int_equal(r2.compute_dtype, ET_F16);
+    assert_close(r2.gops[ET_F16], 100.0);
+    assert_close(r2.gops[ET_F32], 25.0);
+    /* a native f16 peak is used when there is one */
+    p.gflops[ET_F16] = 400;
+    assert_int_equal(et_roofline_from_counts(ops, 1000, &p, &r2, why,
+                                             sizeof(why)),
+                     ET_OK);
+    assert_close(r2.compute_s, 0.01);
+}
+
+/* f32 and f64 ops in one count: the slower dtype sets the compute time,
+ * and each dtype's roofline GOps/s is its ops over that time. */
+static void test_mixed_f32_f64(void **state)
+{
+    (void)state;
+    et_peaks p = peaks_of(100, 25, 1000);
+    int64_t ops[ET_DTYPE_COUNT] = {0};
+    ops[ET_F32] = 1000000000;
+    ops[ET_F64] = 1000000000;
+    et_roofline r;
+    assert_int_equal(et_roofline_from_counts(ops, 1000, &p, &r, NULL, 0),
+                     ET_OK);
+    assert_close(r.compute_s, 0.04);
+    assert_int_equal(r.compute_dtype, ET_F64);
+    assert_int_equal(r.bound, ET_BOUND_COMPUTE);
+    assert_close(r.gops[ET_F32], 25.0);
+    assert_close(r.gops[ET_F64], 25.0);
+    assert_int_equal(r.ops_total, 2000000000);
+    /* an einsum with an f32 and an f64 operand accumulates in f64 */
+    et_einsum e;
+    einsum_ok("ij,j->i", "i=100,j=200", "f32,f64", &e);
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.ops[ET_F64], 2 * 100 * 200);
+    assert_int_equal(r.ops[ET_F32], 0);
+    assert_int_equal(r.bytes, 100 * 200 * 4 + 200 * 8 + 100 * 8);
+}
+
+static void test_missing_peak(void **state)
+{
+    (void)state;
+    et_einsum e;
+    einsum_ok("ij,j->i", "i=8,j=8", "f64", &e);
+    et_peaks p = peaks_of(100, 0, 10); /* no fp64 */
+    et_roofline r;
+    char why[256];
+    assert_int_equal(et_roofline_compute(&e, &p, &r, why, sizeof(why)),
+                     ET_ERR_UNSUPPORTED);
+    assert_non_null(strstr(why, "f64"));
+    /* no bandwidth */
+    p = peaks_of(100, 50, 0);
+    assert_int_equal(et_roofline_compute(&e, &p, &r, why, sizeof(why)),
+                     ET_ERR_INPUT);
+    assert_non_null(strstr(why, "bandwidth"));
+    int64_t bad[ET_DTYPE_COUNT] = {0, -1, 0};
+    assert_int_equal(et_roofline_from_counts(bad, 8, &p, &r, NULL, 0),
+                     ET_ERR_INPUT);
+}
+
+/* The ops formula |I| * ((m - 1) + s) on one operand, outer products and
+ * three operands. */
+static void test_ops_formula(void **state)
+{
+    (void)state;
+    et_peaks p = peaks_of(100, 50, 10);
+    et_einsum e;
+    et_roofline r;
+
+    /* reduction ij->: one operand, summed: |I| * 1 */
+    einsum_ok("ij->", "i=30,j=40", "f64", &e);
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.ops[ET_F64], 30 * 40);
+    assert_int_equal(r.bytes, (30 * 40 + 1) * 8);
+
+    /* transpose ij->ji: no ops, purely memory-bound */
+    einsum_ok("ij->ji", "i=30,j=40", "f32", &e);
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.ops_total, 0);
+    assert_int_equal(r.bytes, 2 * 30 * 40 * 4);
+    assert_int_equal(r.bound, ET_BOUND_MEMORY);
+    assert_close(r.intensity, 0.0);
+    assert_close(r.compute_s, 0.0);
+    assert_close(r.time_s, 2.0 * 30 * 40 * 4 / 10e9);
+    assert_close(et_roofline_ratio(&r, 4 * r.time_s), 0.25);
+
+    /* outer product i,j->ij: nothing summed: |I| * (m - 1) */
+    einsum_ok("i,j->ij", "i=300,j=500", "f32", &e);
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.ops[ET_F32], 300 * 500);
+    assert_int_equal(r.bytes, (300 + 500 + 300 * 500) * 4);
+    assert_int_equal(r.bound, ET_BOUND_MEMORY);
+
+    /* three operands, summed: |I| * 3 */
+    einsum_ok("xre,rij,xej->xei", "x=64,r=3,e=4,i=35,j=35", "f64", &e);
+    roofline_ok(&e, &p, &r);
+    const int64_t iter = 64LL * 3 * 4 * 35 * 35;
+    assert_int_equal(r.ops[ET_F64], 3 * iter);
+    assert_int_equal(r.bytes,
+                     (64 * 3 * 4 + 3 * 35 * 35 + 64 * 4 * 35 + 64 * 4 * 35) *
+                         8);
+    double compute = 3.0 * iter / 50e9, memory = (double)r.bytes / 10e9;
+    assert_close(r.time_s, fmax(compute, memory));
+    assert_int_equal(r.bound,
+                     compute > memory ? ET_BOUND_COMPUTE : ET_BOUND_MEMORY);
+}
+
+/* ---- reports ------------------------------------------------------------ */
+
+static void test_table_and_json(void **state)
+{
+    (void)state;
+    et_einsum e;
+    einsum_ok("ik,kj->ij", "i=1024,k=1024,j=1024", "f32", &e);
+    et_peaks p = peaks_of(100, 50, 10);
+    et_roofline r;
+    roofline_ok(&e, &p, &r);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    et_roofline_table(f, &r, 4 * r.time_s);
+    fclose(f);
+    assert_non_null(strstr(text, "Dtype | Measured GOps/s | Roofline GOps/s "
+                                 "| % of roofline"));
+    assert_non_null(strstr(text, "f32   |          25.000 |         100.000 "
+                                 "|         25.0"));
+    assert_non_null(strstr(text, "compute-bound"));
+    free(text);
+
+    cJSON *o = cJSON_CreateObject();
+    assert_int_equal(et_report_add_gops(o, &r, 4 * r.time_s), 0);
+    cJSON *g = cJSON_GetObjectItem(o, "gops");
+    cJSON *rg = cJSON_GetObjectItem(o, "roofline_gops");
+    assert_close(cJSON_GetObjectItem(g, "f32")->valuedouble, 25.0);
+    assert_close(cJSON_GetObjectItem(rg, "f32")->valuedouble, 100.0);
+    assert_null(cJSON_GetObjectItem(g, "f64"));
+    assert_close(cJSON_GetObjectItem(o, "roofline_fraction")->valuedouble,
+                 0.25);
+    cJSON_Delete(o);
+
+    o = et_roofline_to_json(&r, &p);
+    assert_non_null(o);
+    assert_string_equal(cJSON_GetObjectItem(o, "bound")->valuestring,
+                        "compute");
+    assert_close(cJSON_GetObjectItem(o, "roofline_s")->valuedouble, r.time_s);
+    cJSON_Delete(o);
+
+    /* the peaks document of DESIGN.md */
+    p.gflops_spread[ET_F32] = (et_spread){5, 90, 95, 100};
+    p.bw_gbs[ET_BW_COPY] = 10;
+    p.bw_spread[ET_BW_COPY] = (et_spread){5, 8, 9, 10};
+    o = et_peaks_to_json(&p);
+    cJSON *dev = cJSON_GetObjectItem(o, "device");
+    assert_string_equal(cJSON_GetObjectItem(dev, "name")->valuestring,
+                        "test device");
+    assert_string_equal(cJSON_GetObjectItem(dev, "backend")->valuestring,
+                        "opencl");
+    assert_string_equal(cJSON_GetObjectItem(dev, "driver")->valuestring,
+                        "1.0");
+    cJSON *gf = cJSON_GetObjectItem(o, "gflops");
+    assert_close(cJSON_GetObjectItem(gf, "f32")->valuedouble, 100);
+    assert_close(cJSON_GetObjectItem(gf, "f64")->valuedouble, 50);
+    assert_null(cJSON_GetObjectItem(gf, "f16"));
+    assert_close(cJSON_GetObjectItem(o, "bandwidth_gbs")->valuedouble, 10);
+    cJSON *sp = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "gflops_spread"),
+                                    "f32");
+    assert_close(cJSON_GetObjectItem(sp, "median")->valuedouble, 95);
+    cJSON *copy =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "bandwidth"), "copy");
+    assert_close(cJSON_GetObjectItem(copy, "min")->valuedouble, 8);
+    cJSON_Delete(o);
+
+    /* a copy has no ops: one "-" row with the ratio of times */
+    einsum_ok("ij->ji", "i=30,j=40", "f32", &e);
+    roofline_ok(&e, &p, &r);
+    f = open_memstream(&text, &len);
+    et_roofline_table(f, &r, 2 * r.time_s);
+    fclose(f);
+    assert_non_null(strstr(text, "-     |           0 ops |           0 ops "
+                                 "|         50.0"));
+    free(text);
+}
+
+/* ---- cache and override file ------------------------------------------- */
+
+static et_device_info info_of(const char *name, const char *driver)
+{
+    et_device_info info;
+    memset(&info, 0, sizeof(info));
+    snprintf(info.name, sizeof(info.name), "%s", name);
+    snprintf(info.driver_version, sizeof(info.driver_version), "%s", driver);
+    info.target = et_target_generic(ET_BACKEND_OPENCL);
+    info.target.has_fp64 = true;
+    info.target.has_fp16 = false;
+    return info;
+}
+
+static void test_cache_round_trip(void **state)
+{
+    (void)state;
+    et_device_info info = info_of("Fancy GPU 9000", "42.1 (beta)");
+    et_error err = {{0}};
+    et_peaks p = peaks_of(1234.5, 617.25, 321.125);
+    snprintf(p.device_name, sizeof(p.device_name), "%s", info.name);
+    snprintf(p.driver, sizeof(p.driver), "%s", info.driver_version);
+    p.gflops_spread[ET_F32] = (et_spread){5, 1000, 1200, 1234.5};
+    p.bw_gbs[ET_BW_TRIAD] = 321.125;
+    p.bw_spread[ET_BW_TRIAD] = (et_spread){3, 300, 310, 321.125};
+
+    et_peaks q;
+    assert_int_equal(et_peaks_load(&info, &q, &err), ET_ERR_IO); /* miss */
+    assert_int_equal(et_peaks_store(&p, &err), ET_OK);
+
+    char path[4096];
+    assert_int_equal(et_peaks_cache_path(&info, path, sizeof(path), &err),
+                     ET_OK);
+    char expect_dir[400];
+    snprintf(expect_dir, sizeof(expect_dir), "%s/cache/eintune/", tmpdir);
+    assert_true(strncmp(path, expect_dir, strlen(expect_dir)) == 0);
+    assert_null(strchr(path + strlen(expect_dir), ' '));
+    struct stat sb;
+    expect_dir[strlen(expect_dir) - 1] = '\0';
+    assert_int_equal(stat(expect_dir, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    assert_int_equal(stat(path, &sb), 0);
+
+    memset(&q, 0, sizeof(q));
+    assert_int_equal(et_peaks_load(&info, &q, &err), ET_OK);
+    assert_int_equal(q.source, ET_PEAKS_CACHED);
+    assert_string_equal(q.device_name, "Fancy GPU 9000");
+    assert_string_equal(q.driver, "42.1 (beta)");
+    assert_string_equal(q.eintune_version, ET_VERSION);
+    assert_close(q.gflops[ET_F32], 1234.5);
+    assert_close(q.gflops[ET_F64], 617.25);
+    assert_close(q.gflops[ET_F16], 0);
+    assert_close(q.bandwidth_gbs, 321.125);
+    assert_int_equal(q.gflops_spread[ET_F32].runs, 5);
+    assert_close(q.gflops_spread[ET_F32].median, 1200);
+    assert_close(q.bw_gbs[ET_BW_TRIAD], 321.125);
+    assert_close(q.bw_spread[ET_BW_TRIAD].min, 300);
+
+    /* another driver version is another key: a miss */
+    et_device_info other = info_of("Fancy GPU 9000", "42.2");
+    assert_int_equal(et_peaks_load(&other, &q, &err), ET_ERR_IO);
+    /* a file whose key differs (as after an upgrade) is a miss too */
+    char text[512];
+    snprintf(text, sizeof(text),
+             "{\"device\": {\"name\": \"Fancy GPU 9000\", \"backend\": "
+             "\"opencl\", \"driver\": \"42.1 (beta)\"}, \"eintune_version\": "
+             "\"0.0.0-old\", \"gflops\": {\"f32\": 1}, \"bandwidth_gbs\": 1}");
+    write_text(path, text);
+    assert_int_equal(et_peaks_load(&info, &q, &err), ET_ERR_IO);
+    assert_non_null(strstr(err.msg, "version"));
+    /* a corrupt file is an input error */
+    write_text(path, "{\"gflops\": ");
+    assert_int_equal(et_peaks_load(&info, &q, &err), ET_ERR_INPUT);
+    /* storing again replaces it */
+    assert_int_equal(et_peaks_store(&p, &err), ET_OK);
+    assert_int_equal(et_peaks_load(&info, &q, &err), ET_OK);
+}
+
+static void test_override_file(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof(path), "%s/vendor.json", tmpdir);
+    et_error err = {{0}};
+    et_peaks p;
+    unsigned given;
+
+    write_text(path, "{\"gflops\": {\"f32\": 3000.5, \"f64\": 1500},\n"
+                     " \"bandwidth_gbs\": 400}\n");
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(et_peaks_read_file(path, &p, &given, &err), ET_OK);
+    assert_close(p.gflops[ET_F32], 3000.5);
+    assert_close(p.gflops[ET_F64], 1500);
+    assert_close(p.bandwidth_gbs, 400);
+    assert_int_equal(given, 1u << ET_F32 | 1u << ET_F64 | 1u << ET_DTYPE_COUNT);
+
+    /* errors name the file and the key */
+    write_text(path, "{\"gflops\": {\"f33\": 1}}");
+    assert_int_equal(et_peaks_read_file(path, &p, &given, &err),
+                     ET_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "gflops.f33"));
+    assert_non_null(strstr(err.msg, "vendor.json"));
+    write_text(path, "{\"bandwidth_gbs\": -3}");
+    assert_int_equal(et_peaks_read_file(path, &p, &given, &err),
+                     ET_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "bandwidth_gbs"));
+    write_text(path, "{\"gflops\": {\"f32\": \"fast\"}}");
+    assert_int_equal(et_peaks_read_file(path, &p, &given, &err),
+                     ET_ERR_INPUT);
+    write_text(path, "{}");
+    assert_int_equal(et_peaks_read_file(path, &p, &given, &err),
+                     ET_ERR_INPUT);
+    write_text(path, "\n\n[1, 2");
+    assert_int_equal(et_peaks_read_file(path, &p, &given, &err),
+                     ET_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "vendor.json:3"));
+    snprintf(path, sizeof(path), "%s/absent.json", tmpdir);
+    assert_int_equal(et_peaks_read_file(path, &p, &given, &err), ET_ERR_IO);
+}
+
+/* et_peaks_get without device calls: complete override, cache hit, and a
+ * partial override over the cache. A device with no function table would
+ * crash if anything were measured. */
+static void test_peaks_get(void **state)
+{
+    (void)state;
+    et_device dev;
+    memset(&dev, 0, sizeof(dev));
+    dev.info = info_of("Vendor Accelerator X", "7.0");
+    et_error err = {{0}};
+    char path[400];
+    snprintf(path, sizeof(path), "%s/override.json", tmpdir);
+
+    write_text(path, "{\"device\": {\"name\": \"accelerator x\"},\n"
+                     " \"gflops\": {\"f32\": 2000, \"f64\": 1000},\n"
+                     " \"bandwidth_gbs\": 300}");
+    et_peaks_get_opts o;
+    memset(&o, 0, sizeof(o));
+    o.peaks_file = path;
+    et_peaks p;
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_int_equal(p.source, ET_PEAKS_OVERRIDE);
+    assert_string_equal(p.device_name, "Vendor Accelerator X");
+    assert_close(p.gflops[ET_F32], 2000);
+    assert_close(p.bandwidth_gbs, 300);
+
+    /* the same through $ET_PEAKS_FILE */
+    o.peaks_file = NULL;
+    setenv("ET_PEAKS_FILE", path, 1);
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_close(p.gflops[ET_F64], 1000);
+    unsetenv("ET_PEAKS_FILE");
+
+    /* a file for another device is refused */
+    write_text(path, "{\"device\": {\"name\": \"Other GPU\"},\n"
+                     " \"gflops\": {\"f32\": 2000}, \"bandwidth_gbs\": 1}");
+    o.peaks_file = path;
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "Other GPU"));
+
+    /* a cached device with a partial override: bandwidth from the file */
+    et_peaks c = peaks_of(111, 55, 22);
+    snprintf(c.device_name, sizeof(c.device_name), "%s", dev.info.name);
+    snprintf(c.driver, sizeof(c.driver), "%s", dev.info.driver_version);
+    c.gflops_spread[ET_F32] = (et_spread){5, 100, 105, 111};
+    assert_int_equal(et_peaks_store(&c, &err), ET_OK);
+    write_text(path, "{\"bandwidth_gbs\": 99.5}");
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_int_equal(p.source, ET_PEAKS_OVERRIDE);
+    assert_close(p.gflops[ET_F32], 111);
+    assert_int_equal(p.gflops_spread[ET_F32].runs, 5);
+    assert_close(p.bandwidth_gbs, 99.5);
+    /* without the file: the cache */
+    o.peaks_file = NULL;
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_int_equal(p.source, ET_PEAKS_CACHED);
+    assert_close(p.bandwidth_gbs, 22);
+}
+
+/* ---- plot --------------------------------------------------------------- */
+
+/*
+ * A small well-formedness check for XML (no libxml2 here): every tag is
+ * closed in order, attribute values are quoted, comments, declarations
+ * and the prolog are skipped. Returns the number of elements, or -1.
+ */
+static int xml_elements(const char *s, char *root, size_t root_cap)
+{
+    char stack[64][64];
+    int depth = 0, elements = 0;
+    root[0] = '\0';
+    for (const char *p = s; *p;) {
+        if (*p != '<') {
+            if (depth == 0 && !strchr(" \t\r\n", *p))
+                return -1; /* text outside the root */
+            p++;
+            continue;
+        }
+        if (!strncmp(p, "<?", 2) || !strncmp(p, "<!--", 4)) {
+            const char *end = strstr(p, p[1] == '?' ? "?>" : "-->");
+            if (!end)
+                return -1;
+            p = end + 2;
+            continue;
+        }
+        int closing = p[1] == '/';
+        const char *n = p + 1 + closing;
+        size_t nl = strcspn(n, " \t\r\n/>");
+        if (nl == 0 || nl >= 64)
+            return -1;
+        const char *q = n + nl;
+        char quote = 0;
+        for (; *q && (quote || *q != '>'); q++) {
+            if (quote && *q == quote)
+                quote = 0;
+            else if (!quote && (*q == '"' || *q == '\''))
+                quote = *q;
+        }
+        if (*q != '>')
+            return -1;
+        int empty = q[-1] == '/';
+        if (closing) {
+            if (depth == 0 || strncmp(stack[depth - 1], n, nl) != 0 ||
+                stack[depth - 1][nl] != '\0')
+                return -1;
+            depth--;
+        } else {
+            if (depth == 0 && root[0])
+                return -1; /* a second root */
+            if (depth == 0)
+                snprintf(root, root_cap, "%.*s", (int)nl, n);
+            elements++;
+            if (!empty) {
+                if (depth == 64)
+                    return -1;
+                memcpy(stack[depth], n, nl);
+                stack[depth][nl] = '\0';
+                depth++;
+            }
+        }
+        p = q + 1;
+    }
+    return depth == 0 && root[0] ? elements : -1;
+}
+
+static et_plot plot_fixture(et_peaks *p, et_plot_point *pts, int n)
+{
+    *p = peaks_of(232, 119.6, 40);
+    for (int i = 0; i < n; i++) {
+        pts[i].intensity = 0.25 * (1 + i % 3);
+        pts[i].gops = 1.0 + 1.5 * i;
+    }
+    et_plot pl = {p, "ik,kj->ij  i=k=j=512 f32", pts, n, n - 1, NULL};
+    return pl;
+}
+
+static void test_plot_svg(void **state)
+{
+    (void)state;
+    et_peaks p;
+    et_plot_point pts[9];
+    et_plot pl = plot_fixture(&p, pts, 9);
+    pts[2].intensity = 0; /* a copy: left out of a log-log chart */
+    pts[2].gops = 0;
+    char path[400], why[512];
+    snprintf(path, sizeof(path), "%s/roof.svg", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)), ET_OK);
+    size_t len;
+    char *svg = read_all(path, &len);
+    assert_true(len > 1000);
+    assert_true(strncmp(svg, "<?xml", 5) == 0);
+    const char *end = svg + len;
+    while (end > svg && strchr(" \r\n", end[-1]))
+        end--;
+    assert_true(end - svg > 6 && strncmp(end - 6, "</svg>", 6) == 0);
+    char root[64];
+    int elements = xml_elements(svg, root, sizeof(root));
+    assert_true(elements > 20);
+    assert_string_equal(root, "svg");
+    /* 9 points: one hidden, one best; plus one legend sample each */
+    assert_int_equal(count_of(svg, ET_PLOT_POINT_FILL), 7 + 1);
+    assert_int_equal(count_of(svg, ET_PLOT_BEST_FILL), 1 + 1);
+    free(svg);
+
+    /* no best, no points: roofs alone */
+    pl.best = -1;
+    pl.n_points = 0;
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)), ET_OK);
+    svg = read_all(path, &len);
+    assert_int_equal(count_of(svg, ET_PLOT_BEST_FILL), 0);
+    assert_int_equal(count_of(svg, ET_PLOT_POINT_FILL), 1);
+    assert_true(xml_elements(svg, root, sizeof(root)) > 0);
+    free(svg);
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 |
+           b[3];
+}
+
+static void test_plot_png_and_errors(void **state)
+{
+    (void)state;
+    et_peaks p;
+    et_plot_point pts[5];
+    et_plot pl = plot_fixture(&p, pts, 5);
+    char path[400], why[512];
+    snprintf(path, sizeof(path), "%s/roof.PNG", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)), ET_OK);
+    size_t len;
+    unsigned char *png = (unsigned char *)read_all(path, &len);
+    assert_true(len > 33);
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G',
+                                         '\r', '\n', 0x1a, '\n'};
+    assert_memory_equal(png, sig, 8);
+    assert_memory_equal(png + 12, "IHDR", 4);
+    assert_int_equal(be32(png + 16), 960);
+    assert_int_equal(be32(png + 20), 640);
+    free(png);
+
+    snprintf(path, sizeof(path), "%s/roof.pdf", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)),
+                     ET_ERR_INPUT);
+    assert_non_null(strstr(why, ".svg or .png"));
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof(path), "%s/dir.svg/plot", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)),
+                     ET_ERR_INPUT);
+    snprintf(path, sizeof(path), "%s/no/such/dir/roof.svg", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)), ET_ERR_IO);
+    snprintf(path, sizeof(path), "%s/no/such/dir/roof.png", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)), ET_ERR_IO);
+}
+
+/* ---- micro-benchmarks on the device ------------------------------------- */
+
+static void test_sources(void **state)
+{
+    (void)state;
+    const char *name = NULL;
+    char *s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F32, 16, &name);
+    assert_non_null(s);
+    assert_string_equal(name, "et_peak_fma_f32");
+    assert_non_null(strstr(s, "float16 x11"));
+    assert_non_null(strstr(s, "fma(x0, a, b)"));
+    assert_null(strstr(s, "fast"));
+    free(s);
+    s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F64, 8, &name);
+    assert_non_null(strstr(s, "cl_khr_fp64"));
+    assert_non_null(strstr(s, "double8"));
+    free(s);
+    s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F16, 8, &name);
+    assert_non_null(strstr(s, "cl_khr_fp16"));
+    assert_non_null(strstr(s, "half8"));
+    free(s);
+    s = et_peaks_fma_source(ET_BACKEND_CUDA, ET_F32, 16, &name);
+    assert_non_null(strstr(s, "extern \"C\" __global__"));
+    assert_non_null(strstr(s, "fmaf(x0, a, b)"));
+    free(s);
+    s = et_peaks_fma_source(ET_BACKEND_CUDA, ET_F16, 16, &name);
+    assert_non_null(strstr(s, "__hfma2"));
+    free(s);
+    for (int k = 0; k < ET_BW_COUNT; k++) {
+        s = et_peaks_bw_source(ET_BACKEND_OPENCL, (et_bw_kind)k, &name);
+        assert_non_null(s);
+        assert_non_null(strstr(s, name));
+        free(s);
+        s = et_peaks_bw_source(ET_BACKEND_CUDA, (et_bw_kind)k, &name);
+        assert_non_null(strstr(s, "extern \"C\""));
+        free(s);
+    }
+}
+
+static void logline(void *arg, const char *msg)
+{
+    int *n = arg;
+    (*n)++;
+    if (getenv("ET_TEST_VERBOSE"))
+        fprintf(stderr, "  %s\n", msg);
+}
+
+static void test_measure_pocl(void **state)
+{
+    (void)state;
+    et_device *dev = NULL;
+    et_error err = {{0}};
+    if (et_device_open(NULL, &dev, &err) != ET_OK) {
+        fprintf(stderr, "  no OpenCL device (%s): skipped\n", err.msg);
+        skip();
+    }
+    et_peaks_opts o;
+    memset(&o, 0, sizeof(o));
+    o.quick = true;
+    int lines = 0;
+    o.log = logline;
+    o.log_arg = &lines;
+    et_peaks p;
+    et_status st = et_peaks_measure(dev, &o, &p, &err);
+    if (st != ET_OK)
+        fail_msg("et_peaks_measure: %s: %s", et_status_str(st), err.msg);
+    assert_int_equal(p.source, ET_PEAKS_MEASURED);
+    assert_string_equal(p.device_name, dev->info.name);
+    assert_string_equal(p.driver, dev->info.driver_version);
+    assert_true(isfinite(p.gflops[ET_F32]) && p.gflops[ET_F32] > 0);
+    if (dev->info.target.has_fp64)
+        assert_true(isfinite(p.gflops[ET_F64]) && p.gflops[ET_F64] > 0);
+    if (!dev->info.target.has_fp16)
+        assert_true(p.gflops[ET_F16] == 0);
+    for (int t = 0; t < ET_DTYPE_COUNT; t++)
+        if (p.gflops[t] > 0) {
+            const et_spread *s = &p.gflops_spread[t];
+            assert_int_equal(s->runs, 2);
+            assert_true(s->min > 0 && s->min <= s->median &&
+                        s->median <= s->max && s->max == p.gflops[t]);
+        }
+    for (int k = 0; k < ET_BW_COUNT; k++) {
+        assert_true(isfinite(p.bw_gbs[k]) && p.bw_gbs[k] > 0);
+        assert_true(p.bw_gbs[k] <= p.bandwidth_gbs);
+        assert_true(p.bw_spread[k].min <= p.bw_spread[k].max);
+    }
+    assert_true(lines >= 3);
+
+    /* through et_peaks_get: measured, stored, then a cache hit */
+    et_peaks_get_opts g;
+    memset(&g, 0, sizeof(g));
+    g.remeasure = true;
+    g.measure = o;
+    et_peaks q;
+    assert_int_equal(et_peaks_get(dev, &g, &q, &err), ET_OK);
+    assert_int_equal(q.source, ET_PEAKS_MEASURED);
+    g.remeasure = false;
+    et_peaks c;
+    assert_int_equal(et_peaks_get(dev, &g, &c, &err), ET_OK);
+    assert_int_equal(c.source, ET_PEAKS_CACHED);
+    assert_close(c.gflops[ET_F32], q.gflops[ET_F32]);
+    assert_close(c.bandwidth_gbs, q.bandwidth_gbs);
+    et_device_close(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compute_bound),
+        cmocka_unit_test(test_memory_bound),
+        cmocka_unit_test(test_mixed_f16_storage),
+        cmocka_unit_test(test_mixed_f32_f64),
+        cmocka_unit_test(test_missing_peak),
+        cmocka_unit_test(test_ops_formula),
+        cmocka_unit_test(test_table_and_json),
+        cmocka_unit_test(test_cache_round_trip),
+        cmocka_unit_test(test_override_file),
+        cmocka_unit_test(test_peaks_get),
+        cmocka_unit_test(test_plot_svg),
+        cmocka_unit_test(test_plot_png_and_errors),
+        cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_measure_pocl),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}

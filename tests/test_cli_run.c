@@ -1,0 +1,354 @@
+/*
+ * test_cli_run.c - `eintune run` against NumPy: tests/data/numpy_cases.py
+ * (run with /usr/bin/python3, which has NumPy on Debian) writes inputs,
+ * NumPy's output and the sum of |terms| for dozens of einsums (diagonals,
+ * implicit outputs, ellipsis, scalars, broadcasting, 3-7 operands); each is
+ * run untransformed and with valid opts through build/eintune, and every
+ * output element must be within the rigorous rounding bound of NumPy's
+ * extended-precision result. Also: the CLI's failure modes (refused opts,
+ * wrong input count, missing file, no CUDA device) and --verify --time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "einsum/einsum.h"
+#include "einsum/npy.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char g_dir[256];
+
+static const char *build_dir(void)
+{
+    const char *d = getenv("ET_BUILD_DIR");
+    return d && *d ? d : "build";
+}
+
+/* Runs argv (NULL-terminated, argv[0] the program); stdout and stderr go
+ * to files in g_dir; returns the exit status or -1. */
+static int spawn_wait(char *const *argv, const char *tag)
+{
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/%s.out", g_dir, tag);
+    snprintf(err_path, sizeof err_path, "%s/%s.err", g_dir, tag);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return -1;
+    int ws;
+    if (waitpid(pid, &ws, 0) < 0)
+        return -1;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static char *tag_file(const char *tag, const char *ext)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.%s", g_dir, tag, ext);
+    return slurp(path);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/et_cli_run_XXXXXX");
+    if (!mkdtemp(g_dir))
+        return -1;
+    if (access("/usr/bin/python3", X_OK) != 0)
+        return 0; /* the NumPy test skips */
+    char *argv[] = {"/usr/bin/python3", "tests/data/numpy_cases.py", g_dir,
+                    NULL};
+    return spawn_wait(argv, "python") == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char *argv[] = {"/bin/rm", "-rf", g_dir, NULL};
+    spawn_wait(argv, "rm");
+    return 0;
+}
+
+static double unit_roundoff(et_dtype t)
+{
+    return t == ET_F64 ? ldexp(1.0, -53) : ldexp(1.0, -24);
+}
+
+static double elem(const et_array *a, int64_t i)
+{
+    switch (a->dtype) {
+    case ET_F64: return ((const double *)a->data)[i];
+    case ET_F32: return ((const float *)a->data)[i];
+    default: return et_half_to_float(((const uint16_t *)a->data)[i]);
+    }
+}
+
+/* One case line: runs eintune and compares with NumPy. */
+static void run_case(int k, const char *expr, int n_in, const char *opts,
+                     int *n_checked)
+{
+    char bin[512], out[512], tag[64], paths[8][512];
+    char *argv[32];
+    int argc = 0;
+    snprintf(bin, sizeof bin, "%s/eintune", build_dir());
+    snprintf(out, sizeof out, "%s/%d_out.npy", g_dir, k);
+    snprintf(tag, sizeof tag, "case%d", k);
+    argv[argc++] = bin;
+    argv[argc++] = "run";
+    argv[argc++] = (char *)expr;
+    assert_true(n_in <= 8);
+    for (int j = 0; j < n_in; j++) {
+        snprintf(paths[j], sizeof paths[j], "%s/%d_%d.npy", g_dir, k, j);
+        argv[argc++] = "-i";
+        argv[argc++] = paths[j];
+    }
+    argv[argc++] = "-o";
+    argv[argc++] = out;
+    if (strcmp(opts, "-") != 0) {
+        argv[argc++] = "--opts";
+        argv[argc++] = (char *)opts;
+    }
+    argv[argc++] = "--quiet";
+    argv[argc] = NULL;
+    unlink(out);
+    int rc = spawn_wait(argv, tag);
+    if (rc != 0) {
+        char *err = tag_file(tag, "err");
+        fail_msg("eintune run '%s' --opts '%s' exited %d: %s", expr, opts,
+                 rc, err);
+    }
+
+    /* The einsum as eintune sees it, for the bound. */
+    et_array in[8], got, ref, absv;
+    et_diag d;
+    et_subscripts sub;
+    et_operand_shapes shapes = {0};
+    et_dtype dt[8];
+    assert_int_equal(et_subscripts_parse(expr, &sub, &d), ET_OK);
+    shapes.n_ops = n_in;
+    for (int j = 0; j < n_in; j++) {
+        assert_int_equal(et_npy_read(paths[j], &in[j], &d), ET_OK);
+        shapes.rank[j] = in[j].rank;
+        memcpy(shapes.dim[j], in[j].dim, sizeof in[j].dim);
+        dt[j] = in[j].dtype;
+    }
+    et_einsum e;
+    assert_int_equal(et_einsum_resolve(&sub, NULL, &shapes, dt, &e, &d),
+                     ET_OK);
+    char p[512];
+    assert_int_equal(et_npy_read(out, &got, &d), ET_OK);
+    snprintf(p, sizeof p, "%s/%d_ref.npy", g_dir, k);
+    assert_int_equal(et_npy_read(p, &ref, &d), ET_OK);
+    snprintf(p, sizeof p, "%s/%d_abs.npy", g_dir, k);
+    assert_int_equal(et_npy_read(p, &absv, &d), ET_OK);
+
+    /* Same shape as NumPy's output. */
+    assert_int_equal(got.rank, ref.rank);
+    for (int r = 0; r < got.rank; r++)
+        assert_int_equal(got.dim[r], ref.dim[r]);
+    assert_int_equal(got.dtype, e.out.dtype);
+
+    int64_t terms = 1;
+    for (int i = e.n_out; i < e.n_idx; i++)
+        terms *= e.idx[i].size;
+    double u = unit_roundoff(e.acc_dtype);
+    double nn = (double)(terms + e.n_ops - 2);
+    if (nn < 0)
+        nn = 0;
+    double gamma = nn * u / (1 - nn * u);
+    int64_t n = et_array_elems(&got);
+    for (int64_t i = 0; i < n; i++) {
+        double g = elem(&got, i), r = elem(&ref, i), a = elem(&absv, i);
+        /* NumPy's long double result was stored as f64: one more rounding
+         * of the reference, hence the 2^-53 |r| term. */
+        double bound = gamma * a + ldexp(fabs(r), -53) * 2;
+        if (!(fabs(g - r) <= bound))
+            fail_msg("%s --opts '%s': element %lld: got %.17g, NumPy %.17g, "
+                     "bound %.3g",
+                     expr, opts, (long long)i, g, r, bound);
+    }
+    (*n_checked)++;
+    for (int j = 0; j < n_in; j++)
+        et_array_free(&in[j]);
+    et_array_free(&got);
+    et_array_free(&ref);
+    et_array_free(&absv);
+}
+
+static void test_numpy_cases(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/python3", X_OK) != 0)
+        skip();
+    char path[512];
+    snprintf(path, sizeof path, "%s/cases.txt", g_dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int n_checked = 0, n_with_opts = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *save = NULL;
+        char *sk = strtok_r(line, "\t", &save);
+        char *expr = strtok_r(NULL, "\t", &save);
+        char *sn = strtok_r(NULL, "\t", &save);
+        char *opts = strtok_r(NULL, "\t", &save);
+        assert_non_null(opts);
+        run_case(atoi(sk), expr, atoi(sn), opts, &n_checked);
+        if (strcmp(opts, "-") != 0)
+            n_with_opts++;
+    }
+    fclose(f);
+    print_message("checked %d runs against NumPy (%d with opts)\n",
+                  n_checked, n_with_opts);
+    assert_true(n_checked >= 60);
+    assert_true(n_with_opts >= 25);
+}
+
+/* Writes a small f64 array for the failure tests. */
+static void write_array(const char *name, int rank, const int64_t *dim,
+                        char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", g_dir, name);
+    et_array a = {0};
+    a.dtype = ET_F64;
+    a.rank = rank;
+    int64_t n = 1;
+    for (int r = 0; r < rank; r++) {
+        a.dim[r] = dim[r];
+        n *= dim[r];
+    }
+    double *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (double)(i % 7) - 3;
+    a.data = v;
+    et_diag d;
+    assert_int_equal(et_npy_write(path, &a, &d), ET_OK);
+    free(v);
+}
+
+static void test_failures(void **state)
+{
+    (void)state;
+    char bin[512], a[512], b[512], o[512];
+    snprintf(bin, sizeof bin, "%s/eintune", build_dir());
+    snprintf(o, sizeof o, "%s/fail_out.npy", g_dir);
+    int64_t da[2] = {4, 6}, db[2] = {6, 8};
+    write_array("fa.npy", 2, da, a, sizeof a);
+    write_array("fb.npy", 2, db, b, sizeof b);
+
+    /* A refused opt: exit 2, the rule named, no output written. */
+    unlink(o);
+    char *v1[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", o,
+                  "--opts", "UPCAST(j,2)", NULL};
+    assert_int_equal(spawn_wait(v1, "f1"), 2);
+    char *err = tag_file("f1", "err");
+    assert_non_null(strstr(err, "global axes only"));
+    free(err);
+    assert_int_not_equal(access(o, F_OK), 0);
+
+    /* Wrong number of inputs: exit 2. */
+    char *v2[] = {bin, "run", "ij,jk->ik", "-i", a, "-o", o, NULL};
+    assert_int_equal(spawn_wait(v2, "f2"), 2);
+    err = tag_file("f2", "err");
+    assert_non_null(strstr(err, "2 operands but 1 input"));
+    free(err);
+
+    /* Shapes that disagree with the einsum: exit 2. */
+    char *v3[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", a, "-o", o, NULL};
+    assert_int_equal(spawn_wait(v3, "f3"), 2);
+
+    /* A missing file: exit 2, named. */
+    char *v4[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", "/nonexistent.npy",
+                  "-o", o, NULL};
+    assert_int_equal(spawn_wait(v4, "f4"), 2);
+    err = tag_file("f4", "err");
+    assert_non_null(strstr(err, "/nonexistent.npy"));
+    free(err);
+
+    /* No CUDA device on this machine (ET_LIBCUDA pointing nowhere makes
+     * the test independent of the machine): exit 1, said clearly. */
+    setenv("ET_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    char *v5[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", o,
+                  "--device", "cuda:0", NULL};
+    assert_int_equal(spawn_wait(v5, "f5"), 1);
+    unsetenv("ET_LIBCUDA");
+    err = tag_file("f5", "err");
+    assert_non_null(strstr(err, "no CUDA device"));
+    free(err);
+    assert_int_not_equal(access(o, F_OK), 0);
+}
+
+static void test_verify_time(void **state)
+{
+    (void)state;
+    char bin[512], a[512], b[512], o[512], js[512];
+    snprintf(bin, sizeof bin, "%s/eintune", build_dir());
+    snprintf(o, sizeof o, "%s/vt_out.npy", g_dir);
+    snprintf(js, sizeof js, "%s/vt.json", g_dir);
+    int64_t da[2] = {16, 12}, db[2] = {12, 8};
+    write_array("va.npy", 2, da, a, sizeof a);
+    write_array("vb.npy", 2, db, b, sizeof b);
+    char *v[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", o,
+                 "--opts", "LOCAL(i,4) UPCAST(k,4) UNROLL(j,3)", "--verify",
+                 "--time", "--json", js, NULL};
+    int rc = spawn_wait(v, "vt");
+    char *err = tag_file("vt", "err");
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    assert_non_null(strstr(err, "verified: 3 trials, max normalized error"));
+    assert_non_null(strstr(err, "median"));
+    free(err);
+    char *out = tag_file("vt", "out");
+    assert_non_null(strstr(out, "Measured GOps/s"));
+    free(out);
+    char *json = slurp(js);
+    assert_non_null(strstr(json, "\"ci95_s\""));
+    assert_non_null(strstr(json, "\"max_norm_err\""));
+    free(json);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_numpy_cases),
+        cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_verify_time),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

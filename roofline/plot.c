@@ -387,6 +387,14 @@ static void draw(cairo_t *cr, const et_plot *pl)
     draw_legend(cr, &f, shown, best >= 0, hidden);
 }
 
+et_plot_point et_plot_point_of(const et_roofline *r, double measured_s)
+{
+    et_plot_point p;
+    p.intensity = r->intensity;
+    p.gops = measured_s > 0 ? (double)r->ops_total / measured_s / 1e9 : 0;
+    return p;
+}
+
 static void say(char *why, size_t cap, const char *fmt, const char *a,
                 const char *b)
 {

@@ -81,6 +81,10 @@ typedef struct et_plot_point {
     double gops;       /* measured GOps/s over all dtypes (y) */
 } et_plot_point;
 
+/* The point of a run of measured_s seconds: (r->intensity, ops_total /
+ * measured_s / 1e9); gops 0 when measured_s <= 0. */
+et_plot_point et_plot_point_of(const et_roofline *r, double measured_s);
+
 typedef struct et_plot {
     const et_peaks *peaks;   /* the roofs (required) */
     const char *title;       /* e.g. the einsum and the device; may be NULL */

@@ -150,6 +150,9 @@ static void test_compute_bound(void **state)
     assert_close(et_roofline_measured_gops(&r, ET_F32, 2 * r.time_s), 50.0);
     assert_close(et_roofline_measured_gops(&r, ET_F64, 2 * r.time_s), 0.0);
     assert_close(et_roofline_ratio(&r, 0), 0.0);
+    et_plot_point pt = et_plot_point_of(&r, 2 * r.time_s);
+    assert_close(pt.intensity, r.intensity);
+    assert_close(pt.gops, 50.0);
 }
 
 /* matvec 4096x4096 in f64: 2*4096^2 ops, (4096^2 + 2*4096)*8 bytes. */

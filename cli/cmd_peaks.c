@@ -120,6 +120,20 @@ int cmd_peaks(int argc, char **argv)
         fprintf(stderr, "eintune peaks: %s\n", err.msg);
         return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
     }
+    /* On a CPU device another busy process takes whole cores from the
+     * benchmark: its runs then spread widely (best ~2x worst on 2 cores). */
+    for (int t = 0; p.source == ET_PEAKS_MEASURED && t < ET_DTYPE_COUNT;
+         t++) {
+        const et_spread *s = &p.gflops_spread[t];
+        if (s->runs > 1 && s->min < 0.7 * s->max) {
+            cli_log(LOG_WARN, "peaks",
+                    "%s FMA runs varied from %.1f to %.1f GFLOP/s: the "
+                    "device may be busy with other work; the best run is "
+                    "kept (--remeasure on an idle device to refresh)",
+                    et_dtype_name((et_dtype)t), s->min, s->max);
+            break;
+        }
+    }
     et_peaks_print(cli_table_out(), &p);
     if (!g_cli.json)
         return 0;

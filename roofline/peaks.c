@@ -130,18 +130,39 @@ static void fma_opencl(sbuf *b, et_dtype t, int w)
 
 static void fma_cuda(sbuf *b, et_dtype t)
 {
-    /* f16 runs as half2 pairs: __hfma2 does two fmas. */
-    const char *st = t == ET_F64 ? "double" : t == ET_F16 ? "__half2"
+    /* f16 runs as half2 pairs in inline PTX (fma.rn.f16x2, sm_53 and up;
+     * NVRTC has no cuda_fp16.h without the toolkit's include path): one
+     * instruction is two fmas. */
+    const char *st = t == ET_F64 ? "double" : t == ET_F16 ? "unsigned int"
                                                            : "float";
     const char *in_t = t == ET_F64 ? "double" : "float";
     sb_printf(b,
               "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
               " * %d x %d fma rounds per thread. in = {a, b, seed scale,"
               " chain offset}. */\n",
-              et_dtype_name(t), ET_PEAK_FMA_CHAINS, st, ET_PEAK_FMA_ITERS,
+              et_dtype_name(t), ET_PEAK_FMA_CHAINS,
+              t == ET_F16 ? "half2" : st, ET_PEAK_FMA_ITERS,
               ET_PEAK_FMA_UNROLL);
     if (t == ET_F16)
-        sb_printf(b, "#include <cuda_fp16.h>\n");
+        sb_printf(b,
+                  "static __device__ unsigned int half2_of(float v)\n"
+                  "{\n"
+                  "    unsigned short h;\n"
+                  "    asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : "
+                  "\"f\"(v));\n"
+                  "    return (unsigned int)h | ((unsigned int)h << 16);\n"
+                  "}\n"
+                  "static __device__ float half2_sum(unsigned int x)\n"
+                  "{\n"
+                  "    float lo, hi;\n"
+                  "    asm(\"{ .reg .f16 l, h; mov.b32 {l, h}, %%2;\"\n"
+                  "        \" cvt.f32.f16 %%0, l; cvt.f32.f16 %%1, h; }\"\n"
+                  "        : \"=f\"(lo), \"=f\"(hi) : \"r\"(x));\n"
+                  "    return lo + hi;\n"
+                  "}\n"
+                  "#define HFMA2(x, a, b) asm volatile(\"fma.rn.f16x2 %%0, "
+                  "%%0, %%1, %%2;\" \\\n"
+                  "    : \"+r\"(x) : \"r\"(a), \"r\"(b))\n");
     sb_printf(b,
               "extern \"C\" __global__ void %s(%s *out, const %s *in)\n"
               "{\n"
@@ -151,12 +172,12 @@ static void fma_cuda(sbuf *b, et_dtype t)
               fma_names[t], in_t, in_t);
     if (t == ET_F16) {
         sb_printf(b,
-                  "    const __half2 a = __float2half2_rn(in[0]);\n"
-                  "    const __half2 b = __float2half2_rn(in[1]);\n"
+                  "    const unsigned int a = half2_of(in[0]);\n"
+                  "    const unsigned int b = half2_of(in[1]);\n"
                   "    const float seed = (float)gid * in[2];\n");
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
             sb_printf(b,
-                      "    __half2 x%d = __float2half2_rn(seed + %d.0f * "
+                      "    unsigned int x%d = half2_of(seed + %d.0f * "
                       "in[3]);\n",
                       c, c);
     } else {
@@ -169,19 +190,21 @@ static void fma_cuda(sbuf *b, et_dtype t)
             sb_printf(b, "    %s x%d = seed + (%s)%d * in[3];\n", st, c, st,
                       c);
     }
-    const char *f = t == ET_F64 ? "fma" : t == ET_F16 ? "__hfma2" : "fmaf";
     sb_printf(b, "    for (int it = 0; it < %d; it++) {\n",
               ET_PEAK_FMA_ITERS);
     for (int u = 0; u < ET_PEAK_FMA_UNROLL; u++)
-        for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-            sb_printf(b, "        x%d = %s(x%d, a, b);\n", c, f, c);
+        for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++) {
+            if (t == ET_F16)
+                sb_printf(b, "        HFMA2(x%d, a, b);\n", c);
+            else
+                sb_printf(b, "        x%d = %s(x%d, a, b);\n", c,
+                          t == ET_F64 ? "fma" : "fmaf", c);
+        }
     sb_printf(b, "    }\n");
     if (t == ET_F16) {
         sb_printf(b, "    float s = 0.0f;\n");
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-            sb_printf(b,
-                      "    s += __low2float(x%d) + __high2float(x%d);\n", c,
-                      c);
+            sb_printf(b, "    s += half2_sum(x%d);\n", c);
         sb_printf(b, "    out[gid & 1023] = s;\n}\n");
     } else {
         sb_printf(b, "    out[gid & 1023] = x0");

@@ -6,6 +6,7 @@
  */
 #include "einsum/einsum.h"
 #include "measure/backend.h"
+#include "measure/cuda/nvrtc.h"
 #include "roofline/peaks.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
@@ -751,7 +752,7 @@ static void test_sources(void **state)
     assert_non_null(strstr(s, "fmaf(x0, a, b)"));
     free(s);
     s = et_peaks_fma_source(ET_BACKEND_CUDA, ET_F16, 16, &name);
-    assert_non_null(strstr(s, "__hfma2"));
+    assert_non_null(strstr(s, "fma.rn.f16x2"));
     free(s);
     for (int k = 0; k < ET_BW_COUNT; k++) {
         s = et_peaks_bw_source(ET_BACKEND_OPENCL, (et_bw_kind)k, &name);
@@ -761,6 +762,35 @@ static void test_sources(void **state)
         s = et_peaks_bw_source(ET_BACKEND_CUDA, (et_bw_kind)k, &name);
         assert_non_null(strstr(s, "extern \"C\""));
         free(s);
+    }
+}
+
+/* The CUDA sources compile with NVRTC (no GPU needed), f16 included. */
+static void test_cuda_sources_compile(void **state)
+{
+    (void)state;
+    et_error err = {{0}};
+    if (!et_cuda_have_nvrtc(&err)) {
+        fprintf(stderr, "  no NVRTC (%s): skipped\n", err.msg);
+        skip();
+    }
+    for (int i = 0; i < ET_DTYPE_COUNT + ET_BW_COUNT; i++) {
+        const char *name = NULL;
+        char *src = i < ET_DTYPE_COUNT
+                        ? et_peaks_fma_source(ET_BACKEND_CUDA, (et_dtype)i, 1,
+                                              &name)
+                        : et_peaks_bw_source(ET_BACKEND_CUDA,
+                                             (et_bw_kind)(i - ET_DTYPE_COUNT),
+                                             &name);
+        assert_non_null(src);
+        char *ptx = NULL;
+        size_t len = 0;
+        et_status st = et_cuda_compile_ptx(src, "compute_90", &ptx, &len, &err);
+        if (st != ET_OK)
+            fail_msg("%s: %s\n%s", name, err.msg, src);
+        assert_non_null(strstr(ptx, name));
+        free(ptx);
+        free(src);
     }
 }
 
@@ -846,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_plot_svg),
         cmocka_unit_test(test_plot_png_and_errors),
         cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_cuda_sources_compile),
         cmocka_unit_test(test_measure_pocl),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);

@@ -381,6 +381,11 @@ static void draw(cairo_t *cr, const et_plot *pl)
         cairo_text_extents(cr, label, &e);
         double ax = x + 12 + e.width > f.x1 ? 1 : 0;
         double lx = ax ? x - 12 : x + 12;
+        /* a white backing keeps the label legible over roofs and points */
+        cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
+        cairo_rectangle(cr, lx - ax * e.width - 3, y - 10 - e.height - 3,
+                        e.width + 6, e.height + 6);
+        cairo_fill(cr);
         cairo_set_source_rgb(cr, 0.65, 0.05, 0.05); /* not best_fill */
         text_at(cr, lx, y - 10, ax, 1, label);
     }

@@ -4,8 +4,8 @@
  * Every kernel eintune builds is checked against this evaluator, so it aims
  * to be obviously right first and fast second.
  *
- * Precision: every operand value is exact in double (f16, f32 and f64 all
- * embed in binary64), each term is a product of those values in long double
+ * Precision: every operand value is exact in long double (f16, f32 and f64
+ * all embed in it), each term is a product of those values in long double
  * (x87 extended, 64-bit significand) and the terms of one output element are
  * added with Neumaier's compensated summation in long double. The result is
  * accurate to a few units of 2^-64 relative to Σ|terms| - far below the
@@ -20,7 +20,9 @@
  * in C order with an odometer over the output indices; for each element the
  * summed indices run as a second odometer whose innermost loop, over the
  * last summed index, only adds strides to pointers: no division or modulo
- * per term.
+ * per term. Operands are read in their own dtype (f16 through a table of
+ * all 65536 values), so memory use is the output alone; the loops are
+ * specialised for operands sharing one dtype and for 1, 2 and 3 operands.
  *
  * Threads: large problems are split over the online CPUs (at most
  * REF_MAX_THREADS) with pthreads, by ranges of output elements or, when the
@@ -42,7 +44,9 @@
 
 typedef struct ref_ctx {
     int n_ops;
-    const double *data[ET_MAX_OPERANDS];       /* operands as doubles */
+    const void *data[ET_MAX_OPERANDS];
+    et_dtype dtype[ET_MAX_OPERANDS];
+    int uniform;                               /* all operands one dtype */
     int64_t stride[ET_MAX_OPERANDS][ET_MAX_INDICES];
     int n_out;                                 /* output indices 0..n_out-1 */
     int64_t out_size[ET_MAX_INDICES];          /* by output position */
@@ -73,20 +77,147 @@ typedef struct ref_job {
         (s) = t_;                                                             \
     } while (0)
 
-/* Sums the terms of one output element whose operand pointers start at
- * base[k] (the output indices already applied). */
-static void ref_element(const ref_ctx *c, const ref_job *j,
-                        const double *const *base, long double *s_out,
+/* exact binary16 -> float table (256 KiB), built once */
+static float half_table[65536];
+static pthread_once_t half_once = PTHREAD_ONCE_INIT;
+
+static void half_table_init(void)
+{
+    for (uint32_t h = 0; h < 65536; h++)
+        half_table[h] = et_half_to_float((uint16_t)h);
+}
+
+#define LOAD_F16(x) ((long double)half_table[*(x)])
+#define LOAD_F32(x) ((long double)*(x))
+#define LOAD_F64(x) ((long double)*(x))
+
+/*
+ * The innermost loop over n terms: operand k starts at element off[k] and
+ * steps by st[k]; adds the products into (*s, *cp) and |products| into *a.
+ * One function per dtype shared by all operands, with unrolled cases for
+ * 1, 2 and 3 operands.
+ */
+#define DEFINE_INNER(NAME, T, LOAD)                                           \
+    static void NAME(const ref_ctx *c, const int64_t *off, const int64_t *st, \
+                     int64_t n, long double *s, long double *cp,              \
+                     long double *a)                                          \
+    {                                                                         \
+        long double s_ = *s, c_ = *cp, a_ = *a;                               \
+        const int m = c->n_ops;                                               \
+        switch (m) {                                                          \
+        case 1: {                                                             \
+            const T *x = (const T *)c->data[0] + off[0];                       \
+            int64_t sx = st[0];                                               \
+            for (int64_t t = 0; t < n; t++, x += sx) {                        \
+                long double v = LOAD(x);                                      \
+                NEUMAIER_ADD(s_, c_, v);                                      \
+                a_ += fabsl(v);                                               \
+            }                                                                 \
+            break;                                                            \
+        }                                                                     \
+        case 2: {                                                             \
+            const T *x = (const T *)c->data[0] + off[0];                       \
+            const T *y = (const T *)c->data[1] + off[1];                       \
+            int64_t sx = st[0], sy = st[1];                                   \
+            for (int64_t t = 0; t < n; t++, x += sx, y += sy) {               \
+                long double v = LOAD(x) * LOAD(y);                            \
+                NEUMAIER_ADD(s_, c_, v);                                      \
+                a_ += fabsl(v);                                               \
+            }                                                                 \
+            break;                                                            \
+        }                                                                     \
+        case 3: {                                                             \
+            const T *x = (const T *)c->data[0] + off[0];                       \
+            const T *y = (const T *)c->data[1] + off[1];                       \
+            const T *z = (const T *)c->data[2] + off[2];                       \
+            int64_t sx = st[0], sy = st[1], sz = st[2];                       \
+            for (int64_t t = 0; t < n; t++, x += sx, y += sy, z += sz) {      \
+                long double v = LOAD(x) * LOAD(y) * LOAD(z);                  \
+                NEUMAIER_ADD(s_, c_, v);                                      \
+                a_ += fabsl(v);                                               \
+            }                                                                 \
+            break;                                                            \
+        }                                                                     \
+        default: {                                                            \
+            const T *p[ET_MAX_OPERANDS];                                      \
+            for (int k = 0; k < m; k++)                                       \
+                p[k] = (const T *)c->data[k] + off[k];                        \
+            for (int64_t t = 0; t < n; t++) {                                 \
+                long double v = LOAD(p[0]);                                   \
+                p[0] += st[0];                                                \
+                for (int k = 1; k < m; k++) {                                 \
+                    v *= LOAD(p[k]);                                          \
+                    p[k] += st[k];                                            \
+                }                                                             \
+                NEUMAIER_ADD(s_, c_, v);                                      \
+                a_ += fabsl(v);                                               \
+            }                                                                 \
+            break;                                                            \
+        }                                                                     \
+        }                                                                     \
+        *s = s_;                                                              \
+        *cp = c_;                                                             \
+        *a = a_;                                                              \
+    }
+
+DEFINE_INNER(inner_f16, uint16_t, LOAD_F16)
+DEFINE_INNER(inner_f32, float, LOAD_F32)
+DEFINE_INNER(inner_f64, double, LOAD_F64)
+
+static inline long double load_any(const ref_ctx *c, int k, int64_t i)
+{
+    switch (c->dtype[k]) {
+    case ET_F16:
+        return half_table[((const uint16_t *)c->data[k])[i]];
+    case ET_F32:
+        return ((const float *)c->data[k])[i];
+    default:
+        return ((const double *)c->data[k])[i];
+    }
+}
+
+/* operands of different dtypes: a switch per load */
+static void inner_mixed(const ref_ctx *c, const int64_t *off,
+                        const int64_t *st, int64_t n, long double *s,
+                        long double *cp, long double *a)
+{
+    long double s_ = *s, c_ = *cp, a_ = *a;
+    const int m = c->n_ops;
+    int64_t p[ET_MAX_OPERANDS];
+    for (int k = 0; k < m; k++)
+        p[k] = off[k];
+    for (int64_t t = 0; t < n; t++) {
+        long double v = load_any(c, 0, p[0]);
+        p[0] += st[0];
+        for (int k = 1; k < m; k++) {
+            v *= load_any(c, k, p[k]);
+            p[k] += st[k];
+        }
+        NEUMAIER_ADD(s_, c_, v);
+        a_ += fabsl(v);
+    }
+    *s = s_;
+    *cp = c_;
+    *a = a_;
+}
+
+typedef void (*inner_fn)(const ref_ctx *, const int64_t *, const int64_t *,
+                         int64_t, long double *, long double *,
+                         long double *);
+
+/* Sums the terms of one output element whose operand offsets (elements)
+ * start at base[k] (the output indices already applied). */
+static void ref_element(const ref_ctx *c, const ref_job *j, inner_fn inner,
+                        const int64_t *base, long double *s_out,
                         long double *c_out, long double *a_out)
 {
     const int m = c->n_ops;
     long double s = 0, comp = 0, a = 0;
-    const double *p[ET_MAX_OPERANDS];
 
     if (c->n_sum == 0) {
         long double t = 1;
         for (int k = 0; k < m; k++)
-            t *= (long double)*base[k];
+            t *= load_any(c, k, base[k]);
         *s_out = t;
         *c_out = 0;
         *a_out = fabsl(t);
@@ -96,10 +227,10 @@ static void ref_element(const ref_ctx *c, const ref_job *j,
     /* odometer over the summed indices except the innermost (last) one;
      * the first summed index runs over [s_lo, s_hi) */
     const int ns = c->n_sum;
-    const int inner = c->sum_index[ns - 1];
+    const int last = c->sum_index[ns - 1];
     int64_t n_inner = c->sum_size[ns - 1];
     int64_t lo[ET_MAX_INDICES], hi[ET_MAX_INDICES], ctr[ET_MAX_INDICES];
-    int64_t st_in[ET_MAX_OPERANDS];
+    int64_t st_in[ET_MAX_OPERANDS], start[ET_MAX_OPERANDS];
     for (int q = 0; q < ns; q++) {
         lo[q] = 0;
         hi[q] = c->sum_size[q];
@@ -108,63 +239,15 @@ static void ref_element(const ref_ctx *c, const ref_job *j,
     hi[0] = j->s_hi;
     if (ns == 1)
         n_inner = j->s_hi - j->s_lo;
-    const double *start[ET_MAX_OPERANDS];
     for (int k = 0; k < m; k++) {
-        st_in[k] = c->stride[k][inner];
+        st_in[k] = c->stride[k][last];
         start[k] = base[k] + lo[0] * c->stride[k][c->sum_index[0]];
     }
     for (int q = 0; q < ns - 1; q++)
         ctr[q] = lo[q];
 
     for (;;) {
-        for (int k = 0; k < m; k++)
-            p[k] = start[k];
-        /* the innermost loop: pointer increments only */
-        switch (m) {
-        case 1: {
-            const double *x = p[0];
-            int64_t sx = st_in[0];
-            for (int64_t t = 0; t < n_inner; t++, x += sx) {
-                long double v = *x;
-                NEUMAIER_ADD(s, comp, v);
-                a += fabsl(v);
-            }
-            break;
-        }
-        case 2: {
-            const double *x = p[0], *y = p[1];
-            int64_t sx = st_in[0], sy = st_in[1];
-            for (int64_t t = 0; t < n_inner; t++, x += sx, y += sy) {
-                long double v = (long double)*x * *y;
-                NEUMAIER_ADD(s, comp, v);
-                a += fabsl(v);
-            }
-            break;
-        }
-        case 3: {
-            const double *x = p[0], *y = p[1], *z = p[2];
-            int64_t sx = st_in[0], sy = st_in[1], sz = st_in[2];
-            for (int64_t t = 0; t < n_inner;
-                 t++, x += sx, y += sy, z += sz) {
-                long double v = (long double)*x * *y * *z;
-                NEUMAIER_ADD(s, comp, v);
-                a += fabsl(v);
-            }
-            break;
-        }
-        default:
-            for (int64_t t = 0; t < n_inner; t++) {
-                long double v = *p[0];
-                p[0] += st_in[0];
-                for (int k = 1; k < m; k++) {
-                    v *= *p[k];
-                    p[k] += st_in[k];
-                }
-                NEUMAIER_ADD(s, comp, v);
-                a += fabsl(v);
-            }
-            break;
-        }
+        inner(c, start, st_in, n_inner, &s, &comp, &a);
         /* advance the outer summed odometer (positions ns-2 .. 0) */
         int q = ns - 2;
         for (; q >= 0; q--) {
@@ -191,8 +274,13 @@ static void *ref_run(void *arg)
     const ref_job *j = arg;
     const ref_ctx *c = j->c;
     const int m = c->n_ops;
-    const double *base[ET_MAX_OPERANDS];
+    int64_t base[ET_MAX_OPERANDS];
     int64_t ctr[ET_MAX_INDICES];
+    inner_fn inner = inner_mixed;
+    if (c->uniform)
+        inner = c->dtype[0] == ET_F16   ? inner_f16
+                : c->dtype[0] == ET_F32 ? inner_f32
+                                        : inner_f64;
 
     /* coordinates of the first output element (one division per job) */
     int64_t rest = j->o_lo;
@@ -201,13 +289,13 @@ static void *ref_run(void *arg)
         rest /= c->out_size[q];
     }
     for (int k = 0; k < m; k++) {
-        base[k] = c->data[k];
+        base[k] = 0;
         for (int q = 0; q < c->n_out; q++)
             base[k] += ctr[q] * c->stride[k][c->out_index[q]];
     }
     for (int64_t o = j->o_lo; o < j->o_hi; o++) {
         int64_t r = o - j->o_lo;
-        ref_element(c, j, base, &j->sum[r], &j->comp[r], &j->abs[r]);
+        ref_element(c, j, inner, base, &j->sum[r], &j->comp[r], &j->abs[r]);
         for (int q = c->n_out - 1; q >= 0; q--) {
             int ix = c->out_index[q];
             if (++ctr[q] < c->out_size[q]) {
@@ -221,16 +309,6 @@ static void *ref_run(void *arg)
         }
     }
     return NULL;
-}
-
-/* exact binary16 -> double table, built once */
-static double half_table[65536];
-static pthread_once_t half_once = PTHREAD_ONCE_INIT;
-
-static void half_table_init(void)
-{
-    for (uint32_t h = 0; h < 65536; h++)
-        half_table[h] = et_half_to_float((uint16_t)h);
 }
 
 /* Checks the layout invariants of einsum.h; a broken one is a caller bug
@@ -277,7 +355,6 @@ et_status et_reference_eval(const et_einsum *e, const void *const *inputs,
         return st;
 
     ref_ctx *c = calloc(1, sizeof *c);
-    double *conv[ET_MAX_OPERANDS] = {0};
     long double *part = NULL;
     ref_job jobs[REF_MAX_THREADS];
     pthread_t tid[REF_MAX_THREADS];
@@ -304,7 +381,9 @@ et_status et_reference_eval(const et_einsum *e, const void *const *inputs,
         c->sum_size[q] = e->idx[e->n_out + q].size;
     }
 
-    /* operands as doubles (exact); f64 is used in place */
+    /* strides per index; operands are read in place */
+    pthread_once(&half_once, half_table_init);
+    c->uniform = 1;
     for (int k = 0; k < e->n_ops; k++) {
         const et_operand *op = &e->op[k];
         int64_t n = 1;
@@ -313,26 +392,10 @@ et_status et_reference_eval(const et_einsum *e, const void *const *inputs,
                 c->stride[k][op->idx[d]] += n;
             n *= op->dim[d];
         }
-        if (op->dtype == ET_F64) {
-            c->data[k] = inputs[k];
-            continue;
-        }
-        conv[k] = malloc((size_t)n * sizeof(double));
-        if (!conv[k]) {
-            st = ET_ERR_NOMEM;
-            goto done;
-        }
-        if (op->dtype == ET_F32) {
-            const float *src = inputs[k];
-            for (int64_t t = 0; t < n; t++)
-                conv[k][t] = src[t];
-        } else {
-            pthread_once(&half_once, half_table_init);
-            const uint16_t *src = inputs[k];
-            for (int64_t t = 0; t < n; t++)
-                conv[k][t] = half_table[src[t]];
-        }
-        c->data[k] = conv[k];
+        c->data[k] = inputs[k];
+        c->dtype[k] = op->dtype;
+        if (op->dtype != e->op[0].dtype)
+            c->uniform = 0;
     }
 
     int n_thr = 1;
@@ -411,8 +474,6 @@ et_status et_reference_eval(const et_einsum *e, const void *const *inputs,
     }
 
 done:
-    for (int k = 0; k < ET_MAX_OPERANDS; k++)
-        free(conv[k]);
     free(part);
     free(c);
     return st;

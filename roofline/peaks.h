@@ -10,8 +10,11 @@
  *     keeps ET_PEAK_FMA_CHAINS independent accumulators of the device's
  *     preferred vector width and runs a long unrolled loop of fma(); the
  *     sum of the accumulators is stored so the compiler cannot drop the
- *     work. The global size is calibrated so that one launch lasts about
- *     target_s. Counted as 2 flops per lane per fma.
+ *     work. Work-groups of 64; the global size is calibrated so that one
+ *     launch lasts about target_s. Counted as 2 flops per lane per fma.
+ *     On a CPU device every other busy process takes whole cores from the
+ *     benchmark (on this project's 2-core machine one busy process halves
+ *     the figure): measure on an idle device, or override.
  *   - Bandwidth: read (a reduction of three buffers), write (a fill), copy
  *     (b = a) and triad
  *     (a = b + s*c) over buffers far larger than the last-level cache

@@ -6,6 +6,11 @@
  */
 #include "cli/cli.h"
 #include "einsum/einsum.h"
+#include "measure/backend.h"
+#include "measure/remote.h"
+#include "roofline/peaks.h"
+#include "roofline/report.h"
+#include "roofline/roofline.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -29,6 +34,10 @@ static void usage(FILE *f)
             "  --json FILE     also write JSON (einsum, indices, ops, bytes,\n"
             "                  intensity); '-' = stdout, the table then goes\n"
             "                  to stderr\n"
+            "  --device D      device whose peaks give the roofline (default:\n"
+            "                  the first OpenCL device; peaks are measured\n"
+            "                  once and cached)\n"
+            "  --no-roofline   skip the roofline part (no device needed)\n"
             "  --quiet, --verbose, --help\n\n"
             "exit status: 0 success, 2 bad input\n");
 }
@@ -41,7 +50,7 @@ static cJSON *json_int(int64_t v)
 }
 
 static int emit_json(const et_einsum *e, const int64_t ops[ET_DTYPE_COUNT],
-                     int64_t bytes, double intensity)
+                     int64_t bytes, double intensity, cJSON *roofline)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON *indices = cJSON_CreateArray();
@@ -69,8 +78,13 @@ static int emit_json(const et_einsum *e, const int64_t ops[ET_DTYPE_COUNT],
     ops_obj = NULL;
     cJSON_AddItemToObject(doc, "bytes", json_int(bytes));
     cJSON_AddNumberToObject(doc, "intensity", intensity);
+    if (roofline) {
+        cJSON_AddItemToObject(doc, "roofline", roofline);
+        roofline = NULL;
+    }
     rc = cli_json_emit(doc);
 out:
+    cJSON_Delete(roofline);
     if (rc && !doc)
         fprintf(stderr, "eintune check: out of memory\n");
     cJSON_Delete(indices);
@@ -79,16 +93,48 @@ out:
     return rc;
 }
 
+/*
+ * The roofline part: the device's peaks (cached per device, measured on a
+ * miss) and the model. A device that cannot be opened is not an error for
+ * `check`: the part says why it is missing.
+ */
+static cJSON *roofline_part(FILE *f, const et_einsum *e)
+{
+    et_device *dev = NULL;
+    et_error err = {{0}};
+    et_peaks pk;
+    et_roofline r;
+    char why[256] = "";
+    cJSON *j = NULL;
+    if (et_device_open_isolated(g_cli.device, NULL, &dev, &err) != ET_OK) {
+        fprintf(f, "roofline   n/a: %s\n", err.msg);
+        return NULL;
+    }
+    et_peaks_get_opts po = {0};
+    if (et_peaks_get(dev, &po, &pk, &err) != ET_OK) {
+        fprintf(f, "roofline   n/a: %s\n", err.msg);
+    } else if (et_roofline_compute(e, &pk, &r, why, sizeof why) != ET_OK) {
+        fprintf(f, "roofline   n/a: %s\n", why);
+    } else {
+        fprintf(f, "\n");
+        et_roofline_print(f, &r, &pk);
+        j = et_roofline_to_json(&r, &pk);
+    }
+    et_device_close(dev);
+    return j;
+}
+
 int cmd_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"shape", required_argument, 0, 's'},
         {"dtype", required_argument, 0, 't'},
+        {"no-roofline", no_argument, 0, 'n'},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL;
-    int opt;
+    int opt, roofline = 1;
     /* GNU getopt permutes, so EINSUM may stand before or after the flags;
      * an einsum starting with '-' ("->") goes after "--". */
     while ((opt = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
@@ -97,6 +143,7 @@ int cmd_check(int argc, char **argv)
         switch (opt) {
         case 's': shape = optarg; break;
         case 't': dtype = optarg; break;
+        case 'n': roofline = 0; break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("check", "bad flag");
         }
@@ -158,6 +205,7 @@ int cmd_check(int argc, char **argv)
                     ops[t]);
     fprintf(f, "bytes      %20" PRId64 "\n", bytes);
     fprintf(f, "intensity  %20.4f ops/byte\n", intensity);
+    cJSON *jroof = roofline ? roofline_part(f, &e) : NULL;
     fflush(f);
-    return emit_json(&e, ops, bytes, intensity) ? EXIT_RUN : 0;
+    return emit_json(&e, ops, bytes, intensity, jroof) ? EXIT_RUN : 0;
 }

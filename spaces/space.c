@@ -420,6 +420,9 @@ static et_status parse_axis(loader *L, yaml_node_t *n, et_opt_kind op, int *p)
         return st;
     const et_einsum *pe = &L->s->pate;
     const char *nm = sval(n);
+    if (L->s->any_einsum)
+        return err_at(L, n, "axis '%.32s': a space with 'einsum: any' names "
+                      "axes by any_global, any_reduce or any only", nm);
     *p = strlen(nm) == 1 ? et_einsum_index_find(pe, nm) : -1;
     if (*p < 0)
         return err_at(L, n, "axis '%.32s' is not an index of the pattern '%s'",
@@ -657,7 +660,14 @@ static et_status load_root(loader *L, yaml_node_t *root)
         return st;
     et_diag ed;
     memset(&ed, 0, sizeof(ed));
-    if (strlen(sval(en)) >= ET_MAX_TEXT ||
+    if (strcmp(sval(en), "any") == 0) {
+        s->any_einsum = true;
+        if (v[K_PARAMS] || v[K_CONS] || v[K_TRANS])
+            return err_at(L, v[K_PARAMS] ? v[K_PARAMS] : v[K_CONS] ? v[K_CONS]
+                                                                  : v[K_TRANS],
+                          "a space with 'einsum: any' holds only 'actions' "
+                          "(no params, constraints or transforms)");
+    } else if (strlen(sval(en)) >= ET_MAX_TEXT ||
         et_subscripts_parse(sval(en), &s->pat, &ed) != ET_OK ||
         et_einsum_pattern(&s->pat, &s->pate, &ed) != ET_OK) {
         int col = (int)en->start_mark.column + 1;
@@ -802,11 +812,18 @@ et_status et_space_load_text(const char *text, size_t len, const char *file,
         if (parser.error == YAML_MEMORY_ERROR)
             st = ET_ERR_NOMEM;
         else
+        {
+            char ctx[160] = "";
+            if (parser.context)
+                snprintf(ctx, sizeof(ctx), " %s started at %d:%d",
+                         parser.context, (int)parser.context_mark.line + 1,
+                         (int)parser.context_mark.column + 1);
             st = err_lc(&L, (int)parser.problem_mark.line + 1,
-                        (int)parser.problem_mark.column + 1, "YAML syntax error: %s%s%s",
+                        (int)parser.problem_mark.column + 1,
+                        "YAML syntax error: %s%s",
                         parser.problem ? parser.problem : "unknown problem",
-                        parser.context ? " " : "",
-                        parser.context ? parser.context : "");
+                        ctx);
+        }
         yaml_parser_delete(&parser);
         et_space_free(s);
         return st;

@@ -462,15 +462,18 @@ et_status et_reference_eval(const et_einsum *e, const void *const *inputs,
         long double s = 0, cc = 0, a = 0;
         for (int t = 0; t < n_thr; t++) {
             NEUMAIER_ADD(s, cc, part[3 * t]);
-            NEUMAIER_ADD(s, cc, part[3 * t + 1]);
+            cc += part[3 * t + 1];
             a += part[3 * t + 2];
         }
-        ref[0] = s + cc;
+        ref[0] = isfinite(s) ? s + cc : s;
         if (abs_terms)
             abs_terms[0] = a;
     } else {
+        /* an infinite running sum makes the compensation NaN: keep the
+         * sum alone then */
         for (int64_t o = 0; o < out_elems; o++)
-            ref[o] += comp_buf[o];
+            if (isfinite(ref[o]))
+                ref[o] += comp_buf[o];
     }
 
 done:

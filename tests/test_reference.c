@@ -595,6 +595,45 @@ static void test_precision(void **state)
     bufs_free(&b);
 }
 
+/* Infinite terms give an infinite result, not the NaN of inf - inf in the
+ * compensation; NaN inputs give NaN. */
+static void test_non_finite(void **state)
+{
+    et_einsum e;
+    bufs b;
+    mk(&e, "i->", "i=3", "f64");
+    bufs_init(&b, &e);
+    bufs_set(&b, &e, 0, 0, 1.0);
+    bufs_set(&b, &e, 0, 1, INFINITY);
+    bufs_set(&b, &e, 0, 2, 2.0);
+    bufs_eval(&b, &e);
+    assert_true(isinf(b.ref[0]) && b.ref[0] > 0);
+    assert_true(isinf(b.abs[0]));
+    bufs_set(&b, &e, 0, 1, NAN);
+    bufs_eval(&b, &e);
+    assert_true(isnan(b.ref[0]));
+    bufs_free(&b);
+
+    mk(&e, "ij,j->i", "i=2,j=2", "f32");
+    bufs_init(&b, &e);
+    for (int t = 0; t < 4; t++)
+        bufs_set(&b, &e, 0, t, 1.0);
+    bufs_set(&b, &e, 1, 0, -INFINITY);
+    bufs_set(&b, &e, 1, 1, 1.0);
+    bufs_eval(&b, &e);
+    assert_true(isinf(b.ref[0]) && b.ref[0] < 0);
+    assert_true(isinf(b.ref[1]) && b.ref[1] < 0);
+    bufs_free(&b);
+
+    /* the split full reduction */
+    mk(&e, "i->", "i=2000000", "f64");
+    bufs_init(&b, &e);
+    bufs_set(&b, &e, 0, 1999999, INFINITY);
+    bufs_eval(&b, &e);
+    assert_true(isinf(b.ref[0]) && b.ref[0] > 0);
+    bufs_free(&b);
+}
+
 static void test_bad_arguments(void **state)
 {
     et_einsum e;
@@ -759,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_brute_force_table),
         cmocka_unit_test(test_large_threaded),
         cmocka_unit_test(test_precision),
+        cmocka_unit_test(test_non_finite),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_half_exhaustive),
         cmocka_unit_test(test_half_known),

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define FIXDIR "tests/data/npy/"
@@ -308,6 +309,38 @@ static void test_missing_file(void **state)
     remove(p);
 }
 
+/* A pipe (not a regular file) is read to its end. */
+static void test_read_fifo(void **state)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/fifo.npy", scratch);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    size_t len;
+    unsigned char *img = slurp(FIXDIR "v2_f4_3x4.npy", &len);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *f = fopen(p, "wb");
+        if (!f || fwrite(img, 1, len, f) != len)
+            _exit(1);
+        fclose(f);
+        _exit(0);
+    }
+    et_array a;
+    et_diag d = {0};
+    et_status st = et_npy_read(p, &a, &d);
+    int wst;
+    waitpid(pid, &wst, 0);
+    if (st != ET_OK)
+        fail_msg("%s", d.msg);
+    assert_int_equal(a.rank, 2);
+    assert_int_equal(a.dim[1], 4);
+    assert_true(elem(&a, 11) == fix_val(11));
+    et_array_free(&a);
+    free(img);
+    remove(p);
+}
+
 /* ---- header dialects ---------------------------------------------------- */
 
 static void test_header_dialects(void **state)
@@ -570,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_fixtures_refused),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_read_fifo),
         cmocka_unit_test(test_header_dialects),
         cmocka_unit_test(test_malformed_headers),
         cmocka_unit_test(test_malformed_prefix),

@@ -64,6 +64,7 @@ int cmd_check(int argc, char **argv);
 int cmd_codegen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_peaks(int argc, char **argv);
 
 #endif

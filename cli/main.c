@@ -13,6 +13,7 @@ static const struct {
     {"check", cmd_check, "parse an einsum: roles, op and byte counts"},
     {"codegen", cmd_codegen, "print the kernel for an einsum and opts"},
     {"run", cmd_run, "run an einsum on .npy inputs, write a .npy output"},
+    {"tune", cmd_tune, "search a transform space for the fastest kernel"},
     {"peaks", cmd_peaks, "the device's peak GFLOP/s per dtype and bandwidth"},
 };
 

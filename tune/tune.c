@@ -1,0 +1,268 @@
+/* tune.c - the tuning loop (see tune.h). */
+#include "tune/tune.h"
+
+#include "transforms/kernel.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char et_builtin_space_yaml[] =
+    "# built-in general space: a tinygrad-style action pool for any einsum\n"
+    "name: builtin_actions\n"
+    "einsum: any\n"
+    "actions:\n"
+    "  - {op: UPCAST,   axis: any_global, amt: [0, 2, 3, 4, 5, 7, 8]}\n"
+    "  - {op: UNROLL,   axis: any_reduce, amt: [0, 2, 4, 5, 7, 8]}\n"
+    "  - {op: LOCAL,    axis: any_global, amt: [2, 3, 4, 8, 16, 32]}\n"
+    "  - {op: GROUPTOP, axis: any_reduce, amt: [4, 8, 16, 32, 64, 256]}\n"
+    "  - {op: GROUP,    axis: any_reduce, amt: [4, 8, 16]}\n"
+    "max_depth: 6\n";
+
+typedef struct tune_ctx {
+    et_device *dev;
+    const et_binding *b;
+    const et_tune_opts *o;
+    et_tune_result *res;
+    et_verifier *ver;
+    et_error *err;
+    et_status fatal;          /* a host failure that stops the search */
+} tune_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
+{
+    if (!t->o->log)
+        return;
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    t->o->log(t->o->arg, lvl, buf);
+}
+
+/* Appends a zeroed candidate; NULL when out of memory. */
+static et_tune_candidate *push(et_tune_result *res)
+{
+    if (res->n_cand == res->cap_cand) {
+        int cap = res->cap_cand ? 2 * res->cap_cand : 64;
+        et_tune_candidate *c = realloc(res->cand, (size_t)cap * sizeof *c);
+        if (!c)
+            return NULL;
+        res->cand = c;
+        res->cap_cand = cap;
+    }
+    et_tune_candidate *c = &res->cand[res->n_cand++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void report(tune_ctx *t, et_tune_candidate *c)
+{
+    et_tune_result *res = t->res;
+    const et_tune_candidate *best = res->best >= 0 ? &res->cand[res->best]
+                                                   : NULL;
+    if (c->outcome == ET_OUTCOME_OK &&
+        (!best || c->timing.median_s < best->timing.median_s)) {
+        res->best = (int)(c - res->cand);
+        best = c;
+        if (t->o->new_best)
+            t->o->new_best(t->o->arg, c);
+    }
+    if (t->o->progress)
+        t->o->progress(t->o->arg, res->evaluations + res->cached,
+                       t->o->search.budget ? t->o->search.budget : 100, c,
+                       best);
+}
+
+static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
+{
+    tune_ctx *t = user;
+    et_tune_result *res = t->res;
+    et_tune_candidate *tc = push(res);
+    if (!tc) {
+        t->fatal = ET_ERR_NOMEM;
+        return 1;
+    }
+    tc->seq = c->seq;
+    copy_str(tc->params, sizeof tc->params, c->params_text);
+    copy_str(tc->opts, sizeof tc->opts, c->opts_text);
+    say(t, ET_TUNE_INFO, "%s %s", tc->params, tc->opts[0] ? tc->opts : "-");
+
+    if (c->refused) {
+        tc->outcome = ET_OUTCOME_REFUSED;
+        copy_str(tc->reason, sizeof tc->reason, c->reason);
+        res->failures[ET_OUTCOME_REFUSED]++;
+        say(t, ET_TUNE_INFO, "refused: %s", tc->reason);
+        return t->o->stop && *t->o->stop ? 1 : 0;
+    }
+
+    double t0 = now_s();
+    et_backend_kind bk = t->dev->info.target.backend;
+    et_rendered rend = {0};
+    et_status st = et_kernel_render(c->kernel, bk, NULL, &rend);
+    if (st != ET_OK) {
+        tc->outcome = ET_OUTCOME_BUILD_ERROR;
+        snprintf(tc->reason, sizeof tc->reason, "cannot render: %s",
+                 et_status_str(st));
+    } else {
+        copy_str(tc->kernel, sizeof tc->kernel, rend.name);
+        et_timing_opts to = t->o->timing;
+        to.bound_s = isfinite(c->bound_s) ? c->bound_s : 0;
+        et_evaluation ev;
+        memset(&ev, 0, sizeof ev);
+        st = et_evaluate_kernel(t->ver, t->dev, rend.source, rend.name,
+                                &rend.launch, &to, &ev, t->err);
+        if (st != ET_OK) {
+            t->fatal = st;
+            et_rendered_free(&rend);
+            return 1;
+        }
+        tc->outcome = ev.result.outcome;
+        copy_str(tc->reason, sizeof tc->reason, ev.result.reason);
+        tc->verified = ev.verified;
+        tc->verify = ev.verify;
+        tc->timed = ev.timed;
+        tc->timing = ev.timing;
+        res->evaluations++;
+    }
+    et_rendered_free(&rend);
+    tc->eval_s = now_s() - t0;
+    if (tc->verified) {
+        char line[256];
+        et_verify_summary(&tc->verify, line, sizeof line);
+        say(t, tc->verify.outcome == ET_OUTCOME_OK ? ET_TUNE_INFO
+                                                   : ET_TUNE_WARN,
+            "%s", line);
+    }
+    if (tc->outcome == ET_OUTCOME_OK) {
+        char line[256];
+        et_timing_format(&tc->timing, line, sizeof line);
+        say(t, ET_TUNE_INFO, "%s", line);
+        r->status = ET_EVAL_OK;
+        r->time_s = tc->timing.median_s;
+    } else {
+        res->failures[tc->outcome]++;
+        say(t, ET_TUNE_WARN, "%s: %s", et_outcome_name(tc->outcome),
+            tc->reason);
+        r->status = ET_EVAL_FAILED;
+        snprintf(r->reason, sizeof r->reason, "%.40s: %.400s",
+                 et_outcome_name(tc->outcome), tc->reason);
+    }
+    r->outcome = (int)tc->outcome;
+    r->cached = tc->cached;
+    report(t, tc);
+    return t->o->stop && *t->o->stop ? 1 : 0;
+}
+
+/* Verifies and times the untransformed kernel: the baseline. */
+static et_status baseline(tune_ctx *t)
+{
+    const et_kernel *base = et_binding_base(t->b);
+    et_rendered rend = {0};
+    et_program *p = NULL;
+    et_status st = et_kernel_render(base, t->dev->info.target.backend, NULL,
+                                    &rend);
+    if (st != ET_OK) {
+        snprintf(t->err->msg, sizeof t->err->msg,
+                 "cannot render the untransformed kernel: %s",
+                 et_status_str(st));
+        return st;
+    }
+    st = et_program_build(t->dev, rend.source, rend.name, &p, t->err);
+    if (st != ET_OK)
+        goto done;
+    st = et_verifier_baseline_kernel(t->ver, t->dev, p, &rend.launch,
+                                     &t->res->baseline_verify, t->err);
+    if (st != ET_OK)
+        goto done;
+    if (t->res->baseline_verify.outcome != ET_OUTCOME_OK) {
+        snprintf(t->err->msg, sizeof t->err->msg,
+                 "the untransformed kernel fails verification: %s",
+                 t->res->baseline_verify.reason);
+        st = ET_ERR_INTERNAL;
+        goto done;
+    }
+    et_buffer *args[ET_MAX_OPERANDS + 1];
+    size_t offsets[ET_MAX_OPERANDS + 1];
+    int nargs = 0;
+    st = et_verifier_args(t->ver, t->dev, args, offsets, &nargs, t->err);
+    if (st != ET_OK)
+        goto done;
+    et_result r;
+    st = et_time_kernel(t->dev, p, &rend.launch, args, offsets, nargs,
+                        &t->o->timing, &t->res->baseline, &r, t->err);
+    if (st == ET_OK) {
+        char line[256];
+        et_timing_format(&t->res->baseline, line, sizeof line);
+        say(t, ET_TUNE_INFO, "untransformed kernel %s: %s", rend.name, line);
+    }
+done:
+    if (p)
+        et_program_free(t->dev, p);
+    et_rendered_free(&rend);
+    return st;
+}
+
+et_status et_tune_run(et_device *dev, const et_binding *b,
+                      const et_tune_opts *o, et_tune_result *res,
+                      et_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->best = -1;
+    double t0 = now_s();
+    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK};
+    et_status st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver,
+                                    err);
+    if (st != ET_OK)
+        return st;
+    st = baseline(&t);
+    if (st != ET_OK)
+        goto done;
+
+    et_diag d = {0};
+    st = et_search_run(b, &o->search, eval_cb, &t, &res->stats, &d);
+    if (st != ET_OK && t.fatal == ET_OK) {
+        snprintf(err->msg, sizeof err->msg, "%s", d.msg);
+        goto done;
+    }
+    if (t.fatal != ET_OK) {
+        st = t.fatal;
+        goto done;
+    }
+    if (o->stop && *o->stop)
+        snprintf(res->stop_reason, sizeof res->stop_reason, "interrupted");
+    else
+        snprintf(res->stop_reason, sizeof res->stop_reason, "%s",
+                 res->stats.stop_reason);
+done:
+    res->elapsed_s = now_s() - t0;
+    et_verifier_release(t.ver);
+    et_verifier_free(t.ver);
+    return st;
+}
+
+void et_tune_result_free(et_tune_result *res)
+{
+    free(res->cand);
+    res->cand = NULL;
+    res->n_cand = res->cap_cand = 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * tune.h - the tuning loop: a space's search wired to measurement,
+ * verification, the roofline and the tuning database.
+ *
+ * et_tune_run takes a bound space (spaces/space.h) and an open device
+ * (normally an isolated one, measure/remote.h), verifies and times the
+ * untransformed kernel once as the baseline of the statistical test, then
+ * runs the search; every candidate the search proposes goes through
+ * et_evaluate_kernel (build, verify on R input sets, time with the
+ * protocol, early cut at the search's bound) unless the database already
+ * holds its answer. Every candidate, refused and failed ones included, is
+ * kept in the result in proposal order and recorded in the database as it
+ * completes.
+ *
+ * Callbacks (all optional) let the front end log, show progress and print
+ * the report after each new best; the loop itself prints nothing.
+ *
+ * Ownership: et_tune_result holds malloc'ed memory released by
+ * et_tune_result_free. Not thread-safe; one run per device at a time.
+ */
+#ifndef ET_TUNE_H
+#define ET_TUNE_H
+
+#include "measure/backend.h"
+#include "measure/outcome.h"
+#include "measure/timing.h"
+#include "measure/verify.h"
+#include "spaces/search.h"
+#include "spaces/space.h"
+
+#include <signal.h>
+#include <stdbool.h>
+
+struct et_db;
+
+/* One candidate as the tuning run saw it. Plain value. */
+typedef struct et_tune_candidate {
+    long seq;                 /* proposal order */
+    char params[512];         /* "{'a': 1}" or "{}" */
+    char opts[1024];          /* canonical opt text */
+    char kernel[160];         /* kernel name ("" when refused) */
+    et_outcome outcome;
+    char reason[1024];
+    bool cached;              /* answered from the database */
+    bool timed;
+    et_timing timing;         /* when timed */
+    bool verified;
+    et_verify_result verify;  /* when verified */
+    double eval_s;            /* wall time spent on it in this run */
+} et_tune_candidate;
+
+typedef enum et_tune_level { ET_TUNE_DEBUG, ET_TUNE_INFO, ET_TUNE_WARN }
+    et_tune_level;
+
+typedef struct et_tune_opts {
+    et_search_opts search;    /* kind, budget, limits, seed, start opts */
+    et_timing_opts timing;    /* bound_s is set per candidate */
+    et_verify_opts verify;
+    bool retime;              /* re-measure points the database knows */
+    struct et_db *db;         /* NULL: no database */
+    int64_t db_space_id;      /* the space's row in db (when db is set) */
+    /* Set asynchronously (SIGINT): the trial in flight finishes, the
+     * search stops, the result is complete up to there. */
+    volatile sig_atomic_t *stop;
+    void (*log)(void *arg, et_tune_level lvl, const char *msg);
+    /* After each answered candidate: done = answered so far. */
+    void (*progress)(void *arg, int done, int budget,
+                     const et_tune_candidate *c, const et_tune_candidate *best);
+    /* After each new best. */
+    void (*new_best)(void *arg, const et_tune_candidate *best);
+    void *arg;
+} et_tune_opts;
+
+typedef struct et_tune_result {
+    et_tune_candidate *cand;  /* every candidate in proposal order */
+    int n_cand;
+    int cap_cand;
+    int evaluations;          /* candidates timed in this run */
+    int cached;               /* candidates answered from the database */
+    int failures[ET_OUTCOME_COUNT];
+    int best;                 /* index into cand, -1 if none passed */
+    et_timing baseline;       /* the untransformed kernel */
+    et_verify_result baseline_verify;
+    et_search_stats stats;
+    double elapsed_s;
+    char stop_reason[64];
+} et_tune_result;
+
+/*
+ * Runs a tuning session. Returns ET_OK when the search ran (whatever its
+ * candidates' outcomes; res->best < 0 if none passed), ET_ERR_INPUT when the
+ * search cannot run (err says why), ET_ERR_DEVICE/ET_ERR_BUILD... when the
+ * untransformed kernel itself cannot be built, verified or timed, and
+ * ET_ERR_NOMEM. res is always initialised and must be freed.
+ */
+et_status et_tune_run(et_device *dev, const et_binding *b,
+                      const et_tune_opts *o, et_tune_result *res,
+                      et_error *err);
+
+void et_tune_result_free(et_tune_result *res);
+
+/* The built-in general space: a tinygrad-style action pool that fits any
+ * einsum (YAML text, loaded with et_space_load_text). */
+extern const char et_builtin_space_yaml[];
+
+#endif

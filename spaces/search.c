@@ -332,7 +332,8 @@ static et_point_status point_kernel(srch *S, const et_point *pt, et_kernel **k,
 {
     *k = NULL;
     int ns = S->o.n_start;
-    memcpy(opts, S->o.start, sizeof(et_opt) * (size_t)ns);
+    if (ns > 0)
+        memcpy(opts, S->o.start, sizeof(et_opt) * (size_t)ns);
     int np = 0;
     et_point_status ps = et_binding_point_opts(S->b, pt, opts + ns,
                                                ET_MAX_OPTS - ns, &np, reason,

@@ -253,7 +253,16 @@ et_status et_space_bind(const et_space *s, const et_einsum *user,
     et_diag md;
     memset(&md, 0, sizeof(md));
     int n = 0;
-    st = et_einsum_match(&s->pat, user, b->map, ET_SPACE_MAX_MAPS, &n, &md);
+    if (s->any_einsum) {
+        n = 1;
+        for (int i = 0; i < ET_MAX_INDICES; i++)
+            b->map[0].idx_map[i] = i < user->n_idx ? i : 0;
+        for (int i = 0; i < ET_MAX_OPERANDS; i++)
+            b->map[0].op_map[i] = i < user->n_ops ? i : 0;
+        st = ET_OK;
+    } else {
+        st = et_einsum_match(&s->pat, user, b->map, ET_SPACE_MAX_MAPS, &n, &md);
+    }
     if (st != ET_OK) {
         st = bfail(d, 0, 0,
                    "space '%s' (%s): pattern '%s' does not match einsum '%s': %s",
@@ -280,7 +289,7 @@ et_status et_space_bind(const et_space *s, const et_einsum *user,
             }
     for (int m = 0; m < b->n_maps; m++) {
         int64_t *sl = b->slots[m];
-        for (int p = 0; p < s->pate.n_idx; p++)
+        for (int p = 0; p < s->pate.n_idx && !s->any_einsum; p++)
             sl[ET_SPACE_SLOT_IDX + p] = user->idx[b->map[m].idx_map[p]].size;
         sl[ET_SPACE_SLOT_LIM + ET_LIMIT_MAX_WORK_GROUP_SIZE] =
             b->target.max_work_group_size;

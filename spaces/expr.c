@@ -129,6 +129,7 @@ static bool at_word(parser *ps, const char *kw)
 }
 
 static int parse_or(parser *ps);
+static int enter(parser *ps);
 
 static int describe_here(parser *ps, const char *expected)
 {
@@ -157,8 +158,11 @@ static int parse_primary(parser *ps)
         return add_node(ps, N_CONST, -1, -1, v, pos);
     }
     if (c == '(') {
+        if (enter(ps) < 0)
+            return -1;
         ps->p++;
         int r = parse_or(ps);
+        ps->depth--;
         if (r < 0)
             return -1;
         skip_ws(ps);
@@ -182,6 +186,8 @@ static int parse_primary(parser *ps)
             skip_ws(ps);
             if (ps->s[ps->p] != '(')
                 return describe_here(ps, "'(' after min/max");
+            if (enter(ps) < 0) /* arguments nest like parentheses */
+                return -1;
             ps->p++;
             int acc = parse_or(ps);
             if (acc < 0)
@@ -197,6 +203,7 @@ static int parse_primary(parser *ps)
                     return -1;
                 skip_ws(ps);
             }
+            ps->depth--;
             if (ps->s[ps->p] != ')')
                 return describe_here(ps, "',' or ')'");
             ps->p++;
@@ -227,19 +234,15 @@ static int enter(parser *ps)
 
 static int parse_unary(parser *ps)
 {
+    skip_ws(ps);
+    if (ps->s[ps->p] != '-')
+        return parse_primary(ps);
     if (enter(ps) < 0)
         return -1;
-    skip_ws(ps);
-    int r;
-    if (ps->s[ps->p] == '-') {
-        int pos = ps->p++;
-        int a = parse_unary(ps);
-        r = a < 0 ? -1 : add_node(ps, N_NEG, a, -1, 0, pos);
-    } else {
-        r = parse_primary(ps);
-    }
+    int pos = ps->p++;
+    int a = parse_unary(ps);
     ps->depth--;
-    return r;
+    return a < 0 ? -1 : add_node(ps, N_NEG, a, -1, 0, pos);
 }
 
 static int parse_term(parser *ps)
@@ -318,20 +321,16 @@ static int parse_cmp(parser *ps)
 
 static int parse_not(parser *ps)
 {
+    skip_ws(ps);
+    if (!at_word(ps, "not"))
+        return parse_cmp(ps);
     if (enter(ps) < 0)
         return -1;
-    skip_ws(ps);
-    int r;
-    if (at_word(ps, "not")) {
-        int pos = ps->p;
-        ps->p += 3;
-        int a = parse_not(ps);
-        r = a < 0 ? -1 : add_node(ps, N_NOT, a, -1, 0, pos);
-    } else {
-        r = parse_cmp(ps);
-    }
+    int pos = ps->p;
+    ps->p += 3;
+    int a = parse_not(ps);
     ps->depth--;
-    return r;
+    return a < 0 ? -1 : add_node(ps, N_NOT, a, -1, 0, pos);
 }
 
 static int parse_and(parser *ps)
@@ -353,8 +352,6 @@ static int parse_and(parser *ps)
 
 static int parse_or(parser *ps)
 {
-    if (enter(ps) < 0)
-        return -1;
     int a = parse_and(ps);
     while (a >= 0) {
         skip_ws(ps);
@@ -369,7 +366,6 @@ static int parse_or(parser *ps)
         }
         a = add_node(ps, N_OR, a, b, 0, pos);
     }
-    ps->depth--;
     return a;
 }
 

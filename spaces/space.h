@@ -124,6 +124,9 @@ typedef struct et_space_action {
 typedef struct et_space {
     char file[256];           /* as given to the loader, for messages */
     char name[ET_SPACE_NAME_LEN];
+    bool any_einsum;          /* `einsum: any`: binds to every einsum
+                                 (action pools with any_global/any_reduce
+                                 axes only; no params, no transforms) */
     et_subscripts pat;        /* the pattern as parsed */
     et_einsum pate;           /* its structure (et_einsum_pattern) */
     bool has_dtypes;

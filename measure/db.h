@@ -1,0 +1,352 @@
+/*
+ * db.h - the tuning database (DESIGN.md "Tuning database"): every trial
+ * kept, runs that resume, answers for `best`, `export` and `run --best`.
+ *
+ * File. One SQLite file: $XDG_CACHE_HOME/eintune/tuning.db by default
+ * (~/.cache/eintune/tuning.db when XDG_CACHE_HOME is unset or relative;
+ * directories made with mode 0700), or any path given (--db). The file
+ * carries PRAGMA application_id = ET_DB_APPLICATION_ID ("ETDB") and PRAGMA
+ * user_version = the schema version. Tables (schema version 2):
+ *
+ *   devices  (id, backend, name, driver_version  -- UNIQUE: the device key
+ *             vendor, device_version, limits_json (et_target as JSON),
+ *             peaks_json, peaks_measured_at, peaks_eintune_version,
+ *             first_seen, last_seen)
+ *   einsums  (id, canonical UNIQUE (et_einsum_canonical: structure, sizes
+ *             and dtypes), text (normalized text first seen), sizes
+ *             ("i=4,j=5" in that text's names), dtypes ("f32,f32->f32"),
+ *             created_at)
+ *   spaces   (id, name, content_hash -- UNIQUE (name, content_hash))
+ *   trials   (id, einsum_id, einsum_text, device_id, opts,
+ *             renderer_version, source_hash  -- UNIQUE: the trial key
+ *             space_id (NULL: none), params_json, kernel_name, outcome
+ *             (one of et_outcome_name's strings, CHECKed), reason,
+ *             median_s, low_s, high_s, cv, runs, verify_trials,
+ *             max_norm_err, p_value, gops, compile_s, created_at,
+ *             eintune_version)
+ *   schema_migrations (version, applied_at, eintune_version): one row per
+ *             migration applied to this file.
+ * Time stamps are Unix seconds (UTC). A NaN figure is stored as NULL and
+ * read back as NaN.
+ *
+ * Trial key: (einsum canonical form -> einsum_id, einsum_text, device
+ * (backend, name, driver version) -> device_id, opts (canonical text of
+ * et_opts_format), renderer_version (ET_RENDERER_VERSION), source_hash
+ * (et_db_source_hash of the rendered source and launch geometry; "" when
+ * nothing was rendered, e.g. refused)). Everything that changes the kernel
+ * or its timing is in it, so a changed driver, renderer, size or dtype is a
+ * miss, never a stale answer. einsum_text (et_einsum.text, e.g.
+ * "ik,kj->ij") is in the key because opts name axes by the einsum's
+ * letters and operands by position: the same opt text on a renamed
+ * equivalent can mean another kernel (or be refused there), which matters
+ * for refused trials, which have no source hash. The space and params are
+ * recorded but not part of the key: the same kernel reached from two
+ * spaces is one trial. Recording a trial whose key exists replaces it
+ * (`--retime`); its row id stays.
+ *
+ * Best: among trials of the einsum's canonical form (renamed equivalents
+ * share it) on the device with outcome ok and the current renderer
+ * version, the smallest median time. Its opts are written in the names of
+ * its einsum_text: a caller whose einsum text differs maps them onto its
+ * own names with the matcher (et_einsum_match of einsum_text onto its
+ * einsum) before rendering.
+ *
+ * Durability: WAL journal, synchronous=FULL, and every write is one
+ * transaction, committed when the call returns. A process killed at any
+ * moment (SIGKILL included) loses at most the write in flight and never
+ * leaves a corrupt file; FULL (an fsync of the WAL at each commit rather
+ * than at checkpoints only, as NORMAL does) extends that to a power loss
+ * or OS crash. One fsync costs about a millisecond, a trial seconds of
+ * measurement, so the price is nil.
+ *
+ * Concurrency: any number of processes (and of handles in one process)
+ * may open the same file: readers never block the writer nor the other
+ * way round (WAL); writers take turns, each waiting up to
+ * ET_DB_BUSY_TIMEOUT_MS for the lock. One et_db handle is for one thread
+ * at a time; after fork() the child opens its own handle (SQLite forbids
+ * using a parent's connection in the child).
+ *
+ * Opening is safe on foreign input: a file that is not SQLite, an SQLite
+ * file of another program, a corrupt file, or one written by a newer
+ * eintune (schema version > ET_DB_SCHEMA_VERSION) is refused with
+ * ET_ERR_INPUT and a message saying which, and is not written to (it is
+ * checked through a read-only connection first). An older schema version
+ * is migrated in one transaction. An empty file becomes a new database.
+ *
+ * Errors: ET_ERR_INPUT (not an eintune database, corrupt, too new, bad
+ * argument), ET_ERR_IO (cannot open or write the file, lock wait timed
+ * out, disk full), ET_ERR_NOMEM, ET_ERR_INTERNAL (an SQL error that should
+ * not happen); err gets the path and SQLite's message.
+ *
+ * Ownership: et_db_open returns a handle closed with et_db_close. Trial
+ * and row structures are plain values (fixed-size strings): copy them
+ * freely, nothing to free. et_db_peaks_load returns malloc'ed text.
+ */
+#ifndef ET_DB_H
+#define ET_DB_H
+
+#include "einsum/einsum.h"
+#include "measure/backend.h"
+#include "measure/outcome.h"
+#include "measure/verify.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Version of the kernel renderers: bump it whenever rendered code (or its
+ * launch geometry) can change for the same einsum and opts, so that every
+ * recorded trial becomes a miss. May move to transforms/ later. */
+#define ET_RENDERER_VERSION 1
+
+#define ET_DB_SCHEMA_VERSION 2
+#define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
+#define ET_DB_BUSY_TIMEOUT_MS 15000
+
+#define ET_DB_HASH_LEN 17     /* 16 hex digits + NUL */
+#define ET_DB_OPTS_LEN 2048
+#define ET_DB_PARAMS_LEN 4096
+#define ET_DB_CANON_LEN 4096
+
+typedef struct et_db et_db; /* opaque */
+
+/* ---- opening ------------------------------------------------------------ */
+
+/*
+ * Path of the default database ($XDG_CACHE_HOME/eintune/tuning.db, see
+ * above) into buf. ET_ERR_IO when neither XDG_CACHE_HOME nor HOME gives a
+ * directory or the path does not fit.
+ */
+et_status et_db_default_path(char *buf, size_t cap, et_error *err);
+
+/*
+ * Opens (creating or migrating as needed) the database at path, or at the
+ * default path when path is NULL or "" (its directories are then created,
+ * mode 0700; an explicit path's directory must exist). See the header
+ * comment for what is refused. *out is NULL on failure.
+ */
+et_status et_db_open(const char *path, et_db **out, et_error *err);
+
+/* Closes the handle (NULL is fine). Every committed write is kept. */
+void et_db_close(et_db *db);
+
+/* The file's path (valid until et_db_close). */
+const char *et_db_path(const et_db *db);
+
+/* ---- rows the trials refer to ------------------------------------------ */
+
+/*
+ * Id of the device row for info (key: backend from info->target.backend,
+ * name, driver_version), created when missing; vendor, device version and
+ * limits are updated to info's.
+ */
+et_status et_db_device_id(et_db *db, const et_device_info *info, int64_t *id,
+                          et_error *err);
+
+/* As et_db_device_id without writing: *found false (and *id 0) when the
+ * device was never recorded. */
+et_status et_db_device_find(et_db *db, const et_device_info *info,
+                            int64_t *id, bool *found, et_error *err);
+
+/* Id of the einsum row of e's canonical form, created when missing (with
+ * e's text, sizes and dtypes). */
+et_status et_db_einsum_id(et_db *db, const et_einsum *e, int64_t *id,
+                          et_error *err);
+
+/* As et_db_einsum_id without writing. */
+et_status et_db_einsum_find(et_db *db, const et_einsum *e, int64_t *id,
+                            bool *found, et_error *err);
+
+/* Id of the space (name, content_hash), created when missing. The content
+ * hash is the caller's (e.g. et_db_hash_hex of the YAML text). */
+et_status et_db_space_id(et_db *db, const char *name,
+                         const char *content_hash, int64_t *id,
+                         et_error *err);
+
+/* ---- hashes ------------------------------------------------------------- */
+
+#define ET_DB_FNV_INIT 0xcbf29ce484222325ULL
+
+/* FNV-1a 64 of n bytes, continuing from h (start with ET_DB_FNV_INIT). */
+uint64_t et_db_fnv1a64(uint64_t h, const void *data, size_t n);
+
+/* 16 lower-case hex digits of FNV-1a 64 of n bytes into out. */
+void et_db_hash_hex(const void *data, size_t n, char out[ET_DB_HASH_LEN]);
+
+/*
+ * The source hash of a trial key: FNV-1a 64 over the rendered source text
+ * and the launch geometry (ndim, global, local, has_local), since the same
+ * source launched with another work-group size is another measurement.
+ * geom may be NULL (hashed as absent).
+ */
+void et_db_source_hash(const char *source, const et_launch *geom,
+                       char out[ET_DB_HASH_LEN]);
+
+/* ---- trials ------------------------------------------------------------- */
+
+/* One trial: its key, then what was measured. Plain value. */
+typedef struct et_db_trial {
+    /* key */
+    int64_t einsum_id;               /* et_db_einsum_id */
+    char einsum_text[ET_MAX_TEXT];   /* et_einsum.text the opts name */
+    int64_t device_id;               /* et_db_device_id */
+    char opts[ET_DB_OPTS_LEN];       /* et_opts_format's canonical text */
+    int renderer_version;            /* ET_RENDERER_VERSION */
+    char source_hash[ET_DB_HASH_LEN];/* et_db_source_hash; "" if none */
+    /* recorded */
+    int64_t id;                      /* row id (set by lookup/best/list) */
+    int64_t space_id;                /* 0: no space (--opts) */
+    char params_json[ET_DB_PARAMS_LEN]; /* {"tile_j": 4, ...}; "" = none */
+    char kernel_name[256];
+    et_outcome outcome;
+    char reason[1024];
+    double median_s, low_s, high_s;  /* timing; 0 when not timed */
+    double cv;
+    int runs;
+    int verify_trials;               /* 0 when not verified */
+    double max_norm_err;
+    double p_value;                  /* NaN without a baseline */
+    double gops;                     /* ops / median / 1e9, 0 if untimed;
+                                        all ops are booked to the
+                                        accumulation dtype */
+    double compile_s;                /* build time; 0 if unknown */
+    int64_t created_at;              /* Unix seconds; 0 -> now on record */
+    char eintune_version[32];        /* "" -> ET_VERSION on record */
+} et_db_trial;
+
+/*
+ * Clears t and fills its key: einsum_id, einsum_text = e->text,
+ * device_id, opts (copied; "" for the untransformed kernel),
+ * renderer_version = ET_RENDERER_VERSION and the source hash of source
+ * and geom (source NULL: ""). p_value starts NaN. ET_ERR_INPUT when opts
+ * does not fit.
+ */
+et_status et_db_trial_init(et_db_trial *t, int64_t einsum_id,
+                           const et_einsum *e, int64_t device_id,
+                           const char *opts, const char *source,
+                           const et_launch *geom, et_error *err);
+
+/*
+ * Fills t's outcome, reason, timing and verification figures from an
+ * evaluation (et_evaluate_kernel), and gops from e's op count and the
+ * median time.
+ */
+void et_db_trial_set_evaluation(et_db_trial *t, const et_einsum *e,
+                                const et_evaluation *ev);
+
+/*
+ * Looks up the trial with key's key fields (the rest of key is ignored).
+ * *found tells whether one exists; if so *out gets it (out may be key).
+ * Failures are answers too: a resumed search takes them as they are.
+ */
+et_status et_db_trial_lookup(et_db *db, const et_db_trial *key,
+                             et_db_trial *out, bool *found, et_error *err);
+
+/*
+ * Records t (one transaction, committed on return), replacing a trial with
+ * the same key. ET_ERR_INPUT when einsum_id or device_id (or a non-zero
+ * space_id) does not name a row. t->id is not read; *id (may be NULL)
+ * gets the row id.
+ */
+et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
+                             et_error *err);
+
+/*
+ * The fastest verified trial for e (by canonical form, so renamed
+ * equivalents count) on the device: outcome ok, current renderer version,
+ * smallest median (ties: the earliest). Reads only. *found false when
+ * there is none (or the einsum or device is unknown).
+ */
+et_status et_db_best(et_db *db, const et_einsum *e,
+                     const et_device_info *info, et_db_trial *out,
+                     bool *found, et_error *err);
+
+/* As et_db_best by row ids. */
+et_status et_db_best_ids(et_db *db, int64_t einsum_id, int64_t device_id,
+                         et_db_trial *out, bool *found, et_error *err);
+
+/* ---- peaks -------------------------------------------------------------- */
+
+/*
+ * Stores peaks JSON text (the roofline's et_peaks_to_json form) for a
+ * device, measured at measured_at (0: now), tagged with ET_VERSION.
+ */
+et_status et_db_peaks_store(et_db *db, int64_t device_id, const char *json,
+                            int64_t measured_at, et_error *err);
+
+/*
+ * Loads a device's peaks: *found false when none were stored or they were
+ * stored by another eintune version (the micro-benchmarks may differ).
+ * On a hit *json is malloc'ed text the caller frees with free();
+ * measured_at may be NULL.
+ */
+et_status et_db_peaks_load(et_db *db, int64_t device_id, char **json,
+                           int64_t *measured_at, bool *found,
+                           et_error *err);
+
+/* ---- looking and tidying ------------------------------------------------ */
+
+typedef struct et_db_stats {
+    int schema_version;
+    int64_t devices, einsums, spaces, trials;
+    int64_t by_outcome[ET_OUTCOME_COUNT];
+    int64_t old_renderer;  /* trials of another renderer version */
+    int64_t oldest, newest;/* created_at range of trials; 0 if none */
+    int64_t file_bytes;    /* the file and its -wal */
+} et_db_stats;
+
+et_status et_db_stats_get(et_db *db, et_db_stats *out, et_error *err);
+
+/* PRAGMA integrity_check: ET_OK with msg "ok", or ET_ERR_INPUT with the
+ * first problem in msg. */
+et_status et_db_integrity(et_db *db, char *msg, size_t cap, et_error *err);
+
+/* Which trials et_db_list shows; the zero value means all. */
+typedef struct et_db_filter {
+    int64_t einsum_id;     /* 0: every einsum */
+    int64_t device_id;     /* 0: every device */
+    unsigned outcome_mask; /* bit 1 << et_outcome; 0: every outcome */
+    int64_t limit;         /* 0: no limit */
+} et_db_filter;
+
+/* A trial with the names of what it refers to. Plain value. */
+typedef struct et_db_row {
+    et_db_trial trial;
+    char canonical[ET_DB_CANON_LEN];
+    char dtypes[256];      /* "f32,f32->f32" */
+    char device_name[256];
+    char backend[16];
+    char driver_version[128];
+    char space_name[256];  /* "" without a space */
+} et_db_row;
+
+/* Called once per row; a non-zero return stops the listing. */
+typedef int (*et_db_list_fn)(void *arg, const et_db_row *row);
+
+/*
+ * Calls fn for the trials f selects (f may be NULL), ordered by einsum,
+ * device, then ok trials fastest first, then the others newest first.
+ * Reads only.
+ */
+et_status et_db_list(et_db *db, const et_db_filter *f, et_db_list_fn fn,
+                     void *arg, et_error *err);
+
+/*
+ * What et_db_prune deletes: the trials that meet every criterion given
+ * (at least one must be). Devices, einsums and spaces stay: they are
+ * small, devices hold the peaks, and a run in another process may hold
+ * their ids to record trials under.
+ */
+typedef struct et_db_prune_opts {
+    bool failed;            /* outcome other than ok */
+    double older_than_days; /* > 0: recorded more than this long ago */
+    bool renderer_old;      /* renderer version other than the current */
+    bool dry_run;           /* count only, delete nothing */
+} et_db_prune_opts;
+
+/* Deletes (one transaction) and sets *deleted (may be NULL) to the number
+ * of trials deleted (or that would be, with dry_run). ET_ERR_INPUT when no
+ * criterion is given. */
+et_status et_db_prune(et_db *db, const et_db_prune_opts *o, int64_t *deleted,
+                      et_error *err);
+
+#endif /* ET_DB_H */

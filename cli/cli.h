@@ -66,5 +66,6 @@ int cmd_run(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_peaks(int argc, char **argv);
+int cmd_db(int argc, char **argv);
 
 #endif

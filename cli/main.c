@@ -15,6 +15,7 @@ static const struct {
     {"run", cmd_run, "run an einsum on .npy inputs, write a .npy output"},
     {"tune", cmd_tune, "search a transform space for the fastest kernel"},
     {"peaks", cmd_peaks, "the device's peak GFLOP/s per dtype and bandwidth"},
+    {"db", cmd_db, "the tuning database: stats, list, prune"},
 };
 
 static void usage(FILE *f)

@@ -1277,7 +1277,8 @@ et_status et_db_list(et_db *db, const et_db_filter *f, et_db_list_fn fn,
     }
     char sql[2048];
     snprintf(sql, sizeof(sql),
-             "SELECT " TRIAL_COLS ", e.canonical, e.dtypes, d.name, "
+             "SELECT " TRIAL_COLS ", e.canonical, e.text, e.sizes, "
+             "e.dtypes, d.name, "
              "d.backend, d.driver_version, coalesce(s.name, '') "
              "FROM trials t JOIN einsums e ON e.id = t.einsum_id "
              "JOIN devices d ON d.id = t.device_id "
@@ -1308,6 +1309,8 @@ et_status et_db_list(et_db *db, const et_db_filter *f, et_db_list_fn fn,
         read_trial(st, &row->trial);
         int c = TRIAL_NCOLS;
         col_text(st, c++, row->canonical, sizeof(row->canonical));
+        col_text(st, c++, row->einsum, sizeof(row->einsum));
+        col_text(st, c++, row->sizes, sizeof(row->sizes));
         col_text(st, c++, row->dtypes, sizeof(row->dtypes));
         col_text(st, c++, row->device_name, sizeof(row->device_name));
         col_text(st, c++, row->backend, sizeof(row->backend));

@@ -312,6 +312,8 @@ typedef struct et_db_filter {
 typedef struct et_db_row {
     et_db_trial trial;
     char canonical[ET_DB_CANON_LEN];
+    char einsum[ET_MAX_TEXT]; /* the einsum row's text (first seen) */
+    char sizes[1024];      /* "i=4,j=5,k=6" in the names of `einsum` */
     char dtypes[256];      /* "f32,f32->f32" */
     char device_name[256];
     char backend[16];

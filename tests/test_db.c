@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -1354,6 +1355,117 @@ static void test_kill(void **state)
     }
 }
 
+/* ---- eintune db -------------------------------------------------------- */
+
+/* Runs `eintune ARGS`, stdout into out (cap bytes); returns the exit
+ * status. */
+static int run_cli(const char *args, char *out, size_t cap)
+{
+    const char *dir = getenv("ET_BUILD_DIR");
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "'%s/eintune' %s 2>/dev/null",
+             dir ? dir : "build", args);
+    fflush(NULL);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cli(void **state)
+{
+    (void)state;
+    const char *dir = getenv("ET_BUILD_DIR");
+    char bin[512];
+    snprintf(bin, sizeof(bin), "%s/eintune", dir ? dir : "build");
+    if (access(bin, X_OK) != 0)
+        skip();
+    char path[512], args[1200];
+    static char out[1 << 16];
+    new_path(path, sizeof(path), "cli");
+    et_db *db = open_ok(path);
+    et_einsum e, renamed;
+    einsum_ok("ij,jk->ik", "i=4,j=5,k=6", "f32", &e);
+    einsum_ok("ab,bc->ac", "a=4,b=5,c=6", "f32", &renamed);
+    et_device_info dev = device_of("pthread-test", "3.1");
+    int64_t eid = einsum_id(db, &e), did = device_id(db, &dev);
+    et_db_trial t = trial_of(eid, &e, did, "LOCAL(i,2)", ET_OUTCOME_OK, 1e-3);
+    record(db, &t);
+    t = trial_of(eid, &e, did, "LOCAL(i,4)", ET_OUTCOME_OK, 5e-4);
+    record(db, &t);
+    t = trial_of(eid, &e, did, "UPCAST(k,3)", ET_OUTCOME_BUILD_ERROR, 0);
+    record(db, &t);
+    et_db_close(db);
+
+    snprintf(args, sizeof(args), "db stats --db '%s' --json -", path);
+    assert_int_equal(run_cli(args, out, sizeof(out)), 0);
+    cJSON *doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    assert_int_equal(cJSON_GetObjectItem(doc, "trials")->valuedouble, 3);
+    cJSON *oc = cJSON_GetObjectItem(doc, "outcomes");
+    assert_int_equal(cJSON_GetObjectItem(oc, "ok")->valuedouble, 2);
+    assert_int_equal(cJSON_GetObjectItem(oc, "build_error")->valuedouble, 1);
+    assert_string_equal(cJSON_GetObjectItem(doc, "integrity")->valuestring,
+                        "ok");
+    cJSON_Delete(doc);
+
+    /* list by a renamed equivalent, fastest first */
+    snprintf(args, sizeof(args),
+             "db list --db '%s' --einsum ab,bc-\\>ac --shape a=4,b=5,c=6 "
+             "--dtype f32 --outcome ok --json -",
+             path);
+    assert_int_equal(run_cli(args, out, sizeof(out)), 0);
+    doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    cJSON *arr = cJSON_GetObjectItem(doc, "trials");
+    assert_int_equal(cJSON_GetArraySize(arr), 2);
+    cJSON *first = cJSON_GetArrayItem(arr, 0);
+    assert_string_equal(cJSON_GetObjectItem(first, "opts")->valuestring,
+                        "LOCAL(i,4)");
+    assert_string_equal(cJSON_GetObjectItem(first, "status")->valuestring,
+                        "ok");
+    assert_true(cJSON_GetObjectItem(first, "time_s")->valuedouble == 5e-4);
+    cJSON_Delete(doc);
+
+    /* the table names the trials */
+    snprintf(args, sizeof(args), "db list --db '%s' --limit 2", path);
+    assert_int_equal(run_cli(args, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "LOCAL(i,4)"));
+    assert_non_null(strstr(out, "pthread-test"));
+    assert_null(strstr(out, "UPCAST(k,3)"));
+
+    /* prune wants a criterion; then deletes the failure */
+    snprintf(args, sizeof(args), "db prune --db '%s'", path);
+    assert_int_equal(run_cli(args, out, sizeof(out)), 2);
+    snprintf(args, sizeof(args), "db prune --db '%s' --failed --json -",
+             path);
+    assert_int_equal(run_cli(args, out, sizeof(out)), 0);
+    doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    assert_int_equal(cJSON_GetObjectItem(doc, "deleted")->valuedouble, 1);
+    cJSON_Delete(doc);
+
+    /* a foreign file: exit 2, untouched */
+    char foreign[512];
+    new_path(foreign, sizeof(foreign), "cli-foreign");
+    sql_exec(foreign, "CREATE TABLE notes (t TEXT)");
+    size_t n0, n1;
+    unsigned char *before = slurp(foreign, &n0);
+    snprintf(args, sizeof(args), "db stats --db '%s'", foreign);
+    assert_int_equal(run_cli(args, out, sizeof(out)), 2);
+    unsigned char *after = slurp(foreign, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    free(before);
+    free(after);
+
+    assert_int_equal(run_cli("db --help", out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "prune"));
+    assert_int_equal(run_cli("db frob", out, sizeof(out)), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1374,6 +1486,7 @@ int main(void)
         cmocka_unit_test(test_migrate_v1),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_kill),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests_name("db", tests, setup, teardown);
 }

@@ -69,9 +69,13 @@
  * Opening is safe on foreign input: a file that is not SQLite, an SQLite
  * file of another program, a corrupt file, or one written by a newer
  * eintune (schema version > ET_DB_SCHEMA_VERSION) is refused with
- * ET_ERR_INPUT and a message saying which, and is not written to (it is
- * checked through a read-only connection first). An older schema version
- * is migrated in one transaction. An empty file becomes a new database.
+ * ET_ERR_INPUT and a message saying which, and is not written to: it is
+ * read through an immutable read-only connection first, or, when a -wal
+ * file lies beside it (a database in use, or one whose writer was killed),
+ * through the read-write connection before its first write, with the
+ * checkpoint on close turned off. An older schema version is migrated in
+ * one transaction (a new et_outcome value needs one: the outcome column
+ * is CHECKed against the names). An empty file becomes a new database.
  *
  * Errors: ET_ERR_INPUT (not an eintune database, corrupt, too new, bad
  * argument), ET_ERR_IO (cannot open or write the file, lock wait timed

@@ -5,6 +5,7 @@
  */
 #include "cli/cli.h"
 #include "einsum/einsum.h"
+#include "measure/db.h"
 #include "measure/remote.h"
 #include "roofline/peaks.h"
 #include "roofline/report.h"
@@ -45,6 +46,10 @@ static void usage(FILE *f)
         "  --beam-width K    beam members kept per round (default 4)\n"
         "  --seed N          seed of the search and of the inputs (default 0)\n"
         "  --retime          re-measure points the database already knows\n"
+        "  --db FILE         tuning database (default\n"
+        "                    $XDG_CACHE_HOME/eintune/tuning.db); every trial\n"
+        "                    is committed as it completes, so a killed run\n"
+        "                    resumes where it stopped\n"
         "  --plot FILE       roofline chart of the candidates (.svg or .png)\n"
         "  --device D        opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --json FILE       the result as JSON ('-' = stdout)\n"
@@ -376,6 +381,7 @@ int cmd_tune(int argc, char **argv)
     }
 
     int status = EXIT_RUN;
+    et_db *db = NULL;
     et_device *dev = NULL;
     et_binding *b = NULL;
     et_tune_result res;
@@ -393,6 +399,21 @@ int cmd_tune(int argc, char **argv)
         status = st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
         goto out;
     }
+    st = et_db_open(g_cli.db, &db, &err);
+    if (st != ET_OK) {
+        fprintf(stderr, "eintune tune: %s\n", err.msg);
+        status = st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
+        goto out;
+    }
+    char hash[ET_DB_HASH_LEN];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)space->hash);
+    st = et_db_space_id(db, space->name, hash, &to.db_space_id, &err);
+    if (st != ET_OK) {
+        fprintf(stderr, "eintune tune: %s\n", err.msg);
+        goto out;
+    }
+    to.db = db;
+    cli_log(LOG_INFO, "tune", "database %s", et_db_path(db));
     cli_log(LOG_INFO, "tune", "device %s (%s), space %s, search %s",
             dev->info.name, dev->info.spec, space->name,
             et_search_name(to.search.kind));
@@ -479,6 +500,7 @@ out:
     et_binding_free(b);
     if (dev)
         et_device_close(dev);
+    et_db_close(db);
     et_space_free(space);
     return status;
 }

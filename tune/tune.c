@@ -1,6 +1,7 @@
 /* tune.c - the tuning loop (see tune.h). */
 #include "tune/tune.h"
 
+#include "measure/db.h"
 #include "transforms/kernel.h"
 
 #include <math.h>
@@ -30,7 +31,57 @@ typedef struct tune_ctx {
     et_verifier *ver;
     et_error *err;
     et_status fatal;          /* a host failure that stops the search */
+    int64_t einsum_id;        /* rows in the database (when o->db) */
+    int64_t device_id;
 } tune_ctx;
+
+static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "{'a': 1, 'b': true}" (et_point_format) -> JSON text. */
+static void params_to_json(const char *text, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", text);
+    for (char *p = out; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+}
+
+/* Records a finished candidate; a database that cannot be written loses
+ * the record, not the run. */
+static void db_record(tune_ctx *t, et_db_trial *tr, const et_tune_candidate *c)
+{
+    et_error e2 = {{0}};
+    tr->space_id = t->o->db_space_id;
+    params_to_json(c->params, tr->params_json, sizeof tr->params_json);
+    if (et_db_trial_record(t->o->db, tr, NULL, &e2) != ET_OK)
+        say(t, ET_TUNE_WARN, "not recorded in the database: %s", e2.msg);
+}
+
+/* Fills c from a trial the database answered. */
+static void from_trial(et_tune_candidate *c, const et_db_trial *tr)
+{
+    c->cached = true;
+    c->outcome = tr->outcome;
+    snprintf(c->reason, sizeof c->reason, "%s", tr->reason);
+    if (tr->verify_trials > 0) {
+        c->verified = true;
+        c->verify.outcome = tr->outcome == ET_OUTCOME_WRONG_RESULT
+                                ? ET_OUTCOME_WRONG_RESULT
+                                : ET_OUTCOME_OK;
+        c->verify.trials = tr->verify_trials;
+        c->verify.max_norm_err = tr->max_norm_err;
+        c->verify.p_value = tr->p_value;
+    }
+    if (tr->runs > 0) {
+        c->timed = true;
+        c->timing.median_s = tr->median_s;
+        c->timing.low_s = tr->low_s;
+        c->timing.high_s = tr->high_s;
+        c->timing.cv = tr->cv;
+        c->timing.runs = tr->runs;
+    }
+}
 
 static double now_s(void)
 {
@@ -38,9 +89,6 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-
-static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
 {
@@ -112,6 +160,17 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         copy_str(tc->reason, sizeof tc->reason, c->reason);
         res->failures[ET_OUTCOME_REFUSED]++;
         say(t, ET_TUNE_INFO, "refused: %s", tc->reason);
+        if (t->o->db) {
+            et_db_trial tr;
+            et_error e2 = {{0}};
+            if (et_db_trial_init(&tr, t->einsum_id, et_binding_einsum(t->b),
+                                 t->device_id, tc->opts, NULL, NULL,
+                                 &e2) == ET_OK) {
+                tr.outcome = ET_OUTCOME_REFUSED;
+                snprintf(tr.reason, sizeof tr.reason, "%s", tc->reason);
+                db_record(t, &tr, tc);
+            }
+        }
         return t->o->stop && *t->o->stop ? 1 : 0;
     }
 
@@ -125,6 +184,28 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
                  et_status_str(st));
     } else {
         copy_str(tc->kernel, sizeof tc->kernel, rend.name);
+        et_db_trial tr;
+        bool found = false, use_db = false;
+        if (t->o->db) {
+            et_error e2 = {{0}};
+            use_db = et_db_trial_init(&tr, t->einsum_id,
+                                      et_binding_einsum(t->b), t->device_id,
+                                      tc->opts, rend.source, &rend.launch,
+                                      &e2) == ET_OK;
+            if (use_db && !t->o->retime &&
+                et_db_trial_lookup(t->o->db, &tr, &tr, &found, &e2) !=
+                    ET_OK) {
+                say(t, ET_TUNE_WARN, "database lookup failed: %s", e2.msg);
+                found = false;
+            }
+        }
+        if (found) {
+            from_trial(tc, &tr);
+            res->cached++;
+            say(t, ET_TUNE_INFO, "answered from the database (%s)",
+                et_outcome_name(tc->outcome));
+            goto answered;
+        }
         et_timing_opts to = t->o->timing;
         to.bound_s = isfinite(c->bound_s) ? c->bound_s : 0;
         et_evaluation ev;
@@ -143,7 +224,13 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         tc->timed = ev.timed;
         tc->timing = ev.timing;
         res->evaluations++;
+        if (use_db) {
+            et_db_trial_set_evaluation(&tr, et_binding_einsum(t->b), &ev);
+            copy_str(tr.kernel_name, sizeof tr.kernel_name, rend.name);
+            db_record(t, &tr, tc);
+        }
     }
+answered:
     et_rendered_free(&rend);
     tc->eval_s = now_s() - t0;
     if (tc->verified) {
@@ -229,9 +316,16 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     memset(res, 0, sizeof *res);
     res->best = -1;
     double t0 = now_s();
-    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK};
-    et_status st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver,
-                                    err);
+    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK, 0, 0};
+    et_status st;
+    if (o->db) {
+        st = et_db_einsum_id(o->db, et_binding_einsum(b), &t.einsum_id, err);
+        if (st == ET_OK)
+            st = et_db_device_id(o->db, &dev->info, &t.device_id, err);
+        if (st != ET_OK)
+            return st;
+    }
+    st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
     if (st != ET_OK)
         return st;
     st = baseline(&t);

@@ -58,7 +58,7 @@ typedef struct et_tune_opts {
     et_verify_opts verify;
     bool retime;              /* re-measure points the database knows */
     struct et_db *db;         /* NULL: no database */
-    int64_t db_space_id;      /* the space's row in db (when db is set) */
+    int64_t db_space_id;      /* the space's row in db (0: none) */
     /* Set asynchronously (SIGINT): the trial in flight finishes, the
      * search stops, the result is complete up to there. */
     volatile sig_atomic_t *stop;

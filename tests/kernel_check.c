@@ -1,13 +1,13 @@
 /*
  * kernel_check.c - render + build + run + compare, for the transform tests
  * (see kernel_check.h). The reference is computed here in long double over
- * the whole iteration space (small test sizes only).
+ * the whole iteration space by et_reference_eval (small test sizes only).
  */
 #include "tests/kernel_check.h"
 
 #include "einsum/einsum.h"
+#include "measure/cuda/nvrtc.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,14 +41,6 @@ et_device *kc_device(void)
     return dev;
 }
 
-/* binary16 bits to double (exact) */
-static double half_bits_to_double(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0 ? ldexp(m, -24) : ldexp(m | 1024, e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
 static uint64_t rng_next(uint64_t *s)
 {
     *s ^= *s << 13;
@@ -57,57 +49,19 @@ static uint64_t rng_next(uint64_t *s)
     return *s;
 }
 
-/* A value uniform in [-1, 1] stored in dtype t at dst[i]; returns its
- * exact value. */
-static double draw(uint64_t *s, et_dtype t, void *dst, int64_t i)
+/* A value uniform in [-1, 1] stored in dtype t at dst[i]. */
+static void draw(uint64_t *s, et_dtype t, void *dst, int64_t i)
 {
     double v = (double)(rng_next(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
     switch (t) {
-    case ET_F16: {
+    case ET_F16:
         /* |v| < 1: exponent below 15, random mantissa */
-        uint16_t h = (uint16_t)((rng_next(s) & 0x8000) |
-                                ((rng_next(s) % 15) << 10) |
-                                (rng_next(s) & 1023));
-        ((uint16_t *)dst)[i] = h;
-        return half_bits_to_double(h);
-    }
-    case ET_F32:
-        ((float *)dst)[i] = (float)v;
-        return (float)v;
-    default:
-        ((double *)dst)[i] = v;
-        return v;
-    }
-}
-
-/* Host reference: ref and sum|terms| per output element. */
-static void reference(const et_einsum *e, double *const *vals,
-                      long double *ref, long double *abs_terms)
-{
-    int64_t no = et_einsum_operand_elems(e, -1);
-    for (int64_t i = 0; i < no; i++)
-        ref[i] = abs_terms[i] = 0;
-    int64_t tot = et_einsum_iter_size(e);
-    int64_t iv[ET_MAX_INDICES];
-    for (int64_t t = 0; t < tot; t++) {
-        int64_t rem = t;
-        for (int a = e->n_idx - 1; a >= 0; a--) {
-            iv[a] = rem % e->idx[a].size;
-            rem /= e->idx[a].size;
-        }
-        long double prod = 1;
-        for (int op = 0; op < e->n_ops; op++) {
-            const et_operand *o = &e->op[op];
-            int64_t addr = 0;
-            for (int d = 0; d < o->rank; d++)
-                addr = addr * o->dim[d] + (o->dim[d] == 1 ? 0 : iv[o->idx[d]]);
-            prod *= vals[op][addr];
-        }
-        int64_t oa = 0;
-        for (int a = 0; a < e->n_out; a++)
-            oa = oa * e->idx[a].size + iv[a];
-        ref[oa] += prod;
-        abs_terms[oa] += fabsl(prod);
+        ((uint16_t *)dst)[i] = (uint16_t)((rng_next(s) & 0x8000) |
+                                          ((rng_next(s) % 15) << 10) |
+                                          (rng_next(s) & 1023));
+        break;
+    case ET_F32: ((float *)dst)[i] = (float)v; break;
+    default: ((double *)dst)[i] = v; break;
     }
 }
 
@@ -116,40 +70,30 @@ static double unit_roundoff(et_dtype t)
     return t == ET_F64 ? 0x1.0p-53 : (t == ET_F32 ? 0x1.0p-24 : 0x1.0p-11);
 }
 
-et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,
-                          char *msg, size_t cap)
+/* Runs the built program `prog` of k's OpenCL rendering r (source and
+ * launch geometry) and compares; prog and r stay the caller's. */
+static et_status run_and_compare(et_device *dev, const et_kernel *k,
+                                 const et_rendered *r, et_program *prog,
+                                 unsigned seed, char *msg, size_t cap)
 {
     const et_einsum *e = &k->e;
     int nops = e->n_ops;
-    et_rendered r = {0};
-    et_program *prog = NULL;
     et_buffer *bufs[ET_MAX_OPERANDS + 1] = {0};
     void *host[ET_MAX_OPERANDS + 1] = {0};
-    double *vals[ET_MAX_OPERANDS] = {0};
     long double *ref = NULL, *abs_terms = NULL;
     et_error err = {{0}};
-    et_status st = et_kernel_render(k, ET_BACKEND_OPENCL, NULL, &r);
-    if (st != ET_OK) {
-        say(msg, cap, "render: %s", et_status_str(st));
-        goto done;
-    }
-    st = et_program_build(dev, r.source, r.name, &prog, &err);
-    if (st != ET_OK) {
-        say(msg, cap, "build: %s\n%s", err.msg, r.source);
-        goto done;
-    }
+    et_status st = ET_OK;
     uint64_t rs = 0x9e3779b97f4a7c15ull ^ seed;
     for (int op = 0; op < nops; op++) {
         int64_t ne = et_einsum_operand_elems(e, op);
         size_t es = et_dtype_size(e->op[op].dtype);
         host[op + 1] = malloc((size_t)ne * es);
-        vals[op] = malloc((size_t)ne * sizeof(double));
-        if (!host[op + 1] || !vals[op]) {
+        if (!host[op + 1]) {
             st = ET_ERR_NOMEM;
             goto done;
         }
         for (int64_t i = 0; i < ne; i++)
-            vals[op][i] = draw(&rs, e->op[op].dtype, host[op + 1], i);
+            draw(&rs, e->op[op].dtype, host[op + 1], i);
         st = et_buffer_alloc(dev, (size_t)ne * es, &bufs[op + 1], &err);
         if (st == ET_OK)
             st = et_buffer_write(dev, bufs[op + 1], 0, host[op + 1],
@@ -181,10 +125,10 @@ et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,
         say(msg, cap, "output buffer: %s", err.msg);
         goto done;
     }
-    st = et_launch_kernel(dev, prog, &r.launch, bufs, NULL, nops + 1, NULL,
+    st = et_launch_kernel(dev, prog, &r->launch, bufs, NULL, nops + 1, NULL,
                           &err);
     if (st != ET_OK) {
-        say(msg, cap, "launch: %s\n%s", err.msg, r.source);
+        say(msg, cap, "launch: %s\n%s", err.msg, r->source);
         goto done;
     }
     st = et_buffer_read(dev, bufs[0], 0, host[0], (size_t)no * os, &err);
@@ -192,7 +136,11 @@ et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,
         say(msg, cap, "read: %s", err.msg);
         goto done;
     }
-    reference(e, vals, ref, abs_terms);
+    st = et_reference_eval(e, (const void *const *)&host[1], ref, abs_terms);
+    if (st != ET_OK) {
+        say(msg, cap, "reference: %s", et_status_str(st));
+        goto done;
+    }
     int64_t K = 1;
     for (int a = e->n_out; a < e->n_idx; a++)
         K *= e->idx[a].size;
@@ -208,7 +156,7 @@ et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,
             say(msg, cap,
                 "element %lld: got %.17g, reference %.17Lg, error %.3Lg > "
                 "bound %.3Lg\n%s",
-                (long long)i, got, ref[i], diff, bound, r.source);
+                (long long)i, got, ref[i], diff, bound, r->source);
             st = ET_ERR_INTERNAL;
             goto done;
         }
@@ -220,10 +168,27 @@ done:
             et_buffer_free(dev, bufs[i]);
         free(host[i]);
     }
-    for (int op = 0; op < nops; op++)
-        free(vals[op]);
     free(ref);
     free(abs_terms);
+    return st;
+}
+
+et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,
+                          char *msg, size_t cap)
+{
+    et_rendered r = {0};
+    et_program *prog = NULL;
+    et_error err = {{0}};
+    et_status st = et_kernel_render(k, ET_BACKEND_OPENCL, NULL, &r);
+    if (st != ET_OK) {
+        say(msg, cap, "render: %s", et_status_str(st));
+        return st;
+    }
+    st = et_program_build(dev, r.source, r.name, &prog, &err);
+    if (st != ET_OK)
+        say(msg, cap, "build: %s\n%s", err.msg, r.source);
+    else
+        st = run_and_compare(dev, k, &r, prog, seed, msg, cap);
     if (prog)
         et_program_free(dev, prog);
     et_rendered_free(&r);
@@ -261,41 +226,13 @@ et_status kc_check(et_device *dev, const char *einsum, const char *shape,
     return st;
 }
 
-/* ---- NVRTC, loaded at run time -------------------------------------------- */
-
-typedef int (*nvrtc_create_fn)(void **, const char *, const char *, int,
-                               const char *const *, const char *const *);
-typedef int (*nvrtc_compile_fn)(void *, int, const char *const *);
-typedef int (*nvrtc_logsize_fn)(void *, size_t *);
-typedef int (*nvrtc_log_fn)(void *, char *);
-typedef int (*nvrtc_destroy_fn)(void **);
+/* ---- NVRTC (measure/cuda/nvrtc.h) ------------------------------------------ */
 
 et_status kc_cuda_compile(const et_kernel *k, char *msg, size_t cap)
 {
-    static void *lib;
-    static int tried;
-    if (!tried) {
-        tried = 1;
-        lib = dlopen("libnvrtc.so.13", RTLD_NOW);
-        if (!lib)
-            lib = dlopen("libnvrtc.so", RTLD_NOW);
-        if (!lib)
-            lib = dlopen("/usr/local/cuda/lib64/libnvrtc.so", RTLD_NOW);
-    }
-    if (!lib) {
-        say(msg, cap, "libnvrtc not found");
-        return ET_ERR_UNSUPPORTED;
-    }
-    nvrtc_create_fn create = (nvrtc_create_fn)dlsym(lib, "nvrtcCreateProgram");
-    nvrtc_compile_fn compile =
-        (nvrtc_compile_fn)dlsym(lib, "nvrtcCompileProgram");
-    nvrtc_logsize_fn logsize =
-        (nvrtc_logsize_fn)dlsym(lib, "nvrtcGetProgramLogSize");
-    nvrtc_log_fn getlog = (nvrtc_log_fn)dlsym(lib, "nvrtcGetProgramLog");
-    nvrtc_destroy_fn destroy =
-        (nvrtc_destroy_fn)dlsym(lib, "nvrtcDestroyProgram");
-    if (!create || !compile || !logsize || !getlog || !destroy) {
-        say(msg, cap, "libnvrtc lacks symbols");
+    et_error err = {{0}};
+    if (!et_cuda_have_nvrtc(&err)) {
+        say(msg, cap, "%s", err.msg[0] ? err.msg : "libnvrtc not found");
         return ET_ERR_UNSUPPORTED;
     }
     et_rendered r;
@@ -304,27 +241,12 @@ et_status kc_cuda_compile(const et_kernel *k, char *msg, size_t cap)
         say(msg, cap, "render: %s", et_status_str(st));
         return st;
     }
-    void *prog = NULL;
-    st = ET_OK;
-    if (create(&prog, r.source, "kernel.cu", 0, NULL, NULL) != 0) {
-        say(msg, cap, "nvrtcCreateProgram failed");
-        st = ET_ERR_BUILD;
-    } else {
-        const char *const opts[] = {"--gpu-architecture=compute_90"};
-        if (compile(prog, 1, opts) != 0) {
-            size_t n = 0;
-            logsize(prog, &n);
-            char *log = malloc(n + 1);
-            if (log) {
-                getlog(prog, log);
-                log[n] = '\0';
-            }
-            say(msg, cap, "nvrtc: %s\n%s", log ? log : "?", r.source);
-            free(log);
-            st = ET_ERR_BUILD;
-        }
-        destroy(&prog);
-    }
+    char *ptx = NULL;
+    size_t n = 0;
+    st = et_cuda_compile_ptx(r.source, "compute_90", &ptx, &n, &err);
+    if (st != ET_OK)
+        say(msg, cap, "nvrtc: %s\n%s", err.msg, r.source);
+    free(ptx);
     et_rendered_free(&r);
     return st;
 }

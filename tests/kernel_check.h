@@ -36,8 +36,9 @@ et_status kc_check(et_device *dev, const char *einsum, const char *shape,
                    const char *dtype, const char *opts, char *msg,
                    size_t cap);
 
-/* Compiles k's CUDA rendering to PTX (compute_90) with NVRTC when
- * available. ET_ERR_UNSUPPORTED when libnvrtc is absent (skip). */
+/* Compiles k's CUDA rendering to PTX (compute_90) with NVRTC
+ * (et_cuda_compile_ptx) when available. ET_ERR_UNSUPPORTED when libnvrtc
+ * is absent (skip). */
 et_status kc_cuda_compile(const et_kernel *k, char *msg, size_t cap);
 
 #endif

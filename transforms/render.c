@@ -1095,6 +1095,12 @@ static void emit_group_combine(ctx *c)
     int64_t n = plist_count(c, &ups);
     int64_t vals[MAXP] = {0};
     char accn[256];
+    if (g->size == 1) {
+        /* one lane: nothing to combine, and the size-1 lane index is
+         * not declared (its value is always 0) */
+        emit_stores(c);
+        return;
+    }
     line(s, "// combine the partial sums of the %lld lanes of %s",
          (long long)g->size, g->name);
     for (int64_t ci = 0; ci < n; ci++) {

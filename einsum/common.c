@@ -2,6 +2,8 @@
 #include "einsum/einsum.h"
 
 #include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const status_names[] = {
@@ -78,4 +80,18 @@ const char *et_role_name(et_role r)
     if ((unsigned)r >= ET_ROLE_COUNT)
         return "?";
     return role_names[r];
+}
+
+et_status et_diag_fail(et_diag *d, int pos, const char *fmt, ...)
+{
+    if (d) {
+        d->line = 0;
+        d->col = 0;
+        d->pos = pos;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+        va_end(ap);
+    }
+    return ET_ERR_INPUT;
 }

@@ -48,6 +48,11 @@ typedef enum et_role {
 
 const char *et_role_name(et_role r); /* "free", "summed", "batch" */
 
+/* Fills d (if non-NULL) with byte position pos (-1: none), no line or
+ * column, and a printf-formatted message; returns ET_ERR_INPUT. */
+et_status et_diag_fail(et_diag *d, int pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* ---- step 1: subscripts ------------------------------------------------ */
 
 typedef struct et_term {

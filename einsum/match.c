@@ -20,22 +20,6 @@
 
 #define MATCH_NODE_BUDGET 1000000L
 
-static et_status fail(et_diag *d, int pos, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static et_status fail(et_diag *d, int pos, const char *fmt, ...)
-{
-    if (d) {
-        d->line = 0;
-        d->col = 0;
-        d->pos = pos;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
-        va_end(ap);
-    }
-    return ET_ERR_INPUT;
-}
 
 typedef struct matcher {
     const et_einsum *p, *u;
@@ -171,20 +155,20 @@ et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
     if (n)
         *n = 0;
     if (!pattern || !user)
-        return fail(d, -1, "no pattern or no einsum given");
+        return et_diag_fail(d, -1, "no pattern or no einsum given");
     et_status st = et_einsum_pattern(pattern, &p, d);
     if (st != ET_OK)
         return st;
     if (p.n_ops != user->n_ops)
-        return fail(d, -1, "operand count differs: pattern has %d, einsum has %d",
+        return et_diag_fail(d, -1, "operand count differs: pattern has %d, einsum has %d",
                     p.n_ops, user->n_ops);
     if (p.n_out != user->n_out)
-        return fail(d, pattern->out.start,
+        return et_diag_fail(d, pattern->out.start,
                     "output rank differs: pattern has %d output indices, "
                     "einsum has %d",
                     p.n_out, user->n_out);
     if (p.n_idx != user->n_idx)
-        return fail(d, -1,
+        return et_diag_fail(d, -1,
                     "index count differs: pattern has %d indices, einsum "
                     "has %d",
                     p.n_idx, user->n_idx);
@@ -208,7 +192,7 @@ et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
         }
         if (!any) {
             term_str(&pattern->op[j], tb, sizeof(tb));
-            return fail(d, pattern->op[j].start,
+            return et_diag_fail(d, pattern->op[j].start,
                         "no operand of the einsum matches pattern operand %d "
                         "'%s' (rank %d)",
                         j, tb, p.op[j].rank);
@@ -221,10 +205,10 @@ et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
     if (m.count > 0)
         return ET_OK;
     if (m.nodes > MATCH_NODE_BUDGET)
-        return fail(d, -1, "matcher gave up after %ld steps", m.nodes);
+        return et_diag_fail(d, -1, "matcher gave up after %ld steps", m.nodes);
     int j = m.order[m.deepest];
     term_str(&pattern->op[j], tb, sizeof(tb));
-    return fail(d, pattern->op[j].start,
+    return et_diag_fail(d, pattern->op[j].start,
                 "pattern operand %d '%s' has no partner in the einsum that "
                 "agrees with the operands placed before it: the operands "
                 "do not share indices the same way",

@@ -38,22 +38,6 @@
 #include <string.h>
 
 /* Fills d (if any) and returns ET_ERR_INPUT. */
-static et_status fail(et_diag *d, int pos, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static et_status fail(et_diag *d, int pos, const char *fmt, ...)
-{
-    if (d) {
-        d->line = 0;
-        d->col = 0;
-        d->pos = pos;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
-        va_end(ap);
-    }
-    return ET_ERR_INPUT;
-}
 
 static int is_letter(int c)
 {
@@ -96,24 +80,24 @@ static et_status parse_term(const char *text, int *i, et_term *t,
         }
         if (c == '.') {
             if (text[*i + 1] != '.' || text[*i + 2] != '.')
-                return fail(d, *i,
+                return et_diag_fail(d, *i,
                             "'.' that is not part of an ellipsis '...' in "
                             "%s",
                             what);
             if (t->ell_pos >= 0)
-                return fail(d, *i, "second ellipsis '...' in %s", what);
+                return et_diag_fail(d, *i, "second ellipsis '...' in %s", what);
             t->ell_at = t->n;
             t->ell_pos = *i;
             *i += 3;
             continue;
         }
         if (!is_letter(c))
-            return fail(d, *i,
+            return et_diag_fail(d, *i,
                         "bad character %s in %s: subscripts are letters "
                         "a-z, A-Z",
                         show_char(c, cb), what);
         if (t->n >= ET_MAX_RANK)
-            return fail(d, *i, "too many subscripts in %s (at most %d)",
+            return et_diag_fail(d, *i, "too many subscripts in %s (at most %d)",
                         what, ET_MAX_RANK);
         t->letter[t->n] = (char)c;
         t->pos[t->n] = *i;
@@ -167,10 +151,10 @@ et_status et_subscripts_parse(const char *text, et_subscripts *s, et_diag *d)
     memset(s, 0, sizeof(*s));
     s->arrow_pos = -1;
     if (!text)
-        return fail(d, -1, "no einsum given");
+        return et_diag_fail(d, -1, "no einsum given");
     size_t len = strnlen(text, ET_MAX_TEXT);
     if (len >= ET_MAX_TEXT)
-        return fail(d, ET_MAX_TEXT - 1,
+        return et_diag_fail(d, ET_MAX_TEXT - 1,
                     "einsum text too long (at most %d characters)",
                     ET_MAX_TEXT - 1);
     memcpy(s->text, text, len + 1);
@@ -179,7 +163,7 @@ et_status et_subscripts_parse(const char *text, et_subscripts *s, et_diag *d)
     char what[32];
     for (;;) {
         if (s->n_ops >= ET_MAX_OPERANDS)
-            return fail(d, i - 1, "too many operands (at most %d)",
+            return et_diag_fail(d, i - 1, "too many operands (at most %d)",
                         ET_MAX_OPERANDS);
         et_term *t = &s->op[s->n_ops];
         term_init(t, i);
@@ -196,7 +180,7 @@ et_status et_subscripts_parse(const char *text, et_subscripts *s, et_diag *d)
     }
     if (s->text[i] == '-' || s->text[i] == '>') {
         if (s->text[i] != '-' || s->text[i + 1] != '>')
-            return fail(d, i, "'%c' that is not part of an arrow '->'",
+            return et_diag_fail(d, i, "'%c' that is not part of an arrow '->'",
                         s->text[i]);
         s->explicit_out = true;
         s->arrow_pos = i;
@@ -206,12 +190,12 @@ et_status et_subscripts_parse(const char *text, et_subscripts *s, et_diag *d)
         if (st != ET_OK)
             return st;
         if (s->text[i] == ',')
-            return fail(d, i,
+            return et_diag_fail(d, i,
                         "',' after '->': the output is a single term");
         if (s->text[i] == '-' && s->text[i + 1] == '>')
-            return fail(d, i, "second arrow '->'");
+            return et_diag_fail(d, i, "second arrow '->'");
         if (s->text[i] == '-' || s->text[i] == '>')
-            return fail(d, i, "'%c' that is not part of an arrow '->'",
+            return et_diag_fail(d, i, "'%c' that is not part of an arrow '->'",
                         s->text[i]);
     }
     if (!s->explicit_out) {
@@ -223,14 +207,14 @@ et_status et_subscripts_parse(const char *text, et_subscripts *s, et_diag *d)
     for (int j = 0; j < o->n; j++) {
         for (int q = 0; q < j; q++)
             if (o->letter[q] == o->letter[j])
-                return fail(d, o->pos[j], "output index '%c' repeated",
+                return et_diag_fail(d, o->pos[j], "output index '%c' repeated",
                             o->letter[j]);
         bool found = false;
         for (int k = 0; k < s->n_ops && !found; k++)
             found = memchr(s->op[k].letter, o->letter[j],
                            (size_t)s->op[k].n) != NULL;
         if (!found)
-            return fail(d, o->pos[j],
+            return et_diag_fail(d, o->pos[j],
                         "unknown output index '%c': it appears in no "
                         "operand",
                         o->letter[j]);
@@ -252,19 +236,19 @@ static et_status parse_size(const char *p, int *i, int64_t *out,
 {
     int start = *i;
     if (p[*i] == '-')
-        return fail(d, *i, "size must be at least 1, not negative");
+        return et_diag_fail(d, *i, "size must be at least 1, not negative");
     if (p[*i] < '0' || p[*i] > '9')
-        return fail(d, *i, "expected a size (a positive integer)");
+        return et_diag_fail(d, *i, "expected a size (a positive integer)");
     int64_t v = 0;
     while (p[*i] >= '0' && p[*i] <= '9') {
         int digit = p[*i] - '0';
         if (v > (INT64_MAX - digit) / 10)
-            return fail(d, start, "size does not fit in 64 bits");
+            return et_diag_fail(d, start, "size does not fit in 64 bits");
         v = v * 10 + digit;
         (*i)++;
     }
     if (v == 0)
-        return fail(d, start, "size must be at least 1, not 0");
+        return et_diag_fail(d, start, "size must be at least 1, not 0");
     *out = v;
     return ET_OK;
 }
@@ -277,7 +261,7 @@ et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
     if (!spec)
         return ET_OK;
     if (strnlen(spec, ET_MAX_TEXT) >= ET_MAX_TEXT)
-        return fail(d, ET_MAX_TEXT - 1,
+        return et_diag_fail(d, ET_MAX_TEXT - 1,
                     "shape spec too long (at most %d characters)",
                     ET_MAX_TEXT - 1);
     int i = 0;
@@ -291,30 +275,30 @@ et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
         bool ell = false;
         if (spec[i] == '.') {
             if (spec[i + 1] != '.' || spec[i + 2] != '.')
-                return fail(d, i, "'.' that is not part of '...'");
+                return et_diag_fail(d, i, "'.' that is not part of '...'");
             if (sp->n_ell >= 0)
-                return fail(d, i, "sizes for '...' given twice");
+                return et_diag_fail(d, i, "sizes for '...' given twice");
             ell = true;
             i += 3;
         } else if (is_letter((unsigned char)spec[i])) {
             if (is_letter((unsigned char)spec[i + 1]))
-                return fail(d, i,
+                return et_diag_fail(d, i,
                             "index names are single letters (or '...')");
             for (int j = 0; j < sp->n; j++)
                 if (sp->name[j][0] == spec[i])
-                    return fail(d, i, "size of '%c' given twice", spec[i]);
+                    return et_diag_fail(d, i, "size of '%c' given twice", spec[i]);
             i++;
         } else if (spec[i] == '\0' || spec[i] == ',') {
-            return fail(d, i, "expected an index name, a letter or '...'");
+            return et_diag_fail(d, i, "expected an index name, a letter or '...'");
         } else {
-            return fail(d, i,
+            return et_diag_fail(d, i,
                         "bad character %s: expected an index letter or "
                         "'...'",
                         show_char((unsigned char)spec[i], cb));
         }
         skip_spaces(spec, &i);
         if (spec[i] != '=')
-            return fail(d, i, "expected '=' after the index name");
+            return et_diag_fail(d, i, "expected '=' after the index name");
         i++;
         skip_spaces(spec, &i);
         if (ell) {
@@ -322,7 +306,7 @@ et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
             if (spec[i] != ',' && spec[i] != '\0') {
                 for (;;) {
                     if (sp->n_ell >= ET_MAX_RANK)
-                        return fail(d, i,
+                        return et_diag_fail(d, i,
                                     "too many '...' dimensions (at most "
                                     "%d)",
                                     ET_MAX_RANK);
@@ -340,7 +324,7 @@ et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
             }
         } else {
             if (sp->n >= ET_MAX_INDICES)
-                return fail(d, name_pos, "too many sizes");
+                return et_diag_fail(d, name_pos, "too many sizes");
             sp->name[sp->n][0] = spec[name_pos];
             sp->name[sp->n][1] = '\0';
             et_status st = parse_size(spec, &i, &sp->size[sp->n], d);
@@ -352,7 +336,7 @@ et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
         if (spec[i] == '\0')
             return ET_OK;
         if (spec[i] != ',')
-            return fail(d, i, "bad character %s: expected ',' or the end",
+            return et_diag_fail(d, i, "bad character %s: expected ',' or the end",
                         show_char((unsigned char)spec[i], cb));
         i++;
     }
@@ -364,14 +348,14 @@ et_status et_dtype_spec_parse(const char *spec, int n_ops,
                               et_dtype dtypes[ET_MAX_OPERANDS], et_diag *d)
 {
     if (n_ops < 0 || n_ops > ET_MAX_OPERANDS)
-        return fail(d, -1, "bad operand count %d", n_ops);
+        return et_diag_fail(d, -1, "bad operand count %d", n_ops);
     if (!spec) {
         for (int k = 0; k < n_ops; k++)
             dtypes[k] = ET_F64;
         return ET_OK;
     }
     if (strnlen(spec, ET_MAX_TEXT) >= ET_MAX_TEXT)
-        return fail(d, ET_MAX_TEXT - 1, "dtype spec too long");
+        return et_diag_fail(d, ET_MAX_TEXT - 1, "dtype spec too long");
     et_dtype got[ET_MAX_OPERANDS];
     int n = 0, i = 0;
     for (;;) {
@@ -386,22 +370,22 @@ et_status et_dtype_spec_parse(const char *spec, int n_ops,
             i++;
         }
         if (w == 0)
-            return fail(d, start, "expected a dtype (f16, f32, f64)");
+            return et_diag_fail(d, start, "expected a dtype (f16, f32, f64)");
         if (w >= (int)sizeof(word))
-            return fail(d, start, "unknown dtype (expected f16, f32, f64)");
+            return et_diag_fail(d, start, "unknown dtype (expected f16, f32, f64)");
         word[w] = '\0';
         et_dtype t;
         if (et_dtype_parse(word, &t) != 0)
-            return fail(d, start,
+            return et_diag_fail(d, start,
                         "unknown dtype '%s' (expected f16, f32, f64)", word);
         if (n >= ET_MAX_OPERANDS)
-            return fail(d, start, "more dtypes than operands");
+            return et_diag_fail(d, start, "more dtypes than operands");
         got[n++] = t;
         skip_spaces(spec, &i);
         if (spec[i] == '\0')
             break;
         if (spec[i] != ',')
-            return fail(d, i, "expected ',' between dtypes");
+            return et_diag_fail(d, i, "expected ',' between dtypes");
         i++;
     }
     if (n == 1) {
@@ -410,7 +394,7 @@ et_status et_dtype_spec_parse(const char *spec, int n_ops,
         return ET_OK;
     }
     if (n != n_ops)
-        return fail(d, 0,
+        return et_diag_fail(d, 0,
                     "%d dtypes given for %d operands (give one for all or "
                     "one per operand)",
                     n, n_ops);

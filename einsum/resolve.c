@@ -20,22 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static et_status fail(et_diag *d, int pos, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static et_status fail(et_diag *d, int pos, const char *fmt, ...)
-{
-    if (d) {
-        d->line = 0;
-        d->col = 0;
-        d->pos = pos;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
-        va_end(ap);
-    }
-    return ET_ERR_INPUT;
-}
 
 static int letter_slot(char c)
 {
@@ -92,7 +76,7 @@ static et_status normalize_text(const et_subscripts *s, et_einsum *e,
     ok = ok && append(e->text, &n, sizeof(e->text), "->");
     ok = ok && append_term(e->text, &n, sizeof(e->text), &s->out);
     if (!ok)
-        return fail(d, -1,
+        return et_diag_fail(d, -1,
                     "einsum too long once written in explicit form (at "
                     "most %d characters)",
                     ET_MAX_TEXT - 1);
@@ -110,7 +94,7 @@ static et_status build_structure(const et_subscripts *s, int n_ell,
 {
     memset(e, 0, sizeof(*e));
     if (n_ell < 0 || n_ell > ET_MAX_RANK)
-        return fail(d, -1, "too many '...' dimensions (%d)", n_ell);
+        return et_diag_fail(d, -1, "too many '...' dimensions (%d)", n_ell);
     e->n_ops = s->n_ops;
     int by_letter[52];
     for (int l = 0; l < 52; l++)
@@ -118,12 +102,12 @@ static et_status build_structure(const et_subscripts *s, int n_ell,
 
     const et_term *o = &s->out;
     if (n_ell > 0 && o->ell_pos < 0)
-        return fail(d, s->arrow_pos >= 0 ? s->arrow_pos : -1,
+        return et_diag_fail(d, s->arrow_pos >= 0 ? s->arrow_pos : -1,
                     "the operands have %d '...' dimension%s but the output "
                     "has no '...' to receive them",
                     n_ell, n_ell == 1 ? "" : "s");
     if (o->n + (o->ell_pos >= 0 ? n_ell : 0) > ET_MAX_RANK)
-        return fail(d, o->start, "the output has rank %d, above %d",
+        return et_diag_fail(d, o->start, "the output has rank %d, above %d",
                     o->n + n_ell, ET_MAX_RANK);
 
     /* Output indices, in output order. */
@@ -159,7 +143,7 @@ static et_status build_structure(const et_subscripts *s, int n_ell,
         et_operand *op = &e->op[k];
         int en = t->ell_pos >= 0 ? ell_n[k] : 0;
         if (t->n + en > ET_MAX_RANK)
-            return fail(d, t->start, "operand %d has rank %d, above %d", k,
+            return et_diag_fail(d, t->start, "operand %d has rank %d, above %d", k,
                         t->n + en, ET_MAX_RANK);
         int r = 0;
         for (int j = 0; j <= t->n; j++) {
@@ -234,18 +218,18 @@ static et_status resolve_spec(const et_subscripts *s, const et_shape_spec *sp,
         if (sp->n_ell < 0) {
             for (int k = 0; k < s->n_ops; k++)
                 if (s->op[k].ell_pos >= 0)
-                    return fail(d, s->op[k].ell_pos,
+                    return et_diag_fail(d, s->op[k].ell_pos,
                                 "missing sizes for '...' (give ...=AxB in "
                                 "the shape spec)");
         }
         n_ell = sp->n_ell;
         if (n_ell > ET_MAX_RANK)
-            return fail(d, -1, "too many '...' dimensions (%d)", n_ell);
+            return et_diag_fail(d, -1, "too many '...' dimensions (%d)", n_ell);
         for (int q = 0; q < n_ell; q++)
             if (sp->ell[q] <= 0)
-                return fail(d, -1, "'...' sizes must be at least 1");
+                return et_diag_fail(d, -1, "'...' sizes must be at least 1");
     } else if (sp->n_ell >= 0) {
-        return fail(d, -1,
+        return et_diag_fail(d, -1,
                     "sizes for '...' given but no operand of the einsum "
                     "has '...'");
     }
@@ -258,7 +242,7 @@ static et_status resolve_spec(const et_subscripts *s, const et_shape_spec *sp,
     for (int j = 0; j < sp->n; j++) {
         char c = sp->name[j][0];
         if (sp->name[j][1] != '\0' || letter_pos(s, c) < 0)
-            return fail(d, -1,
+            return et_diag_fail(d, -1,
                         "size given for '%s', which is not an index of the "
                         "einsum",
                         sp->name[j]);
@@ -276,10 +260,10 @@ static et_status resolve_spec(const et_subscripts *s, const et_shape_spec *sp,
         while (j < sp->n && sp->name[j][0] != x->name[0])
             j++;
         if (j == sp->n)
-            return fail(d, letter_pos(s, x->name[0]),
+            return et_diag_fail(d, letter_pos(s, x->name[0]),
                         "missing size for index '%c'", x->name[0]);
         if (sp->size[j] <= 0)
-            return fail(d, letter_pos(s, x->name[0]),
+            return et_diag_fail(d, letter_pos(s, x->name[0]),
                         "size of '%c' must be at least 1", x->name[0]);
         x->size = sp->size[j];
     }
@@ -314,7 +298,7 @@ static et_status resolve_shapes(const et_subscripts *s,
         int pos = -1;
         if (sh->n_ops >= 0 && sh->n_ops < s->n_ops)
             pos = s->op[sh->n_ops].start;
-        return fail(d, pos, "the einsum has %d operand%s but %d shape%s given",
+        return et_diag_fail(d, pos, "the einsum has %d operand%s but %d shape%s given",
                     s->n_ops, s->n_ops == 1 ? "" : "s", sh->n_ops,
                     sh->n_ops == 1 ? " is" : "s are");
     }
@@ -323,22 +307,22 @@ static et_status resolve_shapes(const et_subscripts *s,
         const et_term *t = &s->op[k];
         int rank = sh->rank[k];
         if (rank < 0 || rank > ET_MAX_RANK)
-            return fail(d, t->start, "operand %d: bad rank %d", k, rank);
+            return et_diag_fail(d, t->start, "operand %d: bad rank %d", k, rank);
         term_str(t, tb, sizeof(tb));
         shape_str(sh, k, shb, sizeof(shb));
         if (t->ell_pos < 0 && rank != t->n)
-            return fail(d, t->start,
+            return et_diag_fail(d, t->start,
                         "operand %d '%s' has %d subscript%s but its shape %s "
                         "has rank %d",
                         k, tb, t->n, t->n == 1 ? "" : "s", shb, rank);
         if (t->ell_pos >= 0 && rank < t->n)
-            return fail(d, t->start,
+            return et_diag_fail(d, t->start,
                         "operand %d '%s' has %d subscripts but its shape %s "
                         "has rank %d",
                         k, tb, t->n, shb, rank);
         for (int r = 0; r < rank; r++)
             if (sh->dim[k][r] <= 0)
-                return fail(d, t->start,
+                return et_diag_fail(d, t->start,
                             "operand %d has shape %s: sizes must be at "
                             "least 1",
                             k, shb);
@@ -364,7 +348,7 @@ static et_status resolve_shapes(const et_subscripts *s,
                     for (j = 0; j < s->op[k].n; j++)
                         if (s->op[k].letter[j] == x->name[0] && seen++ == 1)
                             break;
-                    return fail(d, j < s->op[k].n ? s->op[k].pos[j] : -1,
+                    return et_diag_fail(d, j < s->op[k].n ? s->op[k].pos[j] : -1,
                                 "inconsistent sizes for index '%s' in the "
                                 "diagonal of operand %d: %lld != %lld",
                                 x->name, k, (long long)sh->dim[k][q],
@@ -397,11 +381,11 @@ static et_status resolve_shapes(const et_subscripts *s,
                         pos = t->pos[j];
             }
             if (x->name[0] == '_')
-                return fail(d, pos,
+                return et_diag_fail(d, pos,
                             "inconsistent sizes in '...' of operand %d: "
                             "%lld does not broadcast with %lld",
                             k, (long long)v, (long long)x->size);
-            return fail(d, pos,
+            return et_diag_fail(d, pos,
                         "inconsistent sizes for index '%s': %lld in operand "
                         "%d, %lld in an earlier operand",
                         x->name, (long long)v, k, (long long)x->size);
@@ -417,7 +401,7 @@ static et_status finish(et_einsum *e, const et_dtype *dtypes, et_diag *d)
     for (int k = 0; k < e->n_ops; k++) {
         et_dtype t = dtypes ? dtypes[k] : ET_F64;
         if ((unsigned)t >= ET_DTYPE_COUNT)
-            return fail(d, -1, "operand %d: bad dtype %d", k, (int)t);
+            return et_diag_fail(d, -1, "operand %d: bad dtype %d", k, (int)t);
         e->op[k].dtype = t;
         if (t > acc)
             acc = t;
@@ -430,7 +414,7 @@ static et_status finish(et_einsum *e, const et_dtype *dtypes, et_diag *d)
     int64_t iter = 1;
     for (int i = 0; i < e->n_idx; i++)
         if (__builtin_mul_overflow(iter, e->idx[i].size, &iter))
-            return fail(d, -1,
+            return et_diag_fail(d, -1,
                         "the iteration space (product of all index sizes) "
                         "overflows 64 bits");
     int64_t ops = 0;
@@ -438,7 +422,7 @@ static et_status finish(et_einsum *e, const et_dtype *dtypes, et_diag *d)
     if (per < 0)
         per = 0;
     if (__builtin_mul_overflow(iter, per, &ops))
-        return fail(d, -1, "the op count overflows 64 bits");
+        return et_diag_fail(d, -1, "the op count overflows 64 bits");
 
     int64_t total = 0;
     for (int k = -1; k < e->n_ops; k++) {
@@ -454,8 +438,8 @@ static et_status finish(et_einsum *e, const et_dtype *dtypes, et_diag *d)
         continue;
     too_big:
         if (k < 0)
-            return fail(d, -1, "the output's size in bytes overflows 64 bits");
-        return fail(d, -1, "operand %d's size in bytes overflows 64 bits", k);
+            return et_diag_fail(d, -1, "the output's size in bytes overflows 64 bits");
+        return et_diag_fail(d, -1, "operand %d's size in bytes overflows 64 bits", k);
     }
     return ET_OK;
 }
@@ -465,9 +449,9 @@ et_status et_einsum_resolve(const et_subscripts *s, const et_shape_spec *spec,
                             const et_dtype *dtypes, et_einsum *e, et_diag *d)
 {
     if (!s || !e)
-        return fail(d, -1, "no einsum given");
+        return et_diag_fail(d, -1, "no einsum given");
     if ((spec == NULL) == (shapes == NULL))
-        return fail(d, -1,
+        return et_diag_fail(d, -1,
                     "give either a shape spec or operand shapes, not %s",
                     spec ? "both" : "neither");
     et_status st = spec ? resolve_spec(s, spec, e, d)
@@ -503,7 +487,7 @@ et_status et_einsum_pattern(const et_subscripts *s, et_einsum *e, et_diag *d)
         for (int k = s->n_ops - 1; k >= 0; k--)
             if (s->op[k].ell_pos >= 0)
                 pos = s->op[k].ell_pos;
-        return fail(d, pos,
+        return et_diag_fail(d, pos,
                     "patterns with '...' are not supported: name every "
                     "dimension with a letter");
     }

@@ -1,0 +1,553 @@
+"""eintune benchmark suite: tuned kernels against CLBlast (same OpenCL device)
+and OpenBLAS (host), and search efficiency against a stored reference best.
+
+Run through `make bench` (bench/run.sh builds the drivers, then runs this
+with Debian's /usr/bin/python3, which has NumPy). See bench/README.md for
+what every number means. Environment knobs:
+
+  QUICK=1            smoke test (<= 3 min): cases 1 and 4a in f32, tiny
+                     budgets, the beam curve of case 1 only
+  BENCH_OUT=FILE     JSON result (default bench/results/latest.json)
+  BENCH_DB=FILE      reuse this tuning database instead of a scratch one
+                     (tuned kernels then may come from earlier runs: cached)
+  BENCH_DEVICE=N     OpenCL device index (eintune's opencl:N), default 0
+  BENCH_TUNE_BUDGET, BENCH_TUNE_TIME   per case/dtype tuning budget
+  BENCH_CURVE_TIME1, BENCH_CURVE_TIME2 search-efficiency time limits (s)
+  BENCH_CASES=1,2,.. only these cases (ids 1 2 3 4a 4b 5)
+"""
+import datetime
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "eintune")
+BB = os.path.join(ROOT, "build", "bench")
+QUICK = os.environ.get("QUICK", "") not in ("", "0")
+DEVICE = os.environ.get("BENCH_DEVICE", "0")
+OUT = os.environ.get("BENCH_OUT") or os.path.join(ROOT, "bench", "results",
+                                                  "latest.json")
+RESDIR = os.path.dirname(os.path.abspath(OUT))
+TUNE_BUDGET = int(os.environ.get("BENCH_TUNE_BUDGET", 8 if QUICK else 100))
+TUNE_TIME = float(os.environ.get("BENCH_TUNE_TIME", 10 if QUICK else 30))
+CURVE_TIME = {
+    "1": float(os.environ.get("BENCH_CURVE_TIME1", 15 if QUICK else 75)),
+    "2": float(os.environ.get("BENCH_CURVE_TIME2", 120)),
+}
+# QUICK runs only the beam search's curve
+CURVE_SEARCHES = ("beam",) if QUICK else ("beam", "random")
+CURVE_BUDGET = 1000
+
+T0 = time.time()
+
+
+def log(msg):
+    sys.stderr.write("[bench %4.0fs] %s\n" % (time.time() - T0, msg))
+    sys.stderr.flush()
+
+
+def shape_str(shape):
+    return ",".join("%s=%d" % kv for kv in shape.items())
+
+
+# The cases of issue 8. Peer operations (see peer_clblast.c,
+# peer_openblas.c): every variant listed is timed, the fastest counts.
+def cases():
+    c = []
+    s1 = dict(x=4096, i=35, k=35, j=35)
+    s2 = dict(x=8, i=512, k=512, j=512)
+    for cid, s in (("1", s1), ("2", s2)):
+        x, i, k, j = s["x"], s["i"], s["k"], s["j"]
+        c.append(dict(
+            id=cid, name="batched matmul", einsum="xik,kj->xij", shape=s,
+            operands=["xik", "kj"],
+            clblast=[("gemm (batch collapsed: %dx%d @ %dx%d)" % (x * i, k, k, j),
+                      ["gemm", x * i, j, k]),
+                     ("gemm_strided_batched (%d x %dx%dx%d)" % (x, i, j, k),
+                      ["gemm_strided", x, i, j, k, 1])],
+            openblas=[("gemm (batch collapsed: %dx%d @ %dx%d)" % (x * i, k, k, j),
+                       ["gemm", x * i, j, k])]))
+    s3 = dict(x=4096, i=128, k=128)
+    c.append(dict(
+        id="3", name="batched matvec", einsum="xik,xk->xi", shape=s3,
+        operands=["xik", "xk"],
+        clblast=[("gemm_strided_batched n=1 (%d x %dx1x%d)" % (4096, 128, 128),
+                  ["gemm_strided", 4096, 128, 1, 128, 0])],
+        openblas=[("gemv loop (%d x %dx%d)" % (4096, 128, 128),
+                   ["gemv_loop", 4096, 128, 128])]))
+    s4 = dict(x=512, i=256, j=256)
+    c.append(dict(
+        id="4a", name="row reduction", einsum="xij->xi", shape=s4,
+        operands=["xij"],
+        clblast=[("gemv with a ones vector (%dx%d)" % (512 * 256, 256),
+                  ["gemv", 512 * 256, 256])],
+        openblas=[("gemv with a ones vector (%dx%d)" % (512 * 256, 256),
+                   ["gemv", 512 * 256, 256])]))
+    c.append(dict(
+        id="4b", name="full reduction", einsum="xij->", shape=s4,
+        operands=["xij"],
+        clblast=[("Xsum (%d)" % (512 * 256 * 256), ["sum", 512 * 256 * 256])],
+        openblas=[("dot with a ones vector (%d)" % (512 * 256 * 256),
+                   ["dot", 512 * 256 * 256])]))
+    c.append(dict(
+        id="5", name="DG operator", einsum="xre,rij,xej->xei",
+        shape=dict(x=8192, r=3, i=20, j=20, e=4),
+        operands=["xre", "rij", "xej"], clblast=[], openblas=[]))
+    return c
+
+
+def run(cmd, env=None, timeout=None):
+    """Runs cmd; returns (rc, stdout, stderr)."""
+    p = subprocess.run([str(a) for a in cmd], capture_output=True, text=True,
+                       env=env, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_json(cmd, env=None, timeout=None):
+    rc, out, err = run(cmd, env, timeout)
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = None
+    if rc != 0 or doc is None:
+        tail = (err.strip().splitlines() or [""])[-1]
+        return None, "exit %d: %s" % (rc, tail)
+    if isinstance(doc, dict) and doc.get("error"):
+        return None, doc["error"]
+    return doc, None
+
+
+def make_inputs(case, dtype, d):
+    rng = np.random.default_rng(12345)
+    paths = []
+    for n, sub in enumerate(case["operands"]):
+        shp = tuple(case["shape"][ch] for ch in sub)
+        a = rng.uniform(-1.0, 1.0, shp).astype(np.float32 if dtype == "f32"
+                                               else np.float64)
+        p = os.path.join(d, "in%d.npy" % n)
+        np.save(p, a)
+        paths.append(p)
+    return paths
+
+
+def eintune_run(case, inputs, d, opts):
+    cmd = [BIN, "run", case["einsum"]]
+    for p in inputs:
+        cmd += ["-i", p]
+    cmd += ["-o", os.path.join(d, "out.npy"), "--time", "--json", "-",
+            "--device", "opencl:" + DEVICE]
+    if opts:
+        cmd += ["--opts", opts]
+    doc, err = run_json(cmd, timeout=600)
+    if doc is None:
+        return dict(error=err)
+    return dict(opts=opts, time_s=doc["time_s"], ci95_s=doc["ci95_s"],
+                runs=doc.get("runs"), cv=doc.get("cv"), gops=doc["gops"],
+                roofline_gops=doc["roofline_gops"])
+
+
+def peer(kind, variants, dtype, ops):
+    """Times every variant; returns (best, all)."""
+    res = []
+    env = dict(os.environ)
+    if kind == "openblas":
+        exe = [os.path.join(BB, "peer_openblas"), "--threads",
+               str(os.cpu_count() or 2)]
+        # Debian's OpenBLAS 0.3.21 picks a kernel by CPU; this machine sets
+        # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (for old builds): unset both in
+        # the peer's own environment only; the JSON names the kernel.
+        env.pop("OPENBLAS_CORETYPE", None)
+        env.pop("OPENBLAS_L2_SIZE", None)
+    else:
+        exe = [os.path.join(BB, "peer_clblast"), "--device", DEVICE]
+    for label, args in variants:
+        doc, err = run_json(exe + [dtype] + args, env=env, timeout=900)
+        if doc is None:
+            res.append(dict(variant=label, error=err))
+            log("  %s %s: %s" % (kind, label, err))
+            continue
+        doc["variant"] = label
+        doc["gops"] = ops / doc["time_s"] / 1e9
+        res.append(doc)
+        log("  %s %s: %.4g ms, %.2f GOps/s" % (kind, label,
+                                               doc["time_s"] * 1e3,
+                                               doc["gops"]))
+    ok = [r for r in res if "time_s" in r]
+    best = min(ok, key=lambda r: r["time_s"]) if ok else None
+    return best, res
+
+
+def tune(case, dtype, db):
+    cmd = [BIN, "tune", case["einsum"], "--shape", shape_str(case["shape"]),
+           "--dtype", dtype, "--budget", TUNE_BUDGET, "--time-limit",
+           TUNE_TIME, "--db", db, "--json", "-", "--device",
+           "opencl:" + DEVICE]
+    if case.get("space"):
+        cmd += ["--space", os.path.join(ROOT, case["space"])]
+    t = time.time()
+    doc, err = run_json(cmd, timeout=TUNE_TIME * 4 + 600)
+    wall = time.time() - t
+    if doc is None:
+        return dict(error=err, wall_s=wall)
+    b = doc.get("best") or {}
+    return dict(space=doc.get("space"), search=doc.get("search"),
+                budget=TUNE_BUDGET, time_limit_s=TUNE_TIME,
+                evaluations=doc.get("evaluations"), cached=doc.get("cached"),
+                failures=doc.get("failures"), elapsed_s=doc.get("elapsed_s"),
+                wall_s=wall, stop_reason=doc.get("stop_reason"),
+                baseline_time_s=(doc.get("baseline") or {}).get("time_s"),
+                opts=b.get("opts"), time_s=b.get("time_s"),
+                ci95_s=b.get("ci95_s"), gops=b.get("gops"),
+                roofline_gops=b.get("roofline_gops"),
+                verified=b.get("verified"))
+
+
+def acc(dtype_gops, dtype):
+    if not dtype_gops:
+        return None
+    return dtype_gops.get(dtype) or next(iter(dtype_gops.values()))
+
+
+def check_ops(case, dtype):
+    doc, err = run_json([BIN, "check", case["einsum"], "--shape",
+                         shape_str(case["shape"]), "--dtype", dtype,
+                         "--json", "-", "--device", "opencl:" + DEVICE])
+    if doc is None:
+        raise SystemExit("bench: eintune check failed: %s" % err)
+    return doc
+
+
+def bench_case(case, dtype, db, tmp):
+    log("case %s %s %s %s" % (case["id"], case["einsum"],
+                              shape_str(case["shape"]), dtype))
+    chk = check_ops(case, dtype)
+    ops = sum(chk["ops"].values())
+    r = dict(case=case["id"], name=case["name"], einsum=case["einsum"],
+             shape=case["shape"], dtype=dtype, ops=ops, bytes=chk["bytes"],
+             intensity=chk.get("intensity"))
+    r["tune"] = tune(case, dtype, db)
+    t = r["tune"]
+    if "error" in t:
+        log("  tune failed: %s" % t["error"])
+    else:
+        log("  tuned %s in %.1f s, %s evaluations: %s, %.4g ms" % (
+            t["space"], t["elapsed_s"], t["evaluations"], t["opts"],
+            (t["time_s"] or 0) * 1e3))
+    # Back to back, on the same inputs: tuned, peers, untransformed.
+    d = tempfile.mkdtemp(dir=tmp)
+    inputs = make_inputs(case, dtype, d)
+    if t.get("opts") is not None:
+        r["tuned"] = eintune_run(case, inputs, d, t["opts"])
+    else:
+        r["tuned"] = dict(error="no tuned kernel")
+    r["clblast"], r["clblast_variants"] = peer("clblast", case["clblast"],
+                                               dtype, ops)
+    r["openblas"], r["openblas_variants"] = peer("openblas",
+                                                 case["openblas"], dtype, ops)
+    r["untransformed"] = eintune_run(case, inputs, d, "")
+    shutil.rmtree(d, ignore_errors=True)
+    tg = acc(r["tuned"].get("gops"), dtype)
+    r["roofline_gops"] = acc(r["tuned"].get("roofline_gops") or
+                             r["untransformed"].get("roofline_gops"), dtype)
+    r["ratios"] = {}
+    for peer_name in ("clblast", "openblas", "untransformed"):
+        p = r[peer_name]
+        pg = (p or {}).get("gops")
+        if isinstance(pg, dict):
+            pg = acc(pg, dtype)
+        if tg and pg:
+            r["ratios"]["tuned/" + peer_name] = tg / pg
+    if tg and r["roofline_gops"]:
+        r["tuned_pct_roofline"] = 100.0 * tg / r["roofline_gops"]
+    ug = acc(r["untransformed"].get("gops"), dtype)
+    if ug and r["roofline_gops"]:
+        r["untransformed_pct_roofline"] = 100.0 * ug / r["roofline_gops"]
+    log("  ratios %s" % ", ".join("%s %.2f" % kv
+                                  for kv in r["ratios"].items()))
+    return r
+
+
+# ---- search efficiency ----------------------------------------------------
+
+def load_csv(path):
+    rows = []
+    with open(path) as f:
+        head = f.readline().strip().split(",")
+        for line in f:
+            parts = line.rstrip("\n").split(",", len(head) - 1)
+            row = dict(zip(head, parts))
+            for k in ("t_s", "cand_time_s", "best_time_s"):
+                row[k] = float(row[k])
+            row["answered"] = int(row["answered"])
+            rows.append(row)
+    return rows
+
+
+def curve_case(case, ref, db_dir, tmp):
+    dtype = ref["dtype"]
+    log("search efficiency: case %s %s" % (case["id"], dtype))
+    out = dict(case=case["id"], einsum=case["einsum"], shape=case["shape"],
+               dtype=dtype, reference=dict(ref))
+    # Re-time the reference best now, on this run's device, back to back.
+    d = tempfile.mkdtemp(dir=tmp)
+    inputs = make_inputs(case, dtype, d)
+    rt = eintune_run(case, inputs, d, ref["opts"])
+    shutil.rmtree(d, ignore_errors=True)
+    out["reference_retimed"] = rt
+    ref_t = rt.get("time_s") or ref["time_s"]
+    out["reference_time_s"] = ref_t
+    out["target_time_s"] = ref_t / 0.9
+    limit = CURVE_TIME[case["id"]]
+    series = []
+    for search in CURVE_SEARCHES:
+        csv = os.path.join(RESDIR, "curve_case%s_%s_%s.csv" %
+                           (case["id"], dtype, search))
+        db = os.path.join(db_dir, "curve_%s_%s_%s.db" % (case["id"], dtype,
+                                                         search))
+        cmd = [os.path.join(BB, "search_curve"), case["einsum"],
+               shape_str(case["shape"]), dtype, search, CURVE_BUDGET, limit,
+               db, csv, "-"]
+        doc, err = run_json(cmd, timeout=limit * 3 + 600)
+        s = dict(search=search, time_limit_s=limit, budget=CURVE_BUDGET,
+                 csv=os.path.relpath(csv, ROOT))
+        if doc is None:
+            s["error"] = err
+            log("  %s: %s" % (search, err))
+            series.append(s)
+            continue
+        s.update(evaluations=doc["evaluations"], elapsed_s=doc["elapsed_s"],
+                 best=doc.get("best"), stop_reason=doc["stop_reason"])
+        rows = load_csv(csv)
+        s["reached"] = None
+        timed = 0
+        for row in rows:
+            if not math.isnan(row["cand_time_s"]) and row["status"] == "ok":
+                timed += 1
+            if row["best_time_s"] <= out["target_time_s"]:
+                s["reached"] = dict(t_s=row["t_s"], answered=row["answered"],
+                                    timed_ok=timed, best_time_s=row["best_time_s"])
+                break
+        if rows and rows[-1]["best_time_s"] == rows[-1]["best_time_s"]:
+            s["final_pct_of_reference"] = 100.0 * ref_t / rows[-1]["best_time_s"]
+        log("  %s: %s" % (search, "reached 90%% of the reference after "
+                          "%.1f s, %d candidates" % (s["reached"]["t_s"],
+                                                    s["reached"]["answered"])
+                          if s["reached"] else
+                          "did not reach 90%% of the reference in %.0f s "
+                          "(final %.0f %%)" % (doc["elapsed_s"],
+                                               s.get("final_pct_of_reference",
+                                                     0))))
+        series.append(s)
+    out["searches"] = series
+    png = os.path.join(RESDIR, "curve_case%s_%s.png" % (case["id"], dtype))
+    args = [os.path.join(BB, "plot_curve"), png,
+            "case %s %s %s %s: best so far vs the reference best (%s)" % (
+                case["id"], case["einsum"], shape_str(case["shape"]), dtype,
+                ref["opts"]), ref_t]
+    for s in series:
+        if "error" not in s:
+            args += ["default %s" % s["search"], os.path.join(ROOT, s["csv"])]
+    if len(args) > 4:
+        rc, _, err = run(args)
+        if rc == 0:
+            out["plot"] = os.path.relpath(png, ROOT)
+        else:
+            log("  plot failed: %s" % err.strip())
+    return out
+
+
+# ---- report ---------------------------------------------------------------
+
+def fmt(v, f="%.2f"):
+    return "-" if v is None else f % v
+
+
+def report(doc):
+    L = []
+    L.append("eintune bench %s, device %s, %s" % (doc["date"], doc["device"],
+                                                  doc["mode"]))
+    L.append("tuning: built-in action pool, default beam search, budget %d "
+             "candidates / %g s per case and dtype, scratch db: %s" % (
+                 doc["tune_budget"], doc["tune_time_limit_s"],
+                 "no (%s)" % doc["db"] if doc["db_reused"] else "yes"))
+    L.append("OpenBLAS: %s, %s threads; env OPENBLAS_CORETYPE/L2_SIZE unset "
+             "for the peer (machine had: %s)" % (doc.get("openblas_config"),
+                                                  doc.get("openblas_threads"),
+                                                  doc["machine_openblas_env"]))
+    L.append("")
+    L.append("Ratios (tuned GOps/s / peer GOps/s, measured back to back):")
+    L.append("")
+    L.append("| case | dtype | tuned/CLBlast | tuned/OpenBLAS | tuned/untransformed "
+             "| tuned GOps/s | CLBlast | OpenBLAS | untransformed | roofline "
+             "| tuned % roofline | tuning s | evaluations |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in doc["cases"]:
+        def g(x):
+            v = (r.get(x) or {}).get("gops")
+            if isinstance(v, dict):
+                v = acc(v, r["dtype"])
+            return v
+        t = r.get("tune", {})
+        L.append("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                 "| %s | %s |" % (
+                     r["case"], r["einsum"], r["dtype"],
+                     fmt(r["ratios"].get("tuned/clblast")),
+                     fmt(r["ratios"].get("tuned/openblas")),
+                     fmt(r["ratios"].get("tuned/untransformed")),
+                     fmt(g("tuned")), fmt(g("clblast")), fmt(g("openblas")),
+                     fmt(g("untransformed")), fmt(r.get("roofline_gops")),
+                     fmt(r.get("tuned_pct_roofline"), "%.1f"),
+                     fmt(t.get("elapsed_s"), "%.0f"),
+                     "-" if t.get("evaluations") is None else
+                     "%d (+%d cached)" % (t["evaluations"], t["cached"] or 0)))
+    L.append("")
+    L.append("Tuned kernels (opts) and peer variants used:")
+    for r in doc["cases"]:
+        L.append("- case %s %s: tuned `%s`; CLBlast %s; OpenBLAS %s" % (
+            r["case"], r["dtype"], r.get("tune", {}).get("opts"),
+            (r.get("clblast") or {}).get("variant", "none"),
+            (r.get("openblas") or {}).get("variant", "none")))
+    if doc.get("search"):
+        L.append("")
+        L.append("Search efficiency (time and candidates to reach within 10 % "
+                 "of the reference best, re-timed in this run):")
+        L.append("")
+        L.append("| case | dtype | reference (ms) | search | reached after (s) "
+                 "| candidates answered | final % of reference | limit (s) |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for c in doc["search"]:
+            for s in c["searches"]:
+                rr = s.get("reached")
+                L.append("| %s | %s | %.4g | %s | %s | %s | %s | %g |" % (
+                    c["case"], c["dtype"], c["reference_time_s"] * 1e3,
+                    s["search"], fmt(rr and rr["t_s"], "%.1f") if rr else
+                    "not reached", rr["answered"] if rr else "-",
+                    fmt(s.get("final_pct_of_reference"), "%.0f"),
+                    s["time_limit_s"]))
+    if doc.get("targets"):
+        L.append("")
+        L.append("Targets of issue 8 (measured in this run):")
+        for t in doc["targets"]:
+            L.append("- %s: %s (measured %s, target %s)" % (
+                t["what"], "met" if t["met"] else "MISSED", t["measured"],
+                t["target"]))
+    L.append("")
+    L.append("total wall time %.0f s" % doc["wall_s"])
+    return "\n".join(L) + "\n"
+
+
+def targets(doc):
+    """The targets of issue 8, checked against this run's numbers."""
+    out = []
+
+    def case(cid, dt):
+        for r in doc["cases"]:
+            if r["case"] == cid and r["dtype"] == dt:
+                return r
+        return None
+
+    for cid, dt, peer_name, goal in (("2", "f32", "clblast", 6.0),
+                                     ("2", "f32", "openblas", 0.45),
+                                     ("1", "f64", "clblast", 4.0),
+                                     ("1", "f64", "openblas", 1.0)):
+        r = case(cid, dt)
+        v = r and r["ratios"].get("tuned/" + peer_name)
+        if v is not None:
+            out.append(dict(what="case %s %s tuned/%s" % (cid, dt, peer_name),
+                            measured="%.2fx" % v, target=">= %gx" % goal,
+                            met=v >= goal))
+    for cid in ("4a", "4b"):
+        for dt in ("f32", "f64"):
+            r = case(cid, dt)
+            v = r and r.get("tuned_pct_roofline")
+            if v is not None:
+                out.append(dict(what="case %s %s %% of roofline" % (cid, dt),
+                                measured="%.1f %%" % v, target=">= 70 %",
+                                met=v >= 70))
+    for c in doc.get("search") or []:
+        goal = 60 if c["case"] == "1" else 300
+        for s in c["searches"]:
+            if s["search"] != "beam":
+                continue
+            rr = s.get("reached")
+            out.append(dict(
+                what="case %s %s default beam within 10 %% of the reference"
+                     % (c["case"], c["dtype"]),
+                measured="%.1f s" % rr["t_s"] if rr else
+                         "not within the %g s limit" % s["time_limit_s"],
+                target="<= %d s" % goal, met=bool(rr) and rr["t_s"] <= goal))
+    return out
+
+
+def main():
+    os.makedirs(RESDIR, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="eintune-bench-")
+    # A private PoCL cache that persists between runs (CLBlast's kernels
+    # then compile once), never PoCL's default under ~/.cache.
+    os.environ.setdefault("POCL_CACHE_DIR", os.path.join(BB, "pocl-cache"))
+    db_env = os.environ.get("BENCH_DB")
+    db = db_env or os.path.join(tmp, "bench.db")
+    peaks, err = run_json([BIN, "peaks", "--json", "-", "--device",
+                           "opencl:" + DEVICE])
+    if peaks is None:
+        raise SystemExit("bench: eintune peaks failed: %s" % err)
+    ids = os.environ.get("BENCH_CASES")
+    sel = ids.split(",") if ids else (["1", "4a"] if QUICK else None)
+    dtypes = ["f32"] if QUICK else ["f32", "f64"]
+    doc = dict(date=datetime.datetime.now().isoformat(timespec="seconds"),
+               commit=run(["git", "-C", ROOT, "rev-parse", "--short",
+                           "HEAD"])[1].strip(),
+               mode="QUICK" if QUICK else "full",
+               device=peaks["device"]["name"], driver=peaks["device"]["driver"],
+               peaks=dict(gflops=peaks["gflops"],
+                          bandwidth_gbs=peaks["bandwidth_gbs"]),
+               tune_budget=TUNE_BUDGET, tune_time_limit_s=TUNE_TIME,
+               db=db, db_reused=bool(db_env),
+               machine_openblas_env={k: os.environ[k] for k in
+                                     ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+                                     if k in os.environ},
+               cases=[])
+    try:
+        for case in cases():
+            if sel and case["id"] not in sel:
+                continue
+            for dt in dtypes:
+                doc["cases"].append(bench_case(case, dt, db, tmp))
+        for r in doc["cases"]:
+            ob = r.get("openblas")
+            if ob:
+                doc["openblas_config"] = ob.get("config")
+                doc["openblas_threads"] = ob.get("threads")
+                break
+        # Search efficiency, cases 1 and 2, against bench/reference_best.json.
+        with open(os.path.join(ROOT, "bench", "reference_best.json")) as f:
+            refs = json.load(f)["references"]
+        doc["search"] = []
+        for case in cases():
+            if case["id"] not in ("1", "2") or (sel and case["id"] not in sel):
+                continue
+            for ref in refs:
+                if ref["case"] != case["id"]:
+                    continue
+                doc["search"].append(curve_case(case, ref, tmp, tmp))
+    finally:
+        doc["targets"] = targets(doc)
+        doc["wall_s"] = time.time() - T0
+        with open(OUT, "w") as f:
+            json.dump(doc, f, indent=1)
+        text = report(doc)
+        with open(os.path.splitext(OUT)[0] + ".md", "w") as f:
+            f.write(text)
+        sys.stdout.write(text)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -10,13 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum et_backend_kind {
-    ET_BACKEND_OPENCL = 0,
-    ET_BACKEND_CUDA,
-    ET_BACKEND_COUNT
-} et_backend_kind;
-
-const char *et_backend_name(et_backend_kind k); /* "opencl", "cuda" */
+/* et_backend_kind and et_backend_name are in eintune.h. */
 
 /* Device limits that decide whether an opt applies. */
 typedef struct et_target {

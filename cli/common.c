@@ -2,10 +2,13 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 cli_common g_cli;
 
@@ -100,7 +103,28 @@ int cli_json_emit(cJSON *doc)
         fputc('\n', stdout);
         fflush(stdout);
     } else {
-        FILE *f = fopen(g_cli.json, "w");
+        /* a regular file (or a new one) appears whole: written under a
+         * temporary name next to it (O_EXCL, never through a planted
+         * symlink) and renamed over it; a FIFO or device is written as is */
+        struct stat sb;
+        int special = stat(g_cli.json, &sb) == 0 && !S_ISREG(sb.st_mode);
+        size_t plen = strlen(g_cli.json);
+        char *tmp = special ? NULL : malloc(plen + 32);
+        FILE *f = NULL;
+        int created = 0;
+        if (special) {
+            f = fopen(g_cli.json, "w");
+        } else if (tmp) {
+            snprintf(tmp, plen + 32, "%s.tmp.%ld", g_cli.json,
+                     (long)getpid());
+            int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+                fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            created = fd >= 0;
+            f = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (!f && fd >= 0)
+                close(fd);
+        }
         if (!f || fputs(text, f) < 0 || fputc('\n', f) == EOF) {
             fprintf(stderr, "eintune: cannot write %s: %s\n", g_cli.json,
                     strerror(errno));
@@ -111,6 +135,14 @@ int cli_json_emit(cJSON *doc)
                     strerror(errno));
             rc = 1;
         }
+        if (created && rc == 0 && rename(tmp, g_cli.json) != 0) {
+            fprintf(stderr, "eintune: cannot write %s: %s\n", g_cli.json,
+                    strerror(errno));
+            rc = 1;
+        }
+        if (created && rc != 0)
+            unlink(tmp);
+        free(tmp);
     }
     cJSON_free(text);
     return rc;

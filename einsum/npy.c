@@ -58,6 +58,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 #define NPY_ALIGN 64
+/* Longest header accepted: NumPy writes at most a few hundred bytes (32
+ * dimensions of 21 digits fit in 1 KiB); this bounds what a lying header
+ * can make the reader scan or, for a pipe, buffer. */
+#define NPY_MAX_HEADER 65536
 #define NPY_GROWTH_DIGITS 21 /* numpy.lib.format.GROWTH_AXIS_MAX_DIGITS */
 
 static et_status npy_fail(et_diag *d, et_status st, const char *name,
@@ -396,6 +400,48 @@ static void fortran_to_c(unsigned char *dst, const unsigned char *src,
     }
 }
 
+/*
+ * How many bytes an .npy stream whose first len bytes are buf can hold:
+ * 1 with *total set once the header is complete and valid, 0 while more is
+ * needed to tell, -1 when the bytes so far are already not an .npy file
+ * (npy_parse then says why). Bounds what a pipe or device is read for.
+ */
+static int npy_stream_total(const unsigned char *buf, size_t len,
+                            size_t *total)
+{
+    if (len < NPY_MAGIC_LEN + 2)
+        return memcmp(buf, NPY_MAGIC,
+                      len < NPY_MAGIC_LEN ? len : NPY_MAGIC_LEN) ? -1 : 0;
+    if (memcmp(buf, NPY_MAGIC, NPY_MAGIC_LEN) || buf[6] < 1 || buf[6] > 3 ||
+        buf[7] != 0)
+        return -1;
+    size_t pre = buf[6] == 1 ? 10 : 12;
+    if (len < pre)
+        return 0;
+    size_t hlen = buf[6] == 1 ? (size_t)buf[8] | (size_t)buf[9] << 8
+                              : (size_t)buf[8] | (size_t)buf[9] << 8 |
+                                    (size_t)buf[10] << 16 |
+                                    (size_t)buf[11] << 24;
+    if (hlen > NPY_MAX_HEADER)
+        return -1;
+    if (len < pre + hlen)
+        return 0;
+    npy_header h;
+    et_dtype t;
+    int swap;
+    if (hdr_parse((const char *)buf + pre, hlen, &h, "", NULL) != ET_OK ||
+        descr_parse(h.descr, &t, &swap, "", NULL) != ET_OK)
+        return -1;
+    uint64_t n = et_dtype_size(t);
+    for (int r = 0; r < h.rank; r++)
+        if (h.dim[r] <= 0 || __builtin_mul_overflow(n, (uint64_t)h.dim[r], &n))
+            return -1;
+    if (n > SIZE_MAX - pre - hlen)
+        return -1;
+    *total = pre + hlen + (size_t)n;
+    return 1;
+}
+
 /* Reads an .npy image of len bytes; `name` goes into messages. */
 static et_status npy_parse(const unsigned char *buf, size_t len,
                            et_array *a, const char *name, et_diag *d)
@@ -417,6 +463,10 @@ static et_status npy_parse(const unsigned char *buf, size_t len,
                              : (size_t)buf[8] | (size_t)buf[9] << 8 |
                                    (size_t)buf[10] << 16 |
                                    (size_t)buf[11] << 24;
+    if (hlen > NPY_MAX_HEADER)
+        return npy_fail(d, ET_ERR_INPUT, name, "the header claims %zu bytes; "
+                        "eintune reads headers of at most %d bytes", hlen,
+                        NPY_MAX_HEADER);
     if (hlen > len - pre)
         return npy_fail(d, ET_ERR_INPUT, name, "truncated .npy file: the "
                         "header claims %zu bytes, the file has %zu after the "
@@ -526,10 +576,17 @@ et_status et_npy_read(const char *path, et_array *a, et_diag *d)
         munmap(m, len);
         return st;
     }
-    /* a pipe or device: read it all (memory grows with what is there) */
+    /* a pipe or device: read it to its end, but no further than the
+     * header says the file holds (plus one byte, so that npy_parse sees
+     * the excess), and not at all past bytes that are not an .npy file:
+     * /dev/zero or an endless pipe cannot make memory grow without bound */
     unsigned char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
+        size_t total = 0;
+        int known = len ? npy_stream_total(buf, len, &total) : 0;
+        if (known < 0 || (known > 0 && len > total))
+            break;
         if (len == cap) {
             size_t ncap = cap ? cap * 2 : 65536;
             unsigned char *nb = ncap > cap ? realloc(buf, ncap) : NULL;

@@ -5,13 +5,15 @@
 # tests/fuzz-corpus/<name>/, so the repository corpus is never modified.
 # Crash, leak, timeout and OOM inputs are kept as build-fuzz/<name>-crash-*.
 # Exits non-zero if a driver failed to build or any fuzzer found something.
-# FUZZERS="einsum npy" chooses which; FUZZ_CC overrides clang.
+# FUZZERS="einsum npy opts space" chooses which; FUZZ_CC overrides clang.
+# Each driver is linked with the layers it exercises: einsum and npy with
+# einsum/, opts with transforms/ as well, space with spaces/ and libyaml.
 set -u
 SECS=${1:-30}
 [ -n "$SECS" ] || SECS=30
 CC=${FUZZ_CC:-clang}
 OUT=build-fuzz
-FUZZERS=${FUZZERS:-"einsum npy"}
+FUZZERS=${FUZZERS:-"einsum npy opts space"}
 CFLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -I. -fno-omit-frame-pointer
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 
@@ -24,9 +26,15 @@ mkdir -p "$OUT"
 status=0
 for name in $FUZZERS; do
     bin=$OUT/fuzz_$name
+    case $name in
+    opts)  src="einsum/*.c transforms/*.c"; libs="" ;;
+    space) src="einsum/*.c transforms/*.c spaces/*.c"
+           libs=$(pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml) ;;
+    *)     src="einsum/*.c"; libs="" ;;
+    esac
     echo "fuzz: building $bin"
     # shellcheck disable=SC2086
-    if ! $CC $CFLAGS "fuzz/fuzz_$name.c" einsum/*.c -lm -lpthread -o "$bin"
+    if ! $CC $CFLAGS "fuzz/fuzz_$name.c" $src $libs -lm -lpthread -o "$bin"
     then
         echo "fuzz: building $bin failed" >&2
         status=1

@@ -378,8 +378,12 @@ et_status et_peaks_store(const et_peaks *p, et_error *err)
         errf(err, "out of memory");
         return ET_ERR_NOMEM;
     }
+    /* O_EXCL: never follow a symlink or reuse a file planted under the
+     * temporary name; a stale one of ours (same pid, killed) goes first */
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     st = ET_ERR_IO;
     if (fd < 0) {
         errf(err, "cannot write %s: %s", tmp,

@@ -12,10 +12,13 @@
 
 #include <cairo-svg.h>
 #include <cairo.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #define PLOT_W 960.0
 #define PLOT_H 640.0
@@ -407,6 +410,9 @@ static void say(char *why, size_t cap, const char *fmt, const char *a,
         snprintf(why, cap, fmt, a, b);
 }
 
+static et_status plot_render(const char *file, int svg, const et_plot *plot,
+                             const char *path, char *why, size_t why_cap);
+
 et_status et_plot_write(const char *path, const et_plot *plot, char *why,
                         size_t why_cap)
 {
@@ -429,8 +435,47 @@ et_status et_plot_write(const char *path, const et_plot *plot, char *why,
             path, dot ? dot : "");
         return ET_ERR_INPUT;
     }
+    /* the plot appears whole: cairo writes a temporary file created next
+     * to the target with O_EXCL (never through a planted symlink), renamed
+     * over the target when complete */
+    char tmp[4200];
+    if (strlen(path) > sizeof(tmp) - 40) {
+        say(why, why_cap, "%s: %s", path, "file name too long");
+        return ET_ERR_INPUT;
+    }
+    const char *ext = svg ? ".svg" : ".png";
+    int fd = -1;
+    for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+        snprintf(tmp, sizeof(tmp), "%s.tmp.%ld%s", path, (long)getpid(), ext);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && (errno != EEXIST || unlink(tmp) != 0))
+            break;
+    }
+    if (fd < 0) {
+        say(why, why_cap, "%s: cannot write the plot: %s", path,
+            strerror(errno));
+        return ET_ERR_IO;
+    }
+    close(fd);
+    et_status st = plot_render(tmp, svg, plot, path, why, why_cap);
+    if (st == ET_OK && rename(tmp, path) != 0) {
+        say(why, why_cap, "%s: cannot write the plot: %s", path,
+            strerror(errno));
+        st = ET_ERR_IO;
+    }
+    if (st != ET_OK)
+        unlink(tmp);
+    return st;
+}
+
+/* Draws the plot into the file `file` (SVG or PNG); `path` names it in
+ * messages. */
+static et_status plot_render(const char *file, int svg, const et_plot *plot,
+                             const char *path, char *why, size_t why_cap)
+{
+    int png = !svg;
     cairo_surface_t *s =
-        svg ? cairo_svg_surface_create(path, PLOT_W, PLOT_H)
+        svg ? cairo_svg_surface_create(file, PLOT_W, PLOT_H)
             : cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)PLOT_W,
                                          (int)PLOT_H);
     cairo_status_t cs = cairo_surface_status(s);
@@ -444,7 +489,7 @@ et_status et_plot_write(const char *path, const et_plot *plot, char *why,
     cs = cairo_status(cr);
     cairo_destroy(cr);
     if (cs == CAIRO_STATUS_SUCCESS && png)
-        cs = cairo_surface_write_to_png(s, path);
+        cs = cairo_surface_write_to_png(s, file);
     cairo_surface_finish(s);
     if (cs == CAIRO_STATUS_SUCCESS)
         cs = cairo_surface_status(s);

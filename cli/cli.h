@@ -67,5 +67,26 @@ int cmd_devices(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_peaks(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_best(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+struct et_einsum;
+struct et_device_info;
+struct et_best;
+struct et_peaks;
+
+/*
+ * For `best` and `export` (cmd_best.c): resolves text, shape and dtype
+ * into *e, opens --db, opens --device (isolated) to fill *info and closes
+ * it, and finds the best known kernel for e there (tune/best.h) into
+ * *best. When peaks is non-NULL, the stored peaks (database, then the
+ * cache file; nothing measured) go there and *have_peaks says whether.
+ * Returns 0, or the exit status after printing why: 1 nothing known or
+ * no device, 2 bad input.
+ */
+int cli_best_lookup(const char *cmd, const char *text, const char *shape,
+                    const char *dtype, struct et_einsum *e,
+                    struct et_device_info *info, struct et_best *best,
+                    struct et_peaks *peaks, int *have_peaks);
 
 #endif

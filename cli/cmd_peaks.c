@@ -7,6 +7,7 @@
 #include "measure/remote.h"
 #include "roofline/peaks.h"
 #include "roofline/report.h"
+#include "tune/peaks_db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,10 @@ static void usage(FILE *f)
             "(GB/s: read, write, copy, triad over buffers far larger than\n"
             "the last-level cache, (bytes read + written) / time). Each is\n"
             "the best of several runs on the device timer; min, median and\n"
-            "max show the spread. Figures are cached per device and driver\n"
-            "under $XDG_CACHE_HOME/eintune/ (~/.cache/eintune).\n\n"
+            "max show the spread. Figures are kept per device and driver in\n"
+            "the tuning database (--db FILE, default\n"
+            "$XDG_CACHE_HOME/eintune/tuning.db), with a cache file under\n"
+            "$XDG_CACHE_HOME/eintune/ (~/.cache/eintune) behind it.\n\n"
             "  --remeasure        measure again and replace the cache\n"
             "  --peaks-file FILE  vendor figures that replace measured ones\n"
             "                     (also $ET_PEAKS_FILE), JSON such as\n"
@@ -89,7 +92,19 @@ int cmd_peaks(int argc, char **argv)
     et_error err;
     err.msg[0] = '\0';
     et_device *dev = NULL;
-    et_status st = et_device_open_isolated(g_cli.device, NULL, &dev, &err);
+    et_db *db = NULL;
+    et_status st;
+    if (!quick) {
+        st = et_db_open(g_cli.db, &db, &err);
+        if (st != ET_OK && g_cli.db) {
+            fprintf(stderr, "eintune peaks: %s\n", err.msg);
+            return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
+        }
+        if (st != ET_OK)
+            cli_log(LOG_WARN, "peaks", "no tuning database: %s", err.msg);
+        err.msg[0] = '\0';
+    }
+    st = et_device_open_isolated(g_cli.device, NULL, &dev, &err);
     if (st == ET_ERR_DEVICE && !dev) {
         char path[1024];
         if (et_remote_worker_path(path, sizeof(path)) != 0) {
@@ -101,6 +116,7 @@ int cmd_peaks(int argc, char **argv)
     }
     if (st != ET_OK) {
         fprintf(stderr, "eintune peaks: %s\n", err.msg);
+        et_db_close(db);
         return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
     }
     cli_log(LOG_INFO, "peaks", "device %s (%s, driver %s)", dev->info.name,
@@ -113,9 +129,10 @@ int cmd_peaks(int argc, char **argv)
         o.measure.quick = true;
         st = et_peaks_measure(dev, &o.measure, &p, &err);
     } else {
-        st = et_peaks_get(dev, &o, &p, &err);
+        st = et_peaks_get_db(dev, db, &o, &p, &err);
     }
     et_device_close(dev);
+    et_db_close(db);
     if (st != ET_OK) {
         fprintf(stderr, "eintune peaks: %s\n", err.msg);
         return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;

@@ -16,6 +16,7 @@
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 #include "measure/backend.h"
+#include "measure/db.h"
 #include "measure/remote.h"
 #include "measure/timing.h"
 #include "measure/verify.h"
@@ -23,6 +24,8 @@
 #include "roofline/report.h"
 #include "roofline/roofline.h"
 #include "transforms/kernel.h"
+#include "tune/best.h"
+#include "tune/peaks_db.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,14 +35,19 @@ static void run_usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune run EINSUM -i A.npy [-i B.npy ...] -o C.npy\n"
-        "                   [--opts '..'] [--verify] [--time] [--plot FILE]\n"
-        "                   [--device D] [--json FILE] [--quiet] [--verbose]\n"
+        "                   [--opts '..' | --best] [--verify] [--time]\n"
+        "                   [--plot FILE] [--device D] [--db FILE]\n"
+        "                   [--json FILE] [--quiet] [--verbose]\n"
         "\n"
         "Runs the einsum on the inputs (one -i per operand, in order; shapes\n"
         "and dtypes come from the files) and writes the output to -o as\n"
         ".npy (f32 or f64, the widest input dtype, f32 at least).\n"
         "\n"
         "  --opts '..'   opts to apply, e.g. 'LOCAL(i,8) UPCAST(j,4)'\n"
+        "  --best        the opts of the fastest verified kernel the tuning\n"
+        "                database (--db FILE) knows for this einsum, its\n"
+        "                sizes and dtypes on the device (or a renamed\n"
+        "                equivalent); exit 2 when it knows none\n"
         "  --verify      statistical verification (3 trials, one-sided test\n"
         "                against the untransformed kernel) and a check of\n"
         "                the output against the extended-precision reference\n"
@@ -60,6 +68,7 @@ typedef struct run_args {
     const char *output;
     const char *opts;
     const char *plot;
+    int best;
     int verify;
     int time;
 } run_args;
@@ -73,6 +82,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         {"verify", no_argument, 0, 2002},
         {"time", no_argument, 0, 2003},
         {"plot", required_argument, 0, 2004},
+        {"best", no_argument, 0, 2005},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -92,6 +102,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         case 2002: a->verify = 1; break;
         case 2003: a->time = 1; break;
         case 2004: a->plot = optarg; break;
+        case 2005: a->best = 1; break;
         case 'h': run_usage(stdout); return -1;
         default: return cli_usage_error("run", "unknown or incomplete flag");
         }
@@ -108,6 +119,8 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage_error("run", "missing output (-o FILE)");
     if (a->plot && !a->time)
         return cli_usage_error("run", "--plot needs --time");
+    if (a->best && a->opts)
+        return cli_usage_error("run", "--best and --opts exclude each other");
     return 0;
 }
 
@@ -233,6 +246,8 @@ int cmd_run(int argc, char **argv)
     void *out_host = NULL;
     cJSON *doc = NULL;
     et_error err = {{0}};
+    et_db *db = NULL;
+    et_best *best = NULL;
     int status = EXIT_RUN;
 
     /* Everything about the input is checked before a device is opened. */
@@ -274,7 +289,18 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
 
-    et_status st = et_device_open_isolated(g_cli.device, NULL, &dev, &err);
+    /* the database before the device: a refused file costs no worker */
+    et_status st;
+    if (a.best) {
+        st = et_db_open(g_cli.db, &db, &err);
+        if (st != ET_OK) {
+            fprintf(stderr, "eintune run: %s\n", err.msg);
+            status = st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
+            goto out;
+        }
+    }
+
+    st = et_device_open_isolated(g_cli.device, NULL, &dev, &err);
     if (st != ET_OK) {
         fprintf(stderr, "eintune run: %s\n", err.msg);
         status = st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
@@ -286,6 +312,34 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "eintune run: device %s has no fp64 support\n",
                 dev->info.name);
         goto out;
+    }
+
+    if (a.best) {
+        bool found = false;
+        best = malloc(sizeof *best);
+        if (!best) {
+            fprintf(stderr, "eintune run: out of memory\n");
+            goto out;
+        }
+        st = et_best_find(db, &e, &dev->info, best, &found, &err);
+        if (st != ET_OK) {
+            fprintf(stderr, "eintune run: --best: %s\n", err.msg);
+            goto out;
+        }
+        if (!found) {
+            fprintf(stderr,
+                    "eintune run: --best: no verified kernel known for %s "
+                    "(these sizes and dtypes) on %s in %s; tune it first or "
+                    "give --opts\n",
+                    e.text, dev->info.name, et_db_path(db));
+            status = EXIT_INPUT;
+            goto out;
+        }
+        memcpy(opts, best->opt, (size_t)best->n_opts * sizeof opts[0]);
+        n_opts = best->n_opts;
+        cli_log(LOG_INFO, "run", "best known: %s (tuned as %s, %.4g ms)",
+                best->opts[0] ? best->opts : "-", best->trial.einsum_text,
+                best->trial.median_s * 1e3);
     }
 
     char reason[512] = "";
@@ -444,7 +498,7 @@ int cmd_run(int argc, char **argv)
         et_peaks_get_opts po = {0};
         char why[256] = "";
         et_roofline rl;
-        if (et_peaks_get(dev, &po, &pk, &err) != ET_OK) {
+        if (et_peaks_get_db(dev, db, &po, &pk, &err) != ET_OK) {
             cli_log(LOG_WARN, "run", "no roofline: %s", err.msg);
         } else if (et_roofline_compute(&e, &pk, &rl, why, sizeof why) !=
                    ET_OK) {
@@ -493,5 +547,7 @@ out:
         et_array_free(&in[k]);
     free(out_host);
     cJSON_Delete(doc);
+    free(best);
+    et_db_close(db);
     return status;
 }

@@ -13,6 +13,7 @@
 #include "spaces/search.h"
 #include "spaces/space.h"
 #include "transforms/kernel.h"
+#include "tune/peaks_db.h"
 #include "tune/tune.h"
 
 #include <errno.h>
@@ -430,7 +431,7 @@ int cmd_tune(int argc, char **argv)
 
     et_peaks_get_opts po = {0};
     char why[256] = "";
-    if (et_peaks_get(dev, &po, &tc.peaks, &err) != ET_OK)
+    if (et_peaks_get_db(dev, db, &po, &tc.peaks, &err) != ET_OK)
         cli_log(LOG_WARN, "tune", "no roofline: %s", err.msg);
     else if (et_roofline_compute(&e, &tc.peaks, &tc.roof, why, sizeof why) !=
              ET_OK)

@@ -16,6 +16,8 @@ static const struct {
     {"tune", cmd_tune, "search a transform space for the fastest kernel"},
     {"peaks", cmd_peaks, "the device's peak GFLOP/s per dtype and bandwidth"},
     {"db", cmd_db, "the tuning database: stats, list, prune"},
+    {"best", cmd_best, "the fastest known kernel for an einsum on a device"},
+    {"export", cmd_export, "write the best kernel's source and a C header"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,746 @@
+/*
+ * test_db_cli.c - the tuning database through the eintune command, on the
+ * PoCL device: a repeated tune answered from the database; a tune killed
+ * with SIGKILL and restarted (nothing measured twice, nothing lost);
+ * `best` and `export` for the einsum tuned and for renamed and reordered
+ * equivalents (opts in the asker's names); an exported kernel compiled
+ * with cc against the plain OpenCL API (examples/export_demo.c) and run;
+ * `run --best` against a naive loop; a corrupt --db refused untouched.
+ *
+ * Runs $ET_BUILD_DIR/eintune (default build/) as a subprocess, always with
+ * --db in a temporary directory; peaks come from an override file so that
+ * nothing is measured or cached outside it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "einsum/einsum.h"
+#include "einsum/npy.h"
+#include "measure/db.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char g_dir[256];
+static char g_bin[512];
+static char g_db[512]; /* the database of the tuned matmul */
+
+#define EINSUM "ij,jk->ik"
+#define SHAPE "i=16,j=8,k=12"
+#define BUDGET "6"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const char *build_dir(void)
+{
+    const char *d = getenv("ET_BUILD_DIR");
+    return d && *d ? d : "build";
+}
+
+/* Starts argv[0..] with stdout and stderr into g_dir/tag.out and .err. */
+static pid_t spawn_bg(char *const *argv, const char *tag)
+{
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/%s.out", g_dir, tag);
+    snprintf(err_path, sizeof err_path, "%s/%s.err", g_dir, tag);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc == 0 ? pid : -1;
+}
+
+static int wait_status(pid_t pid)
+{
+    int ws;
+    if (pid < 0 || waitpid(pid, &ws, 0) < 0)
+        return -1;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static int spawn_wait(char *const *argv, const char *tag)
+{
+    return wait_status(spawn_bg(argv, tag));
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (len)
+            *len = 0;
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    if (len)
+        *len = got;
+    return buf;
+}
+
+static char *tag_file(const char *tag, const char *ext)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.%s", g_dir, tag, ext);
+    char *s = slurp(path, NULL);
+    return s ? s : strdup("");
+}
+
+/* Runs `eintune ARGS...` (NULL-terminated); returns the exit status and,
+ * when doc is non-NULL, the JSON on stdout. */
+static int eintune(const char *tag, cJSON **doc, ...)
+{
+    char *argv[64];
+    int n = 0;
+    argv[n++] = g_bin;
+    va_list ap;
+    va_start(ap, doc);
+    const char *s;
+    while ((s = va_arg(ap, const char *)) != NULL && n < 62)
+        argv[n++] = (char *)s;
+    va_end(ap);
+    argv[n] = NULL;
+    int rc = spawn_wait(argv, tag);
+    if (doc) {
+        char *out = tag_file(tag, "out");
+        *doc = cJSON_Parse(out);
+        if (!*doc) {
+            char *err = tag_file(tag, "err");
+            print_error("%s: exit %d, no JSON on stdout; stderr:\n%s\n", tag,
+                        rc, err);
+            free(err);
+        }
+        free(out);
+    }
+    return rc;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void path_in(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s/%s", g_dir, name);
+}
+
+static int64_t db_trials(const char *path)
+{
+    et_db *db = NULL;
+    et_error err = {{0}};
+    if (et_db_open(path, &db, &err) != ET_OK)
+        return -1;
+    et_db_stats s;
+    int64_t n = et_db_stats_get(db, &s, &err) == ET_OK ? s.trials : -1;
+    et_db_close(db);
+    return n;
+}
+
+/* The opts of the trials in a database (one einsum here); free opts. */
+typedef struct trial_set {
+    char (*opts)[ET_DB_OPTS_LEN];
+    int n, cap;
+    int ok; /* trials with outcome other than refused */
+} trial_set;
+
+static int collect(void *arg, const et_db_row *row)
+{
+    trial_set *s = arg;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->opts = realloc(s->opts, (size_t)s->cap * sizeof *s->opts);
+    }
+    snprintf(s->opts[s->n++], ET_DB_OPTS_LEN, "%s", row->trial.opts);
+    if (row->trial.outcome != ET_OUTCOME_REFUSED)
+        s->ok++;
+    return 0;
+}
+
+static int set_has(const trial_set *s, const char *opts)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->opts[i], opts) == 0)
+            return 1;
+    return 0;
+}
+
+static void db_trial_set(const char *path, trial_set *s)
+{
+    memset(s, 0, sizeof *s);
+    et_db *db = NULL;
+    et_error err = {{0}};
+    assert_int_equal(et_db_open(path, &db, &err), ET_OK);
+    assert_int_equal(et_db_list(db, NULL, collect, s, &err), ET_OK);
+    et_db_close(db);
+}
+
+/* opts text with lower-case letters renamed by from -> to */
+static void rename_opts(const char *in, const char *from, const char *to,
+                        char *out, size_t cap)
+{
+    size_t i;
+    for (i = 0; in[i] && i + 1 < cap; i++) {
+        const char *p = in[i] >= 'a' && in[i] <= 'z' ? strchr(from, in[i])
+                                                     : NULL;
+        out[i] = p ? to[p - from] : in[i];
+    }
+    out[i] = '\0';
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/et_db_cli_XXXXXX");
+    if (!mkdtemp(g_dir))
+        return -1;
+    snprintf(g_bin, sizeof g_bin, "%s/eintune", build_dir());
+    char path[512];
+    snprintf(path, sizeof path, "%s/xdg", g_dir);
+    setenv("XDG_CACHE_HOME", path, 1);
+    /* fixed peaks: nothing measured, nothing cached */
+    snprintf(path, sizeof path, "%s/peaks.json", g_dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs("{\"gflops\": {\"f32\": 100, \"f64\": 50, \"f16\": 100}, "
+          "\"bandwidth_gbs\": 20}\n",
+          f);
+    fclose(f);
+    setenv("ET_PEAKS_FILE", path, 1);
+    if (!getenv("POCL_CACHE_DIR")) {
+        snprintf(path, sizeof path, "%s/pocl", g_dir);
+        setenv("POCL_CACHE_DIR", path, 1);
+    }
+    snprintf(g_db, sizeof g_db, "%s/tuned.db", g_dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char *argv[] = {"/bin/rm", "-rf", g_dir, NULL};
+    spawn_wait(argv, "rm");
+    return 0;
+}
+
+static void need_binary(void)
+{
+    if (access(g_bin, X_OK) != 0)
+        skip();
+}
+
+/* ---- (1) a repeated tune is answered from the database ----------------- */
+
+static char g_best_opts[ET_DB_OPTS_LEN];
+static double g_best_time;
+
+static void test_repeat_cached(void **state)
+{
+    (void)state;
+    need_binary();
+    cJSON *a = NULL, *b = NULL;
+    assert_int_equal(eintune("tune1", &a, "tune", EINSUM, "--shape", SHAPE,
+                             "--dtype", "f32", "--budget", BUDGET, "--db",
+                             g_db, "--json", "-", NULL),
+                     0);
+    assert_int_equal(eintune("tune2", &b, "tune", EINSUM, "--shape", SHAPE,
+                             "--dtype", "f32", "--budget", BUDGET, "--db",
+                             g_db, "--json", "-", NULL),
+                     0);
+    assert_non_null(a);
+    assert_non_null(b);
+    double ev1 = num(a, "evaluations"), ca1 = num(a, "cached");
+    assert_true(ca1 == 0);
+    assert_true(ev1 >= 1);
+    /* every point the first run measured is answered; none measured */
+    assert_true(num(b, "evaluations") == 0);
+    assert_true(num(b, "cached") == ev1);
+    if (ev1 == atoi(BUDGET))
+        assert_true(num(b, "cached") == atoi(BUDGET));
+    const cJSON *ba = cJSON_GetObjectItem(a, "best");
+    const cJSON *bb = cJSON_GetObjectItem(b, "best");
+    assert_true(cJSON_IsObject(ba) && cJSON_IsObject(bb));
+    assert_string_equal(str(ba, "opts"), str(bb, "opts"));
+    assert_true(num(ba, "time_s") == num(bb, "time_s"));
+    snprintf(g_best_opts, sizeof g_best_opts, "%s", str(ba, "opts"));
+    g_best_time = num(ba, "time_s");
+    /* the database holds every trial once */
+    const cJSON *cands = cJSON_GetObjectItem(a, "candidates");
+    assert_true(db_trials(g_db) >= (int64_t)ev1);
+    assert_true(db_trials(g_db) <= cJSON_GetArraySize(cands));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+/* ---- (2) resume after SIGKILL ------------------------------------------ */
+
+static void test_resume_after_kill(void **state)
+{
+    (void)state;
+    need_binary();
+    char db[512];
+    path_in(db, sizeof db, "killed.db");
+    char *argv[] = {g_bin, "tune", "ab,bc->ac", "--shape", "a=12,b=8,c=16",
+                    "--dtype", "f32", "--budget", "14", "--seed", "3",
+                    "--db", db, "--json", "-", NULL};
+    pid_t pid = spawn_bg(argv, "kill1");
+    assert_true(pid > 0);
+    /* wait until at least 2 trials are committed, then kill */
+    int64_t n = 0;
+    for (int i = 0; i < 600 && n < 2; i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        if (access(db, F_OK) == 0)
+            n = db_trials(db);
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            pid = -1;
+            break;
+        }
+    }
+    assert_true(pid > 0); /* still running: the kill is mid-run */
+    kill(pid, SIGKILL);
+    int ws;
+    waitpid(pid, &ws, 0);
+    assert_true(WIFSIGNALED(ws));
+
+    trial_set before;
+    db_trial_set(db, &before);
+    assert_true(before.n >= 2);
+
+    cJSON *doc = NULL;
+    assert_int_equal(eintune("kill2", &doc, "tune", "ab,bc->ac", "--shape",
+                             "a=12,b=8,c=16", "--dtype", "f32", "--budget",
+                             "14", "--seed", "3", "--db", db, "--json", "-",
+                             NULL),
+                     0);
+    assert_non_null(doc);
+    /* nothing measured twice: a point timed now was not in the database */
+    const cJSON *c;
+    int measured = 0, cached = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "candidates"))
+    {
+        const char *o = str(c, "opts");
+        int was_cached = cJSON_IsTrue(cJSON_GetObjectItem(c, "cached"));
+        int refused = strcmp(str(c, "status"), "refused") == 0;
+        if (was_cached) {
+            cached++;
+            assert_true(set_has(&before, o));
+        } else if (!refused) {
+            measured++;
+            if (set_has(&before, o))
+                fail_msg("'%s' measured again after the restart", o);
+        }
+    }
+    assert_int_equal(measured, (int)num(doc, "evaluations"));
+    assert_int_equal(cached, (int)num(doc, "cached"));
+    /* the restarted search retraces the first: every measured trial of
+     * the first run is answered from the database */
+    assert_int_equal(cached, before.ok);
+
+    /* nothing lost: the first run's trials are all there, and the count is
+     * the union */
+    trial_set after;
+    db_trial_set(db, &after);
+    for (int i = 0; i < before.n; i++)
+        assert_true(set_has(&after, before.opts[i]));
+    int union_n = before.n;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "candidates"))
+    {
+        const char *o = str(c, "opts");
+        if (!set_has(&before, o)) {
+            int dup = 0;
+            const cJSON *c2;
+            cJSON_ArrayForEach(c2, cJSON_GetObjectItem(doc, "candidates"))
+            {
+                if (c2 == c)
+                    break;
+                dup |= strcmp(str(c2, "opts"), o) == 0;
+            }
+            union_n += !dup;
+        }
+    }
+    assert_int_equal(after.n, union_n);
+    assert_int_equal(db_trials(db), after.n);
+    assert_int_equal(before.ok + (int)num(doc, "evaluations"), after.ok);
+    free(before.opts);
+    free(after.opts);
+    cJSON_Delete(doc);
+}
+
+/* ---- (3) best and export, renamed and reordered ------------------------- */
+
+static void check_best(const char *tag, const char *einsum, const char *shape,
+                       const char *want_opts)
+{
+    cJSON *doc = NULL;
+    assert_int_equal(eintune(tag, &doc, "best", einsum, "--shape", shape,
+                             "--dtype", "f32", "--db", g_db, "--json", "-",
+                             NULL),
+                     0);
+    assert_non_null(doc);
+    assert_string_equal(str(doc, "einsum"), einsum);
+    assert_string_equal(str(doc, "opts"), want_opts);
+    assert_true(num(doc, "time_s") == g_best_time);
+    assert_true(strlen(str(doc, "kernel")) > 0);
+    const cJSON *ci = cJSON_GetObjectItem(doc, "ci95_s");
+    assert_int_equal(cJSON_GetArraySize(ci), 2);
+    assert_true(cJSON_GetArrayItem(ci, 0)->valuedouble <= g_best_time);
+    assert_true(cJSON_GetArrayItem(ci, 1)->valuedouble >= g_best_time);
+    assert_true(num(cJSON_GetObjectItem(doc, "gops"), "f32") > 0);
+    assert_non_null(cJSON_GetObjectItem(doc, "roofline_gops"));
+    const cJSON *v = cJSON_GetObjectItem(doc, "verified");
+    assert_true(num(v, "trials") == 3);
+    assert_true(num(v, "max_norm_err") <= 1);
+    assert_true(cJSON_IsObject(cJSON_GetObjectItem(doc, "device")));
+    const cJSON *ta = cJSON_GetObjectItem(doc, "tuned_as");
+    assert_string_equal(str(ta, "einsum"), EINSUM);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ta, "source_reproduced")));
+    cJSON_Delete(doc);
+}
+
+/* Swaps PREFETCH operand numbers 0 and 1 (for the reordered einsum). */
+static void swap_prefetch(char *opts)
+{
+    for (char *p = strstr(opts, "PREFETCH("); p; p = strstr(p + 1,
+                                                            "PREFETCH(")) {
+        char *d = p + strlen("PREFETCH(");
+        if (*d == '0' || *d == '1')
+            *d = *d == '0' ? '1' : '0';
+    }
+}
+
+static void test_best(void **state)
+{
+    (void)state;
+    need_binary();
+    if (!g_best_opts[0] && g_best_time == 0)
+        skip();
+    check_best("best1", EINSUM, SHAPE, g_best_opts);
+    char renamed[ET_DB_OPTS_LEN];
+    rename_opts(g_best_opts, "ijk", "abc", renamed, sizeof renamed);
+    check_best("best2", "ab,bc->ac", "a=16,b=8,c=12", renamed);
+    char reordered[ET_DB_OPTS_LEN];
+    snprintf(reordered, sizeof reordered, "%s", g_best_opts);
+    swap_prefetch(reordered);
+    check_best("best3", "jk,ij->ik", SHAPE, reordered);
+    /* renamed and reordered at once */
+    rename_opts(g_best_opts, "ijk", "xyz", renamed, sizeof renamed);
+    swap_prefetch(renamed);
+    check_best("best4", "yz,xy->xz", "x=16,y=8,z=12", renamed);
+
+    /* other sizes or dtypes: nothing known, exit 1 */
+    assert_int_equal(eintune("best5", NULL, "best", EINSUM, "--shape",
+                             "i=16,j=8,k=13", "--dtype", "f32", "--db", g_db,
+                             NULL),
+                     1);
+    assert_int_equal(eintune("best6", NULL, "best", EINSUM, "--shape", SHAPE,
+                             "--dtype", "f64", "--db", g_db, NULL),
+                     1);
+    char *err = tag_file("best5", "err");
+    assert_non_null(strstr(err, "no verified kernel known"));
+    free(err);
+    /* bad input: exit 2 */
+    assert_int_equal(eintune("best7", NULL, "best", "ij,jk->", "--db", g_db,
+                             NULL),
+                     2);
+    assert_int_equal(eintune("best8", NULL, "best", "ij,jk->ik", "--shape",
+                             "i=x", "--db", g_db, NULL),
+                     2);
+}
+
+/* Exports einsum into DIR/name; builds examples/export_demo.c against the
+ * header with cc and runs it on the .cl; returns the kernel name. */
+static void export_and_run(const char *tag, const char *einsum,
+                           const char *shape, char *kernel, size_t cap)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s/nested", g_dir, tag);
+    cJSON *doc = NULL;
+    assert_int_equal(eintune(tag, &doc, "export", einsum, "--shape", shape,
+                             "--dtype", "f32", "--db", g_db, "-o", dir,
+                             "--json", "-", NULL),
+                     0);
+    assert_non_null(doc);
+    snprintf(kernel, cap, "%s", str(doc, "kernel"));
+    assert_true(kernel[0] != '\0');
+    assert_string_equal(str(doc, "backend"), "opencl");
+    char src[1024], hdr[1024];
+    snprintf(src, sizeof src, "%s/%s.cl", dir, kernel);
+    snprintf(hdr, sizeof hdr, "%s/%s.h", dir, kernel);
+    assert_string_equal(str(doc, "source"), src);
+    assert_string_equal(str(doc, "header"), hdr);
+    cJSON_Delete(doc);
+    char *h = slurp(hdr, NULL);
+    assert_non_null(h);
+    char want[512];
+    snprintf(want, sizeof want, "_KERNEL_NAME \"%s\"", kernel);
+    assert_non_null(strstr(h, want));
+    assert_non_null(strstr(h, "_GLOBAL_SIZE {"));
+    assert_non_null(strstr(h, "_ARG0_OPERAND (-1)"));
+    snprintf(want, sizeof want, "_EINSUM \"%s\"", einsum);
+    assert_non_null(strstr(h, want));
+    free(h);
+
+    /* the example, with cc and the OpenCL API alone */
+    char def[1200], exe[600], ctag[64], rtag[64];
+    snprintf(def, sizeof def, "-DET_EXPORT_HEADER=\"%s\"", hdr);
+    snprintf(exe, sizeof exe, "%s/%s/demo", g_dir, tag);
+    snprintf(ctag, sizeof ctag, "%s-cc", tag);
+    snprintf(rtag, sizeof rtag, "%s-demo", tag);
+    char *cc[] = {"/usr/bin/cc", "-std=c11", "-O1", "-Wall", "-Wextra",
+                  "-Werror", def, "examples/export_demo.c", "-lOpenCL",
+                  "-lm", "-o", exe, NULL};
+    int rc = spawn_wait(cc, ctag);
+    if (rc != 0) {
+        char *e = tag_file(ctag, "err");
+        fail_msg("cc export_demo.c: exit %d\n%s", rc, e);
+    }
+    char *run[] = {exe, src, "7", NULL};
+    rc = spawn_wait(run, rtag);
+    char *out = tag_file(rtag, "out");
+    if (rc != 0) {
+        char *e = tag_file(rtag, "err");
+        fail_msg("export_demo: exit %d\n%s%s", rc, out, e);
+    }
+    assert_non_null(strstr(out, ": ok"));
+    free(out);
+}
+
+static void test_export(void **state)
+{
+    (void)state;
+    need_binary();
+    if (g_best_time == 0)
+        skip();
+    char k1[256], k2[256], k3[256];
+    export_and_run("export1", EINSUM, SHAPE, k1, sizeof k1);
+    export_and_run("export2", "ab,bc->ac", "a=16,b=8,c=12", k2, sizeof k2);
+    export_and_run("export3", "jk,ij->ik", SHAPE, k3, sizeof k3);
+
+    /* its own outputs are overwritten; a foreign file is not */
+    char dir[512], src[1024];
+    snprintf(dir, sizeof dir, "%s/export1/nested", g_dir);
+    assert_int_equal(eintune("export4", NULL, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f32", "--db", g_db, "-o", dir,
+                             NULL),
+                     0);
+    snprintf(src, sizeof src, "%s/%s.cl", dir, k1);
+    FILE *f = fopen(src, "w");
+    assert_non_null(f);
+    fputs("my own kernel\n", f);
+    fclose(f);
+    assert_int_equal(eintune("export5", NULL, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f32", "--db", g_db, "-o", dir,
+                             NULL),
+                     2);
+    char *s = slurp(src, NULL);
+    assert_string_equal(s, "my own kernel\n");
+    free(s);
+    /* nothing known: exit 1, nothing written */
+    snprintf(dir, sizeof dir, "%s/export6", g_dir);
+    assert_int_equal(eintune("export6", NULL, "export", EINSUM, "--shape",
+                             "i=16,j=8,k=13", "--dtype", "f32", "--db", g_db,
+                             "-o", dir, NULL),
+                     1);
+    assert_int_equal(access(dir, F_OK), -1);
+    /* flags */
+    assert_int_equal(eintune("export7", NULL, "export", EINSUM, "--shape",
+                             SHAPE, "--db", g_db, NULL),
+                     2);
+    assert_int_equal(eintune("export8", NULL, "export", EINSUM, "--shape",
+                             SHAPE, "--db", g_db, "-o", dir, "--backend",
+                             "metal", NULL),
+                     2);
+}
+
+/* ---- (4) run --best ------------------------------------------------------ */
+
+static void write_npy(const char *path, int64_t d0, int64_t d1, float *data)
+{
+    et_array a;
+    memset(&a, 0, sizeof a);
+    a.dtype = ET_F32;
+    a.rank = 2;
+    a.dim[0] = d0;
+    a.dim[1] = d1;
+    a.data = data;
+    et_diag d;
+    memset(&d, 0, sizeof d);
+    assert_int_equal(et_npy_write(path, &a, &d), ET_OK);
+}
+
+static void test_run_best(void **state)
+{
+    (void)state;
+    need_binary();
+    if (g_best_time == 0)
+        skip();
+    enum { I = 16, J = 8, K = 12 };
+    static float A[I * J], B[J * K];
+    srand(11);
+    for (int x = 0; x < I * J; x++)
+        A[x] = (float)(2.0 * rand() / RAND_MAX - 1.0);
+    for (int x = 0; x < J * K; x++)
+        B[x] = (float)(2.0 * rand() / RAND_MAX - 1.0);
+    char pa[512], pb[512], pc[512];
+    path_in(pa, sizeof pa, "A.npy");
+    path_in(pb, sizeof pb, "B.npy");
+    path_in(pc, sizeof pc, "C.npy");
+    write_npy(pa, I, J, A);
+    write_npy(pb, J, K, B);
+
+    /* the reordered einsum: operands B then A */
+    cJSON *doc = NULL;
+    assert_int_equal(eintune("run1", &doc, "run", "jk,ij->ik", "-i", pb,
+                             "-i", pa, "-o", pc, "--best", "--db", g_db,
+                             "--json", "-", NULL),
+                     0);
+    assert_non_null(doc);
+    char want[ET_DB_OPTS_LEN];
+    snprintf(want, sizeof want, "%s", g_best_opts);
+    swap_prefetch(want);
+    assert_string_equal(str(doc, "opts"), want);
+    cJSON_Delete(doc);
+    et_array c;
+    et_diag d;
+    memset(&c, 0, sizeof c);
+    memset(&d, 0, sizeof d);
+    assert_int_equal(et_npy_read(pc, &c, &d), ET_OK);
+    assert_int_equal(c.rank, 2);
+    assert_int_equal(c.dim[0], I);
+    assert_int_equal(c.dim[1], K);
+    const float *got = c.data;
+    for (int i = 0; i < I; i++)
+        for (int k = 0; k < K; k++) {
+            long double ref = 0, mag = 0;
+            for (int j = 0; j < J; j++) {
+                long double t = (long double)A[i * J + j] * B[j * K + k];
+                ref += t;
+                mag += fabsl(t);
+            }
+            double bound = (J + 1) * ldexp(1.0, -24) * (double)mag * 1.01;
+            if (fabs(got[i * K + k] - (double)ref) > bound)
+                fail_msg("C[%d,%d] = %.9g, reference %.9Lg", i, k,
+                         got[i * K + k], ref);
+        }
+    et_array_free(&c);
+
+    /* --best with --opts: bad flags; with nothing known: exit 2 */
+    assert_int_equal(eintune("run2", NULL, "run", EINSUM, "-i", pa, "-i", pb,
+                             "-o", pc, "--best", "--opts", "LOCAL(i,2)",
+                             "--db", g_db, NULL),
+                     2);
+    char empty[512];
+    path_in(empty, sizeof empty, "empty.db");
+    assert_int_equal(eintune("run3", NULL, "run", EINSUM, "-i", pa, "-i", pb,
+                             "-o", pc, "--best", "--db", empty, NULL),
+                     2);
+    char *err = tag_file("run3", "err");
+    assert_non_null(strstr(err, "no verified kernel known"));
+    free(err);
+}
+
+/* ---- (5) a corrupt --db -------------------------------------------------- */
+
+static void test_corrupt_db(void **state)
+{
+    (void)state;
+    need_binary();
+    char bad[512], pa[512], pb[512], pc[512], dir[512];
+    path_in(bad, sizeof bad, "corrupt.db");
+    path_in(pa, sizeof pa, "A.npy");
+    path_in(pb, sizeof pb, "B.npy");
+    path_in(pc, sizeof pc, "C-corrupt.npy");
+    path_in(dir, sizeof dir, "export-corrupt");
+    /* an SQLite header followed by garbage */
+    unsigned char junk[8192];
+    memcpy(junk, "SQLite format 3", 16);
+    for (size_t i = 16; i < sizeof junk; i++)
+        junk[i] = (unsigned char)(i * 131 + 7);
+    FILE *f = fopen(bad, "wb");
+    assert_non_null(f);
+    fwrite(junk, 1, sizeof junk, f);
+    fclose(f);
+    if (access(pa, F_OK) != 0) {
+        static float A[16 * 8], B[8 * 12];
+        write_npy(pa, 16, 8, A);
+        write_npy(pb, 8, 12, B);
+    }
+
+    assert_int_equal(eintune("corrupt1", NULL, "best", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f32", "--db", bad, NULL),
+                     2);
+    assert_int_equal(eintune("corrupt2", NULL, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f32", "--db", bad, "-o", dir,
+                             NULL),
+                     2);
+    assert_int_equal(eintune("corrupt3", NULL, "run", EINSUM, "-i", pa, "-i",
+                             pb, "-o", pc, "--best", "--db", bad, NULL),
+                     2);
+    assert_int_equal(eintune("corrupt4", NULL, "tune", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f32", "--budget", "2", "--db",
+                             bad, NULL),
+                     2);
+    assert_int_equal(eintune("corrupt5", NULL, "peaks", "--db", bad, NULL),
+                     2);
+    size_t n = 0;
+    char *after = slurp(bad, &n);
+    assert_int_equal(n, sizeof junk);
+    assert_memory_equal(after, junk, sizeof junk);
+    free(after);
+    char side[600];
+    snprintf(side, sizeof side, "%s-wal", bad);
+    assert_int_equal(access(side, F_OK), -1);
+    assert_int_equal(access(dir, F_OK), -1);
+    assert_int_equal(access(pc, F_OK), -1);
+    char *err = tag_file("corrupt1", "err");
+    assert_non_null(strstr(err, bad));
+    free(err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repeat_cached),
+        cmocka_unit_test(test_resume_after_kill),
+        cmocka_unit_test(test_best),
+        cmocka_unit_test(test_export),
+        cmocka_unit_test(test_run_best),
+        cmocka_unit_test(test_corrupt_db),
+    };
+    return cmocka_run_group_tests_name("db_cli", tests, setup, teardown);
+}

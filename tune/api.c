@@ -203,14 +203,14 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
     if (st == ET_OK)
         st = et_db_open(o->db, &db, &err);
     if (st != ET_OK) {
-        snprintf(diag->msg, sizeof diag->msg, "%s", err.msg);
+        snprintf(diag->msg, sizeof diag->msg, "%.500s", err.msg);
         goto out;
     }
     char hash[ET_DB_HASH_LEN];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)space->hash);
     st = et_db_space_id(db, space->name, hash, &to.db_space_id, &err);
     if (st != ET_OK) {
-        snprintf(diag->msg, sizeof diag->msg, "%s", err.msg);
+        snprintf(diag->msg, sizeof diag->msg, "%.500s", err.msg);
         goto out;
     }
     to.db = db;
@@ -219,7 +219,7 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
         goto out;
     st = et_tune_run(dev, b, &to, &res, &err);
     if (st != ET_OK) {
-        snprintf(diag->msg, sizeof diag->msg, "%s", err.msg);
+        snprintf(diag->msg, sizeof diag->msg, "%.500s", err.msg);
         goto out;
     }
     out->evaluations = res.evaluations;

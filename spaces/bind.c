@@ -103,9 +103,13 @@ static et_status eval_domain(et_binding *b, int m, int k, et_diag *d)
                          (long long)step);
         int64_t count;
         if (pa->kind == ET_PARAM_RANGE) {
-            count = lo > hi ? 0 : (hi - lo) / step + 1;
-            if (hi - lo < 0 && lo <= hi) /* overflowed difference */
-                count = ET_SPACE_MAX_POINTS + 1;
+            int64_t span;
+            if (lo > hi)
+                count = 0;
+            else if (__builtin_sub_overflow(hi, lo, &span))
+                count = ET_SPACE_MAX_POINTS + 1; /* more than 2^63 values */
+            else
+                count = span / step + 1;
         } else {
             count = 0;
             for (int64_t p = 1; p > 0 && p <= hi; p = p > INT64_MAX / 2 ? -1 : p * 2)

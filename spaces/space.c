@@ -332,7 +332,9 @@ static et_status load_domain(loader *L, et_space_param *pa, yaml_node_t *v)
     if (lo > hi || (!is_range && hi < 1))
         return err_at(L, lst, "empty range [%lld, %lld] for parameter '%s'",
                       (long long)lo, (long long)hi, pa->name);
-    if (is_range && (hi - lo) / step >= ET_SPACE_MAX_POINTS)
+    int64_t span;
+    if (is_range && (__builtin_sub_overflow(hi, lo, &span) ||
+                     span / step >= ET_SPACE_MAX_POINTS))
         return err_at(L, lst,
                       "range of parameter '%s' has more than %d points",
                       pa->name, ET_SPACE_MAX_POINTS);
@@ -779,6 +781,44 @@ void et_space_free(et_space *s)
     free(s);
 }
 
+/*
+ * Refuses lists and mappings nested deeper than ET_SPACE_MAX_NESTING
+ * before the document is built: libyaml takes time quadratic in the depth
+ * (a megabyte of '[' would take minutes), and a space needs four or five
+ * levels. The event parser stops at the first level too deep. Syntax errors
+ * are left to the loader, which reports them with their context.
+ */
+static et_status check_nesting(loader *L, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return ET_ERR_NOMEM;
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    et_status st = ET_OK;
+    int depth = 0;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev))
+            break;
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) {
+            if (++depth > ET_SPACE_MAX_NESTING)
+                st = err_lc(L, (int)ev.start_mark.line + 1,
+                            (int)ev.start_mark.column + 1,
+                            "lists and mappings nested more than %d deep",
+                            ET_SPACE_MAX_NESTING);
+        } else if (t == YAML_SEQUENCE_END_EVENT ||
+                   t == YAML_MAPPING_END_EVENT) {
+            depth--;
+        }
+        yaml_event_delete(&ev);
+        if (st != ET_OK || t == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&p);
+    return st;
+}
+
 et_status et_space_load_text(const char *text, size_t len, const char *file,
                              et_space **out, et_diag *d)
 {
@@ -801,13 +841,17 @@ et_status et_space_load_text(const char *text, size_t len, const char *file,
     s->hash = h;
     L.s = s;
 
+    et_status st = check_nesting(&L, text, len);
+    if (st != ET_OK) {
+        free(s);
+        return st;
+    }
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         free(s);
         return ET_ERR_NOMEM;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    et_status st;
     if (!yaml_parser_load(&parser, &L.doc)) {
         if (parser.error == YAML_MEMORY_ERROR)
             st = ET_ERR_NOMEM;

@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #define ET_SPACE_MAX_FILE (1 << 20)     /* bytes of YAML accepted */
+#define ET_SPACE_MAX_NESTING 16         /* lists/mappings inside each other */
 #define ET_SPACE_MAX_PARAMS 32
 #define ET_SPACE_MAX_CONSTRAINTS 64
 #define ET_SPACE_MAX_STEPS 48           /* transforms; < ET_MAX_OPTS */

@@ -1,5 +1,6 @@
 # eintune - plain GNU make. `make`, `make test`, `make deps`, `make asan`,
-# `make fuzz`, `make bench`. Dependencies come from pkg-config.
+# `make fuzz`, `make valgrind`, `make bench`. Dependencies come from
+# pkg-config.
 
 CC      ?= cc
 BUILD   ?= build
@@ -37,7 +38,7 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 # shared libraries the tests build (a fake libcuda, ...)
 TEST_SO   := $(patsubst tests/so/%.c,$(BUILD)/tests/%.so,$(wildcard tests/so/*.c))
 
-.PHONY: all test deps asan fuzz bench clean check-deps
+.PHONY: all test deps asan fuzz valgrind bench clean check-deps
 all: $(BIN) $(WORKER)
 
 $(BUILD)/%.o: %.c
@@ -80,6 +81,14 @@ asan:
 
 fuzz:
 	@sh fuzz/run.sh $(FUZZ_SECONDS)
+
+# A subset of the tests under valgrind memcheck (device work is 20-50x
+# slower there); suppressions for the OpenCL driver's own leaks only, see
+# tests/valgrind.supp. VALGRIND_TESTS chooses the programs.
+VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_reference test_db \
+                  test_timing test_limits
+valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
+	@BUILD=$(BUILD) sh tests/valgrind.sh $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
 
 bench: $(BIN)
 	@sh bench/run.sh

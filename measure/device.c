@@ -7,6 +7,9 @@
 #include "measure/device_impl.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -205,6 +208,74 @@ et_status et_device_spec_parse(const char *spec, et_device_spec *out,
 
 /* ---- open, close, list ------------------------------------------------- */
 
+/*
+ * PoCL keeps compiled kernels in $POCL_CACHE_DIR, by default under
+ * ~/.cache/pocl, which grows without bound. Unless the user chose a
+ * directory, eintune points PoCL at a private one of its own,
+ * $XDG_CACHE_HOME/eintune/pocl (0700), and empties it when it has grown
+ * past ET_POCL_CACHE_MAX bytes. Done before the first OpenCL call of the
+ * process, while no driver thread runs (setenv is not thread-safe).
+ */
+#define ET_POCL_CACHE_MAX ((int64_t)1 << 30)
+
+static int64_t g_cache_bytes;
+
+static int cache_sum(const char *path, const struct stat *sb, int flag,
+                     struct FTW *ftw)
+{
+    (void)path;
+    (void)ftw;
+    if (flag == FTW_F)
+        g_cache_bytes += (int64_t)sb->st_size;
+    return 0;
+}
+
+static int cache_remove(const char *path, const struct stat *sb, int flag,
+                        struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    if (ftw->level > 0)
+        remove(path);
+    return 0;
+}
+
+static void pocl_cache_setup(void)
+{
+    static int done;
+    if (done || getenv("POCL_CACHE_DIR"))
+        return;
+    done = 1;
+    char dir[4096];
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+        snprintf(dir, sizeof dir, "%s/eintune", xdg);
+    else if (home && home[0] == '/')
+        snprintf(dir, sizeof dir, "%s/.cache/eintune", home);
+    else
+        return;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        mkdir(parent, 0700);
+    }
+    mkdir(dir, 0700);
+    size_t n = strlen(dir);
+    if (n + 7 >= sizeof dir)
+        return;
+    memcpy(dir + n, "/pocl", 6);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return;
+    g_cache_bytes = 0;
+    nftw(dir, cache_sum, 16, FTW_PHYS);
+    if (g_cache_bytes > ET_POCL_CACHE_MAX)
+        nftw(dir, cache_remove, 16, FTW_PHYS | FTW_DEPTH);
+    setenv("POCL_CACHE_DIR", dir, 0);
+}
+
 et_status et_device_open(const char *spec, et_device **out, et_error *err)
 {
     et_error scratch;
@@ -217,6 +288,7 @@ et_status et_device_open(const char *spec, et_device **out, et_error *err)
     et_status st = et_device_spec_parse(spec, &parsed, err);
     if (st != ET_OK)
         return st;
+    pocl_cache_setup();
 
     et_device *dev = calloc(1, sizeof *dev);
     if (!dev)
@@ -254,6 +326,7 @@ et_status et_device_list(et_device_info *out, int cap, int *n, char *notes,
         notes[0] = '\0';
     if (cap < 0 || (cap > 0 && !out))
         return ET_ERR_INPUT;
+    pocl_cache_setup();
     et_opencl_list(out, cap, n, notes, notes_cap);
     et_cuda_list(out, cap, n, notes, notes_cap);
     return ET_OK;

@@ -1,0 +1,203 @@
+/*
+ * test_tune.c - the tuning loop (tune/tune.h) on the PoCL device through
+ * the isolated worker: each search on a small problem respects its budget,
+ * never times the same kernel twice, is reproducible from its seed where
+ * it does not depend on timings (random, grid), records refused points and
+ * goes on, and beam search never ends worse than its starting kernel.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "einsum/einsum.h"
+#include "measure/remote.h"
+#include "spaces/search.h"
+#include "spaces/space.h"
+#include "tune/tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static et_device *g_dev;
+
+/* A small parametric space with points that transforms/ refuses: LOCAL
+ * amounts that do not divide j = 12 (8, 16) and UPCAST by 3 or 5. */
+static const char space_yaml[] =
+    "name: test_small\n"
+    "einsum: \"ik,kj->ij\"\n"
+    "params:\n"
+    "  wg_j: {values: [1, 2, 4, 8, 16]}\n"
+    "  up_i: {values: [1, 2, 3, 5]}\n"
+    "  un_k: {values: [1, 2, 4]}\n"
+    "transforms:\n"
+    "  - {op: LOCAL,  axis: j, amt: wg_j}\n"
+    "  - {op: UPCAST, axis: i, amt: up_i}\n"
+    "  - {op: UNROLL, axis: k, amt: un_k}\n";
+
+static int setup(void **state)
+{
+    (void)state;
+    et_error err;
+    /* Short timing: these tests check the loop, not the speed. */
+    if (et_device_open_isolated(NULL, NULL, &g_dev, &err) != ET_OK) {
+        fprintf(stderr, "no device: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    et_device_close(g_dev);
+    return 0;
+}
+
+typedef struct run {
+    et_space *space;
+    et_binding *b;
+    et_tune_result res;
+} run;
+
+static void run_tune(run *r, const char *einsum, const char *shape,
+                     const char *yaml, et_search_kind kind, int budget,
+                     uint64_t seed)
+{
+    et_diag d;
+    static et_einsum e;
+    memset(r, 0, sizeof *r);
+    assert_int_equal(et_einsum_from_strings(einsum, shape, "f32", &e, &d),
+                     ET_OK);
+    if (yaml)
+        assert_int_equal(et_space_load_text(yaml, strlen(yaml), "<test>",
+                                            &r->space, &d),
+                         ET_OK);
+    else
+        assert_int_equal(et_space_load_text(et_builtin_space_yaml,
+                                            strlen(et_builtin_space_yaml),
+                                            "<built-in>", &r->space, &d),
+                         ET_OK);
+    assert_int_equal(et_space_bind(r->space, &e, &g_dev->info.target, &r->b,
+                                   &d),
+                     ET_OK);
+    et_tune_opts o;
+    memset(&o, 0, sizeof o);
+    o.search.kind = kind;
+    o.search.budget = budget;
+    o.search.seed = seed;
+    o.timing.max_runs = 8;
+    o.timing.max_seconds = 0.2;
+    et_error err;
+    et_status st = et_tune_run(g_dev, r->b, &o, &r->res, &err);
+    if (st != ET_OK)
+        fail_msg("et_tune_run: %s: %s", et_status_str(st), err.msg);
+}
+
+static void run_free(run *r)
+{
+    et_tune_result_free(&r->res);
+    et_binding_free(r->b);
+    et_space_free(r->space);
+}
+
+/* Answered candidates (not refused) and their distinct kernels. */
+static int answered(const et_tune_result *res)
+{
+    int n = 0;
+    for (int i = 0; i < res->n_cand; i++)
+        if (res->cand[i].outcome != ET_OUTCOME_REFUSED)
+            n++;
+    return n;
+}
+
+static void assert_no_repeats(const et_tune_result *res)
+{
+    for (int i = 0; i < res->n_cand; i++) {
+        if (res->cand[i].outcome == ET_OUTCOME_REFUSED)
+            continue;
+        for (int j = i + 1; j < res->n_cand; j++) {
+            if (res->cand[j].outcome == ET_OUTCOME_REFUSED)
+                continue;
+            if (strcmp(res->cand[i].opts, res->cand[j].opts) == 0)
+                fail_msg("opts '%s' answered twice", res->cand[i].opts);
+        }
+    }
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    run a, b;
+    run_tune(&a, "ab,bc->ac", "a=8,b=8,c=12", space_yaml, ET_SEARCH_RANDOM,
+             6, 42);
+    assert_int_equal(answered(&a.res), 6);
+    assert_int_equal(a.res.evaluations, 6);
+    assert_no_repeats(&a.res);
+    assert_true(a.res.best >= 0);
+    /* Every answered candidate was verified before it was timed. */
+    for (int i = 0; i < a.res.n_cand; i++)
+        if (a.res.cand[i].outcome == ET_OUTCOME_OK) {
+            assert_true(a.res.cand[i].verified);
+            assert_true(a.res.cand[i].verify.max_norm_err <= 1.0);
+            assert_true(a.res.cand[i].timing.median_s > 0);
+        }
+    /* The same seed proposes the same candidates in the same order. */
+    run_tune(&b, "ab,bc->ac", "a=8,b=8,c=12", space_yaml, ET_SEARCH_RANDOM,
+             6, 42);
+    assert_int_equal(a.res.n_cand, b.res.n_cand);
+    for (int i = 0; i < a.res.n_cand; i++)
+        assert_string_equal(a.res.cand[i].params, b.res.cand[i].params);
+    run_free(&a);
+    run_free(&b);
+}
+
+static void test_grid_records_refused(void **state)
+{
+    (void)state;
+    run g;
+    /* 5 * 4 * 3 = 60 points; j = 12 refuses LOCAL 8 and 16, i = 8 refuses
+     * UPCAST 3 and 5: 3 * 2 * 3 = 18 valid kernels. */
+    run_tune(&g, "ab,bc->ac", "a=8,b=8,c=12", space_yaml, ET_SEARCH_GRID,
+             100, 0);
+    assert_int_equal(answered(&g.res), 18);
+    assert_int_equal(g.res.failures[ET_OUTCOME_REFUSED], 60 - 18);
+    for (int i = 0; i < g.res.n_cand; i++)
+        if (g.res.cand[i].outcome == ET_OUTCOME_REFUSED)
+            assert_non_null(strstr(g.res.cand[i].reason, "divide"));
+    assert_no_repeats(&g.res);
+    assert_string_equal(g.res.stop_reason, g.res.stats.stop_reason);
+    run_free(&g);
+}
+
+static void test_beam_actions(void **state)
+{
+    (void)state;
+    run r;
+    run_tune(&r, "xik,kj->xij", "x=4,i=8,k=8,j=8", NULL, ET_SEARCH_BEAM, 12,
+             0);
+    assert_true(answered(&r.res) <= 12);
+    assert_true(answered(&r.res) >= 1);
+    assert_no_repeats(&r.res);
+    assert_true(r.res.best >= 0);
+    /* The beam starts from the untransformed kernel and keeps the best. */
+    if (isfinite(r.res.stats.start_time_s))
+        assert_true(r.res.cand[r.res.best].timing.median_s <=
+                    r.res.stats.start_time_s);
+    assert_true(r.res.baseline.median_s > 0);
+    run_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_grid_records_refused),
+        cmocka_unit_test(test_beam_actions),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -163,6 +163,12 @@ typedef struct ctx {
     int64_t wg;
     bool flat;
     et_launch launch;
+    /* vector accumulators (OpenCL): 0 scalar, 1 along an UPCAST part
+     * contiguous in the output, 2 along an UNROLL part (lanes summed after
+     * the reduce loops); vpart is that part, vn its size */
+    int vmode;
+    int vpart;
+    int64_t vn;
 } ctx;
 
 static const char *acc_type(et_dtype t) { return t == ET_F64 ? "double" : "float"; }
@@ -755,6 +761,10 @@ static int64_t tile_strides(const ctx *c, int op, int64_t *ts)
     return t;
 }
 
+static bool direct_vec(const ctx *c, int op);
+static void emit_direct_vec_loads(ctx *c, int op);
+static bool emit_vstores_direct(ctx *c);
+
 /* Loads of one operand in the innermost body. */
 static void emit_loads(ctx *c, int op)
 {
@@ -765,6 +775,10 @@ static void emit_loads(ctx *c, int op)
     int64_t ncombo = plist_count(c, &consts);
     int64_t vals[MAXP] = {0};
     char name[256], addr[512], expr[768], mask[512], base[512];
+    if (direct_vec(c, op)) {
+        emit_direct_vec_loads(c, op);
+        return;
+    }
     if (k->prefetch_axis >= 0 && k->prefetch_op[op]) {
         int64_t ts[MAXP];
         tile_strides(c, op, ts);
@@ -853,8 +867,8 @@ static void emit_loads(ctx *c, int op)
     }
 }
 
-/* The multiply-adds of the innermost body. */
-static void emit_fmas(ctx *c)
+/* The multiply-adds of the innermost body, one per combination. */
+static void emit_fmas_scalar(ctx *c)
 {
     const et_kernel *k = c->k;
     plist all, ups;
@@ -887,6 +901,452 @@ static void emit_fmas(ctx *c)
         line(&c->s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
              v[k->e.n_ops - 1], accn);
     }
+}
+
+/* ---- vector accumulators ---------------------------------------------------- */
+
+/* l without part p. */
+static void plist_without(const plist *l, int p, plist *out)
+{
+    out->n = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->p[i] != p)
+            out->p[out->n++] = l->p[i];
+}
+
+/* How operand op reads the lanes of candidate vector part p: 0 broadcast
+ * (does not use its axis), 1 contiguous (address coefficient 1, or tile
+ * stride 1 in its local copy), 2 gather. */
+static int lane_access(const ctx *c, int op, int p)
+{
+    const et_part *pt = &c->k->part[p];
+    if (!op_uses(c, op, pt->axis))
+        return 0;
+    if (c->k->prefetch_axis >= 0 && c->k->prefetch_op[op]) {
+        int64_t ts[MAXP];
+        tile_strides(c, op, ts);
+        return ts[p] == 1 ? 1 : 2;
+    }
+    return coefs(c, op)[pt->axis] * pt->stride == 1 ? 1 : 2;
+}
+
+/*
+ * Picks the vector accumulators (OpenCL only; CUDA keeps scalars). A
+ * candidate is an UPCAST part contiguous in the output (mode 1) or an
+ * UNROLL part (mode 2) of size 2 or more; its lanes go in chunks of at
+ * most 64 bytes (16 floats, 8 doubles), e.g. 35 = 8+8+8+8+2+1. Mode 1 is
+ * preferred when no input has to gather its lanes; otherwise an UNROLL
+ * part that every input reads contiguously or broadcasts (at least one
+ * contiguously); otherwise the mode 1 part with the fewest gathers.
+ */
+static void choose_vector(ctx *c)
+{
+    const et_kernel *k = c->k;
+    c->vmode = 0;
+    c->vpart = -1;
+    c->vn = 1;
+    if (c->b != ET_BACKEND_OPENCL)
+        return;
+    int best1 = -1, best1_g = 1 << 30, best2 = -1;
+    for (int p = 0; p < k->n_parts; p++) {
+        const et_part *pt = &k->part[p];
+        if (pt->size < 2)
+            continue;
+        int gathers = 0, contig = 0;
+        for (int op = 0; op < k->e.n_ops; op++) {
+            int a = lane_access(c, op, p);
+            gathers += a == 2;
+            contig += a == 1;
+        }
+        if (pt->kind == ET_PART_UPCAST &&
+            coefs(c, -1)[pt->axis] * pt->stride == 1 && gathers < best1_g) {
+            best1 = p;
+            best1_g = gathers;
+        } else if (pt->kind == ET_PART_UNROLL && gathers == 0 && contig > 0 &&
+                   best2 < 0) {
+            best2 = p;
+        }
+    }
+    if (best1 >= 0 && (best1_g == 0 || best2 < 0)) {
+        c->vmode = 1;
+        c->vpart = best1;
+    } else if (best2 >= 0) {
+        c->vmode = 2;
+        c->vpart = best2;
+    }
+    if (c->vmode)
+        c->vn = k->part[c->vpart].size;
+}
+
+#define MAX_CHUNKS 64
+
+/* The lanes of the vector part in chunks: start and width of each, the
+ * widest power of two that fits first. Returns the number of chunks. */
+static int vchunks(const ctx *c, int64_t *start, int64_t *width)
+{
+    int64_t maxw = c->k->e.acc_dtype == ET_F64 ? 8 : 16;
+    int n = 0;
+    for (int64_t at = 0; at < c->vn && n < MAX_CHUNKS; n++) {
+        int64_t w = maxw;
+        while (w > c->vn - at)
+            w /= 2;
+        start[n] = at;
+        width[n] = w;
+        at += w;
+    }
+    return n;
+}
+
+/* "float8" or, for one lane, "float". */
+static void vtype(const ctx *c, int64_t w, char *buf, size_t cap)
+{
+    if (w == 1)
+        snprintf(buf, cap, "%s", c->acc);
+    else
+        snprintf(buf, cap, "%s%lld", c->acc, (long long)w);
+}
+
+/* Name of chunk q of a vector: base, "_c<start>" when there are several. */
+static void chunk_name(char *buf, size_t cap, const char *base, int nch,
+                       int64_t start)
+{
+    if (nch > 1)
+        snprintf(buf, cap, "%s_c%lld", base, (long long)start);
+    else
+        snprintf(buf, cap, "%s", base);
+}
+
+/* UPCAST parts that name a vector accumulator. */
+static void vacc_parts(const ctx *c, plist *l)
+{
+    plist ups;
+    plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    if (c->vmode == 1)
+        plist_without(&ups, c->vpart, l);
+    else
+        *l = ups;
+}
+
+static void emit_vacc_decls(ctx *c)
+{
+    plist l;
+    vacc_parts(c, &l);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t n = plist_count(c, &l);
+    int64_t vals[MAXP] = {0};
+    char base[256], name[300], ty[32];
+    for (int64_t ci = 0; ci < n; ci++) {
+        combo_fill(c, &l, ci, vals);
+        combo_name(c, base, sizeof base, "accv", &l, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(name, sizeof name, base, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
+        }
+    }
+}
+
+/* With vector accumulators: does operand op load the lanes of the vector
+ * part as vectors (from memory or its local copy), named
+ * vec<op>_<values of its other unrolled parts>[_c<chunk start>]? */
+static bool direct_vec(const ctx *c, int op)
+{
+    const et_kernel *k = c->k;
+    if (!c->vmode || lane_access(c, op, c->vpart) != 1)
+        return false;
+    if (k->prefetch_axis >= 0 && k->prefetch_op[op])
+        return true; /* the local copy holds accumulator values, no masks */
+    if (k->e.op[op].dtype != k->e.acc_dtype)
+        return false;
+    for (int a = 0; a < k->e.n_idx; a++)
+        if (op_uses(c, op, a) && padded(c, a))
+            return false;
+    return true;
+}
+
+static void emit_direct_vec_loads(ctx *c, int op)
+{
+    const et_kernel *k = c->k;
+    sbuf *s = &c->s;
+    plist consts, rest;
+    const_parts(c, &consts, op);
+    plist_without(&consts, c->vpart, &rest);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    bool tile = k->prefetch_axis >= 0 && k->prefetch_op[op];
+    int64_t ts[MAXP];
+    char base[512], ptr[32];
+    if (tile) {
+        tile_strides(c, op, ts);
+        size_t len = 0;
+        base[0] = '\0';
+        for (int p = 0; p < k->n_parts; p++) {
+            const et_part *pt = &k->part[p];
+            if (!ts[p] || !is_runtime(pt->kind) || pt->size == 1)
+                continue;
+            if (ts[p] == 1)
+                len += (size_t)snprintf(base + len, sizeof base - len, "%s%s",
+                                        len ? " + " : "", pt->name);
+            else
+                len += (size_t)snprintf(base + len, sizeof base - len,
+                                        "%s%s*%lld", len ? " + " : "",
+                                        pt->name, (long long)ts[p]);
+        }
+        line(s, "%s in%d_t = %s; /* position in the local copy */", c->itype,
+             op, len ? base : "0");
+        snprintf(base, sizeof base, "in%d_t", op);
+        snprintf(ptr, sizeof ptr, "tile_in%d", op);
+    } else {
+        addr_base(c, op, base, sizeof base);
+        line(s, "%s in%d_addr = %s;", c->itype, op, base);
+        snprintf(base, sizeof base, "in%d_addr", op);
+        snprintf(ptr, sizeof ptr, "in%d", op);
+    }
+    int64_t n = plist_count(c, &rest);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ri = 0; ri < n; ri++) {
+        memset(vals, 0, sizeof vals);
+        combo_fill(c, &rest, ri, vals);
+        int64_t off = 0;
+        if (tile)
+            for (int i = 0; i < rest.n; i++)
+                off += ts[rest.p[i]] * vals[rest.p[i]];
+        else
+            off = addr_off(c, op, &rest, vals);
+        char vb[16], vname[256], name[300], ty[32], addr[600];
+        snprintf(vb, sizeof vb, "vec%d", op);
+        combo_name(c, vname, sizeof vname, vb, &rest, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(name, sizeof name, vname, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            addr_str(addr, sizeof addr, base, off + st[q]);
+            if (w[q] == 1)
+                line(s, "%s %s = %s[%s];", ty, name, ptr, addr);
+            else
+                line(s, "%s %s = vload%lld(0, %s + %s);", ty, name,
+                     (long long)w[q], ptr, addr);
+        }
+    }
+}
+
+/* The vector multiply-adds: one per chunk and combination of the unrolled
+ * parts but the vector part; an operand's lanes are vectors it loaded, or
+ * built from its values, or one value broadcast. */
+static void emit_fmas_vector(ctx *c)
+{
+    const et_kernel *k = c->k;
+    sbuf *s = &c->s;
+    int vp = c->vpart;
+    plist all, rest, accl;
+    const_parts(c, &all, -2);
+    plist_without(&all, vp, &rest);
+    vacc_parts(c, &accl);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t vals[MAXP] = {0};
+    char name[256], ty[32], cn[300];
+    /* lane vectors of the other operands that use the vector part's axis */
+    for (int op = 0; op < k->e.n_ops; op++) {
+        if (!op_uses(c, op, k->part[vp].axis) || direct_vec(c, op))
+            continue;
+        plist consts, orest;
+        const_parts(c, &consts, op);
+        plist_without(&consts, vp, &orest);
+        int64_t n = plist_count(c, &orest);
+        char bn[16], vb[16], vname[256];
+        snprintf(bn, sizeof bn, "a%d", op);
+        snprintf(vb, sizeof vb, "vec%d", op);
+        for (int64_t ci = 0; ci < n; ci++) {
+            memset(vals, 0, sizeof vals);
+            combo_fill(c, &orest, ci, vals);
+            combo_name(c, vname, sizeof vname, vb, &orest, vals);
+            for (int q = 0; q < nch; q++) {
+                char list[4096];
+                size_t len = 0;
+                list[0] = '\0';
+                for (int64_t v = st[q]; v < st[q] + w[q] && len < sizeof list;
+                     v++) {
+                    vals[vp] = v;
+                    combo_name(c, name, sizeof name, bn, &consts, vals);
+                    len += (size_t)snprintf(list + len, sizeof list - len,
+                                            "%s%s", v > st[q] ? ", " : "",
+                                            name);
+                }
+                vals[vp] = 0;
+                chunk_name(cn, sizeof cn, vname, nch, st[q]);
+                vtype(c, w[q], ty, sizeof ty);
+                if (w[q] == 1)
+                    line(s, "%s %s = %s;", ty, cn, list);
+                else
+                    line(s, "%s %s = (%s)(%s);", ty, cn, ty, list);
+            }
+        }
+    }
+    int64_t n = plist_count(c, &rest);
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        combo_fill(c, &rest, ci, vals);
+        char accb[256];
+        combo_name(c, accb, sizeof accb, "accv", &accl, vals);
+        for (int q = 0; q < nch; q++) {
+            char accn[300];
+            chunk_name(accn, sizeof accn, accb, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            char v[ET_MAX_OPERANDS][340];
+            for (int op = 0; op < k->e.n_ops; op++) {
+                plist consts, orest;
+                const_parts(c, &consts, op);
+                char bn[16];
+                if (op_uses(c, op, k->part[vp].axis)) {
+                    plist_without(&consts, vp, &orest);
+                    snprintf(bn, sizeof bn, "vec%d", op);
+                    combo_name(c, name, sizeof name, bn, &orest, vals);
+                    chunk_name(v[op], sizeof v[op], name, nch, st[q]);
+                } else {
+                    snprintf(bn, sizeof bn, "a%d", op);
+                    combo_name(c, name, sizeof name, bn, &consts, vals);
+                    if (w[q] == 1)
+                        snprintf(v[op], sizeof v[op], "%s", name);
+                    else
+                        snprintf(v[op], sizeof v[op], "(%s)(%s)", ty, name);
+                }
+            }
+            if (k->e.n_ops == 1) {
+                line(s, "%s += %s;", accn, v[0]);
+                continue;
+            }
+            char prod[4096];
+            size_t len = 0;
+            prod[0] = '\0';
+            for (int op = 0; op < k->e.n_ops - 1 && len < sizeof prod; op++)
+                len += (size_t)snprintf(prod + len, sizeof prod - len, "%s%s",
+                                        op ? " * " : "", v[op]);
+            line(s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
+                 v[k->e.n_ops - 1], accn);
+        }
+    }
+}
+
+/* After the reduce loops: the scalar accumulators acc_<upcast values>
+ * from the vectors (mode 1: a lane each; mode 2: the lanes of each chunk
+ * summed pairwise, then the chunks in order). */
+static void emit_vacc_unpack(ctx *c)
+{
+    sbuf *s = &c->s;
+    plist ups, accl;
+    plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    vacc_parts(c, &accl);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t vals[MAXP] = {0};
+    char accn[256], vbase[256], vname[300];
+    if (c->vmode == 2) {
+        int64_t m = plist_count(c, &accl);
+        for (int64_t ci = 0; ci < m; ci++) {
+            combo_fill(c, &accl, ci, vals);
+            combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+            combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+            char sum[4096];
+            size_t len = 0;
+            sum[0] = '\0';
+            for (int q = 0; q < nch; q++) {
+                chunk_name(vname, sizeof vname, vbase, nch, st[q]);
+                char cur[340];
+                snprintf(cur, sizeof cur, "%s", vname);
+                for (int64_t h = w[q] / 2; h >= 2; h /= 2) {
+                    char nx[340];
+                    snprintf(nx, sizeof nx, "%s_h%lld", vname, (long long)h);
+                    line(s, "%s%lld %s = %s.lo + %s.hi;", c->acc, (long long)h,
+                         nx, cur, cur);
+                    snprintf(cur, sizeof cur, "%s", nx);
+                }
+                if (w[q] == 1)
+                    len += (size_t)snprintf(sum + len, sizeof sum - len,
+                                            "%s%s", q ? " + " : "", cur);
+                else
+                    len += (size_t)snprintf(sum + len, sizeof sum - len,
+                                            "%s(%s.s0 + %s.s1)",
+                                            q ? " + " : "", cur, cur);
+                if (len >= sizeof sum)
+                    break;
+            }
+            line(s, "%s %s = %s;", c->acc, accn, sum);
+        }
+        return;
+    }
+    int64_t n = plist_count(c, &ups);
+    for (int64_t ci = 0; ci < n; ci++) {
+        combo_fill(c, &ups, ci, vals);
+        combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+        combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+        int64_t v = vals[c->vpart];
+        int q = 0;
+        while (q + 1 < nch && st[q + 1] <= v)
+            q++;
+        chunk_name(vname, sizeof vname, vbase, nch, st[q]);
+        if (w[q] == 1)
+            line(s, "%s %s = %s;", c->acc, accn, vname);
+        else
+            line(s, "%s %s = %s.%s;", c->acc, accn, vname,
+                 c->D->comp[v - st[q]]);
+    }
+}
+
+/* Mode 1 without GROUP: stores straight from the vector accumulators
+ * when the output has the accumulator's dtype and no padding. */
+static bool vstores_direct_ok(const ctx *c)
+{
+    const et_kernel *k = c->k;
+    if (c->vmode != 1 || k->group_part >= 0 ||
+        k->e.out.dtype != k->e.acc_dtype)
+        return false;
+    for (int a = 0; a < k->e.n_out; a++)
+        if (padded(c, a))
+            return false;
+    return true;
+}
+
+static bool emit_vstores_direct(ctx *c)
+{
+    if (!vstores_direct_ok(c))
+        return false;
+    sbuf *s = &c->s;
+    plist ups, accl;
+    plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    vacc_parts(c, &accl);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    char base[512], addr[600], vbase[256], vname[300];
+    addr_base(c, -1, base, sizeof base);
+    line(s, "%s out_addr = %s;", c->itype, base);
+    int64_t n = plist_count(c, &accl);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        combo_fill(c, &accl, ci, vals);
+        combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+        int64_t off = addr_off(c, -1, &accl, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(vname, sizeof vname, vbase, nch, st[q]);
+            addr_str(addr, sizeof addr, "out_addr", off + st[q]);
+            if (w[q] == 1)
+                line(s, "out[%s] = %s;", addr, vname);
+            else
+                line(s, "vstore%lld(%s, 0, out + %s);", (long long)w[q],
+                     vname, addr);
+        }
+    }
+    return true;
+}
+
+/* The multiply-adds of the innermost body. */
+static void emit_fmas(ctx *c)
+{
+    if (c->vmode)
+        emit_fmas_vector(c);
+    else
+        emit_fmas_scalar(c);
 }
 
 /* The cooperative copy of operand op's tile for the current chunk. */
@@ -1035,6 +1495,8 @@ static void emit_stores(ctx *c)
     plist ups;
     plist_kind(c, &ups, ET_PART_UPCAST, -2);
     char base[512], addr[600], mask[512], accn[256];
+    if (emit_vstores_direct(c))
+        return;
     addr_base(c, -1, base, sizeof base);
     line(s, "%s out_addr = %s;", c->itype, base);
     int64_t vals[MAXP] = {0};
@@ -1195,12 +1657,19 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     }
     int64_t vals[MAXP] = {0};
     char accn[256];
-    for (int64_t ci = 0; ci < nacc; ci++) {
-        combo_fill(c, &ups, ci, vals);
-        combo_name(c, accn, sizeof accn, "acc", &ups, vals);
-        line(s, "%s %s = %s;", c->acc, accn, c->zero);
+    choose_vector(c);
+    if (c->vmode) {
+        emit_vacc_decls(c);
+    } else {
+        for (int64_t ci = 0; ci < nacc; ci++) {
+            combo_fill(c, &ups, ci, vals);
+            combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+            line(s, "%s %s = %s;", c->acc, accn, c->zero);
+        }
     }
     emit_loops(c);
+    if (c->vmode && !vstores_direct_ok(c))
+        emit_vacc_unpack(c);
     if (k->group_part >= 0)
         emit_group_combine(c);
     else

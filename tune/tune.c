@@ -12,15 +12,16 @@
 #include <time.h>
 
 const char et_builtin_space_yaml[] =
-    "# built-in general space: a tinygrad-style action pool for any einsum\n"
+    "# built-in general space: a tinygrad-style action pool for any einsum;\n"
+    "# UPCAST 16 and UNROLL 16 give full-width vector accumulators, amounts\n"
+    "# that do not divide an axis are refused without being timed\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
-    "  - {op: UPCAST,   axis: any_global, amt: [0, 2, 3, 4, 5, 7, 8]}\n"
-    "  - {op: UNROLL,   axis: any_reduce, amt: [0, 2, 4, 5, 7, 8]}\n"
-    "  - {op: LOCAL,    axis: any_global, amt: [2, 3, 4, 8, 16, 32]}\n"
-    "  - {op: GROUPTOP, axis: any_reduce, amt: [4, 8, 16, 32, 64, 256]}\n"
-    "  - {op: GROUP,    axis: any_reduce, amt: [4, 8, 16]}\n"
+    "  - {op: UPCAST,   axis: any_global, amt: [0, 2, 3, 4, 5, 7, 8, 16]}\n"
+    "  - {op: UNROLL,   axis: any_reduce, amt: [0, 2, 4, 5, 7, 8, 16]}\n"
+    "  - {op: LOCAL,    axis: any_global, amt: [4, 16]}\n"
+    "  - {op: GROUPTOP, axis: any_reduce, amt: [16, 64]}\n"
     "max_depth: 6\n";
 
 typedef struct tune_ctx {

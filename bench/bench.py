@@ -224,7 +224,7 @@ def check_ops(case, dtype):
     return doc
 
 
-def bench_case(case, dtype, db, tmp):
+def bench_case(case, dtype, db, tmp, preset=None):
     log("case %s %s %s %s" % (case["id"], case["einsum"],
                               shape_str(case["shape"]), dtype))
     chk = check_ops(case, dtype)
@@ -232,7 +232,10 @@ def bench_case(case, dtype, db, tmp):
     r = dict(case=case["id"], name=case["name"], einsum=case["einsum"],
              shape=case["shape"], dtype=dtype, ops=ops, bytes=chk["bytes"],
              intensity=chk.get("intensity"))
-    r["tune"] = tune(case, dtype, db)
+    # The search-efficiency section's default beam run is a tuning session
+    # of this case already (the same loop and space, a longer time limit):
+    # its best is the tuned kernel then, not a second, shorter session.
+    r["tune"] = preset or tune(case, dtype, db)
     t = r["tune"]
     if "error" in t:
         log("  tune failed: %s" % t["error"])
@@ -322,7 +325,8 @@ def curve_case(case, ref, db_dir, tmp):
             log("  %s: %s" % (search, err))
             series.append(s)
             continue
-        s.update(evaluations=doc["evaluations"], elapsed_s=doc["elapsed_s"],
+        s.update(evaluations=doc["evaluations"], cached=doc["cached"],
+                 elapsed_s=doc["elapsed_s"], space=doc["space"],
                  best=doc.get("best"), stop_reason=doc["stop_reason"])
         rows = load_csv(csv)
         s["reached"] = None
@@ -374,7 +378,9 @@ def report(doc):
     L.append("eintune bench %s, device %s, %s" % (doc["date"], doc["device"],
                                                   doc["mode"]))
     L.append("tuning: built-in action pool, default beam search, budget %d "
-             "candidates / %g s per case and dtype, scratch db: %s" % (
+             "candidates / %g s per case and dtype (the rows marked * are "
+             "the search-efficiency beam runs, with their own limits), "
+             "scratch db: %s" % (
                  doc["tune_budget"], doc["tune_time_limit_s"],
                  "no (%s)" % doc["db"] if doc["db_reused"] else "yes"))
     L.append("OpenBLAS: %s, %s threads; env OPENBLAS_CORETYPE/L2_SIZE unset "
@@ -397,7 +403,8 @@ def report(doc):
         t = r.get("tune", {})
         L.append("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
                  "| %s | %s |" % (
-                     r["case"], r["einsum"], r["dtype"],
+                     r["case"], r["einsum"], r["dtype"] +
+                     ("*" if t.get("source") else ""),
                      fmt(r["ratios"].get("tuned/clblast")),
                      fmt(r["ratios"].get("tuned/openblas")),
                      fmt(r["ratios"].get("tuned/untransformed")),
@@ -410,8 +417,11 @@ def report(doc):
     L.append("")
     L.append("Tuned kernels (opts) and peer variants used:")
     for r in doc["cases"]:
-        L.append("- case %s %s: tuned `%s`; CLBlast %s; OpenBLAS %s" % (
-            r["case"], r["dtype"], r.get("tune", {}).get("opts"),
+        t = r.get("tune", {})
+        L.append("- case %s %s: tuned %s; CLBlast %s; OpenBLAS %s" % (
+            r["case"], r["dtype"],
+            "FAILED (%s)" % t["error"] if "error" in t else
+            "`%s`" % (t.get("opts") or "(no opts)"),
             (r.get("clblast") or {}).get("variant", "none"),
             (r.get("openblas") or {}).get("variant", "none")))
     if doc.get("search"):
@@ -515,28 +525,44 @@ def main():
                                      if k in os.environ},
                cases=[])
     try:
-        for case in cases():
-            if sel and case["id"] not in sel:
-                continue
-            for dt in dtypes:
-                doc["cases"].append(bench_case(case, dt, db, tmp))
-        for r in doc["cases"]:
-            ob = r.get("openblas")
-            if ob:
-                doc["openblas_config"] = ob.get("config")
-                doc["openblas_threads"] = ob.get("threads")
-                break
-        # Search efficiency, cases 1 and 2, against bench/reference_best.json.
+        # Search efficiency first (cases 1 and 2, against
+        # bench/reference_best.json); its beam runs then give the tuned
+        # kernel of their case and dtype, unless a database is reused.
         with open(os.path.join(ROOT, "bench", "reference_best.json")) as f:
             refs = json.load(f)["references"]
         doc["search"] = []
+        presets = {}
         for case in cases():
             if case["id"] not in ("1", "2") or (sel and case["id"] not in sel):
                 continue
             for ref in refs:
                 if ref["case"] != case["id"]:
                     continue
-                doc["search"].append(curve_case(case, ref, tmp, tmp))
+                c = curve_case(case, ref, tmp, tmp)
+                doc["search"].append(c)
+                beam = [x for x in c["searches"]
+                        if x["search"] == "beam" and x.get("best")]
+                if beam and not db_env:
+                    b = beam[0]
+                    presets[(case["id"], ref["dtype"])] = dict(
+                        space=b["space"], search="beam", budget=b["budget"],
+                        time_limit_s=b["time_limit_s"],
+                        evaluations=b["evaluations"], cached=b["cached"],
+                        elapsed_s=b["elapsed_s"], stop_reason=b["stop_reason"],
+                        opts=b["best"]["opts"], time_s=b["best"]["time_s"],
+                        source="search-efficiency beam run")
+        for case in cases():
+            if sel and case["id"] not in sel:
+                continue
+            for dt in dtypes:
+                doc["cases"].append(bench_case(case, dt, db, tmp,
+                                               presets.get((case["id"], dt))))
+        for r in doc["cases"]:
+            ob = r.get("openblas")
+            if ob:
+                doc["openblas_config"] = ob.get("config")
+                doc["openblas_threads"] = ob.get("threads")
+                break
     finally:
         doc["targets"] = targets(doc)
         doc["wall_s"] = time.time() - T0

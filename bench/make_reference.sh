@@ -1,0 +1,62 @@
+#!/bin/sh
+# Makes bench/reference_best.json: the reference bests of bench cases 1 and 2
+# for the search-efficiency part of `make bench`, each found once by a long
+# wide-beam run (beam width 16, budget 400 candidates, a time limit) of the
+# default space on a scratch database. Takes 30-45 min on the 2-core PoCL
+# machine; run it again when the renderer or the default space change a lot.
+#
+#   sh bench/make_reference.sh [WORKDIR]
+#
+# WORKDIR keeps the runs' JSON, logs and database (default: a temp dir).
+# SKIP_RUN=1 only assembles the file from the JSON already in WORKDIR.
+set -eu
+cd "$(dirname "$0")/.."
+W=${1:-$(mktemp -d)}
+mkdir -p "$W"
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$W/pocl}"
+if [ "${SKIP_RUN:-0}" = 0 ]; then
+make --no-print-directory -s all >&2
+git rev-parse HEAD > "$W/commit"
+
+# case dtype einsum shape time-limit
+while read -r c dt es sh lim; do
+    [ -n "$c" ] || continue
+    echo "reference: case $c $dt ($lim s at most)" >&2
+    build/eintune tune "$es" --shape "$sh" --dtype "$dt" --search beam \
+        --beam-width 16 --budget 400 --time-limit "$lim" \
+        --db "$W/ref.db" --json "$W/case${c}_$dt.json" \
+        2> "$W/case${c}_$dt.err"
+done <<EOF
+1 f64 xik,kj->xij x=4096,i=35,k=35,j=35 1200
+2 f32 xik,kj->xij x=8,i=512,k=512,j=512 1500
+EOF
+fi
+
+/usr/bin/python3 - "$W" <<'PY'
+import datetime, json, os, sys
+w = sys.argv[1]
+commit = open(os.path.join(w, "commit")).read().strip()
+refs = []
+for case, dt, lim, shape in (("1", "f64", 1200, "x=4096,i=35,k=35,j=35"),
+                             ("2", "f32", 1500, "x=8,i=512,k=512,j=512")):
+    d = json.load(open(os.path.join(w, "case%s_%s.json" % (case, dt))))
+    b = d["best"]
+    refs.append(dict(
+        case=case, dtype=dt, einsum=d["einsum"], shape=shape,
+        opts=b["opts"], kernel=b.get("kernel"), time_s=b["time_s"],
+        ci95_s=b["ci95_s"], gops=b["gops"], roofline_gops=b["roofline_gops"],
+        device=d["device"], space=d["space"], search="beam",
+        beam_width=16, budget=400, time_limit_s=lim,
+        evaluations=d["evaluations"], failures=d["failures"],
+        elapsed_s=d["elapsed_s"], stop_reason=d.get("stop_reason"),
+        commit=commit,
+        command="eintune tune %s --shape %s --dtype %s --search beam "
+                "--beam-width 16 --budget 400 --time-limit %d --db SCRATCH"
+                % (d["einsum"], shape, dt, lim)))
+doc = dict(made_by="sh bench/make_reference.sh",
+           date=datetime.date.today().isoformat(), references=refs)
+with open("bench/reference_best.json", "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+PY
+echo "wrote bench/reference_best.json" >&2

@@ -7,7 +7,9 @@ what every number means. Environment knobs:
 
   QUICK=1            smoke test (<= 3 min): cases 1 and 4a in f32, tiny
                      budgets, the beam curve of case 1 only
-  BENCH_OUT=FILE     JSON result (default bench/results/latest.json)
+  BENCH_OUT=FILE     JSON result (default bench/results/latest.json,
+                     QUICK: bench/results/quick/latest.json); the report
+                     (.md), curves and plots go beside it
   BENCH_DB=FILE      reuse this tuning database instead of a scratch one
                      (tuned kernels then may come from earlier runs: cached)
   BENCH_DEVICE=N     OpenCL device index (eintune's opencl:N), default 0
@@ -32,8 +34,11 @@ BIN = os.path.join(ROOT, "build", "eintune")
 BB = os.path.join(ROOT, "build", "bench")
 QUICK = os.environ.get("QUICK", "") not in ("", "0")
 DEVICE = os.environ.get("BENCH_DEVICE", "0")
-OUT = os.environ.get("BENCH_OUT") or os.path.join(ROOT, "bench", "results",
-                                                  "latest.json")
+# QUICK writes under bench/results/quick/ so a smoke run never replaces the
+# last full run's report, curves and plots.
+OUT = os.environ.get("BENCH_OUT") or os.path.join(
+    ROOT, "bench", "results", *(("quick", "latest.json") if QUICK
+                                else ("latest.json",)))
 RESDIR = os.path.dirname(os.path.abspath(OUT))
 TUNE_BUDGET = int(os.environ.get("BENCH_TUNE_BUDGET", 8 if QUICK else 100))
 TUNE_TIME = float(os.environ.get("BENCH_TUNE_TIME", 10 if QUICK else 30))
@@ -392,8 +397,9 @@ def report(doc):
     L.append("")
     L.append("| case | dtype | tuned/CLBlast | tuned/OpenBLAS | tuned/untransformed "
              "| tuned GOps/s | CLBlast | OpenBLAS | untransformed | roofline "
-             "| tuned % roofline | tuning s | evaluations |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "| tuned % roofline | tuned ms: search / back to back "
+             "| tuning s | evaluations |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in doc["cases"]:
         def g(x):
             v = (r.get(x) or {}).get("gops")
@@ -402,7 +408,7 @@ def report(doc):
             return v
         t = r.get("tune", {})
         L.append("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-                 "| %s | %s |" % (
+                 "| %s | %s | %s |" % (
                      r["case"], r["einsum"], r["dtype"] +
                      ("*" if t.get("source") else ""),
                      fmt(r["ratios"].get("tuned/clblast")),
@@ -411,6 +417,10 @@ def report(doc):
                      fmt(g("tuned")), fmt(g("clblast")), fmt(g("openblas")),
                      fmt(g("untransformed")), fmt(r.get("roofline_gops")),
                      fmt(r.get("tuned_pct_roofline"), "%.1f"),
+                     "%s / %s" % (fmt(t.get("time_s") and t["time_s"] * 1e3,
+                                      "%.4g"),
+                                  fmt(r["tuned"].get("time_s") and
+                                      r["tuned"]["time_s"] * 1e3, "%.4g")),
                      fmt(t.get("elapsed_s"), "%.0f"),
                      "-" if t.get("evaluations") is None else
                      "%d (+%d cached)" % (t["evaluations"], t["cached"] or 0)))

@@ -10,7 +10,10 @@ CUDA    ?= /usr/local/cuda
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) $(EXTRA_CFLAGS)
+# Flags every build needs, kept apart from CFLAGS so that a CFLAGS given on
+# the command line (as `make asan` does) cannot drop them.
+ET_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN)
+override CFLAGS += $(ET_CFLAGS) $(EXTRA_CFLAGS)
 CPPFLAGS += -Iinclude -I. -DCL_TARGET_OPENCL_VERSION=120 \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 ifneq ($(wildcard $(CUDA)/include/cuda.h),)

@@ -349,8 +349,8 @@ static void test_header_dialects(void **state)
     static const char *ok3[] = {
         "{'shape': (3,), 'fortran_order': False, 'descr': '<f8'}",
         "{\"descr\":\"<f8\",\"fortran_order\":False,\"shape\":(3,),}\n",
-        "  {  'descr' : '<f8' ,\n 'fortran_order' : True , 'shape' : ( 3 , ) "
-        ", }    \n",
+        ("  {  'descr' : '<f8' ,\n 'fortran_order' : True , 'shape' : ( 3 , ) "
+         ", }    \n"),
         "{'descr': '|f8', 'fortran_order': False, 'shape': (3L,), }\n",
         "{'descr': '=f8', 'fortran_order': False, 'shape': (3,), }\n",
         "{'descr': 'f8', 'fortran_order': False, 'shape': (3,)}",

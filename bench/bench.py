@@ -514,7 +514,9 @@ def main():
     os.environ.setdefault("POCL_CACHE_DIR", os.path.join(BB, "pocl-cache"))
     db_env = os.environ.get("BENCH_DB")
     db = db_env or os.path.join(tmp, "bench.db")
-    peaks, err = run_json([BIN, "peaks", "--json", "-", "--device",
+    # measured afresh at the start, before anything else loads the machine
+    # (figures cached while it was busy make the roofline too low)
+    peaks, err = run_json([BIN, "peaks", "--remeasure", "--json", "-", "--device",
                            "opencl:" + DEVICE])
     if peaks is None:
         raise SystemExit("bench: eintune peaks failed: %s" % err)

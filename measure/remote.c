@@ -54,6 +54,10 @@ typedef struct remote_program {
      * local size (PoCL does), so a new geometry gets the build limit */
     int n_seen;
     et_launch seen[8];
+    /* wall time of the slowest first launch of a geometry (which includes
+     * any compilation): a kernel that legitimately runs for seconds gets a
+     * later-launch limit that fits it */
+    double first_wall;
     char name[128];
 } remote_program;
 
@@ -535,9 +539,18 @@ static et_status rm_launch(void *ctx, et_program *vp, const et_launch *geom,
                      .len = sizeof l};
     et_wire_ans a;
     bool seen = geom_seen(p, geom);
-    double limit = seen ? lim_launch(r) : lim_build(r);
+    double limit = lim_build(r);
+    if (seen) {
+        limit = lim_launch(r);
+        if (limit < 4.0 * p->first_wall)
+            limit = 4.0 * p->first_wall;
+    }
+    double t0 = now_s();
     et_status st = call(r, &q, &l, limit, &a, NULL, 0, what, err);
     if (st == ET_OK) {
+        double wall = now_s() - t0;
+        if (!seen && wall > p->first_wall)
+            p->first_wall = wall;
         if (!seen && p->n_seen < (int)(sizeof p->seen / sizeof p->seen[0]))
             p->seen[p->n_seen++] = *geom;
         if (seconds)

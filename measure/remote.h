@@ -19,7 +19,10 @@
  * Time limits: each request waits at most its limit for the answer.
  * Building a program and the first launch of each program with each
  * launch geometry (where PoCL compiles, per local size) get `build_s`;
- * later launches `launch_s`; transfers and the
+ * later launches `launch_s`, or 4 times the wall time of the program's
+ * slowest first launch when that is longer (so a kernel that really runs
+ * for seconds, such as an untransformed 512^3 f64 matmul on a CPU, is not
+ * killed while a hang is still caught); transfers and the
  * rest `transfer_s`. A request over its limit: the worker's process group
  * is killed (SIGKILL), a new worker is started and the device re-opened;
  * the call returns ET_ERR_TIMEOUT. A worker that dies during a request

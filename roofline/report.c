@@ -206,6 +206,13 @@ void et_roofline_table(FILE *f, const et_roofline *r, double measured_s)
             "%.4g ms); %.2f GB/s moved (peak %.2f GB/s)\n",
             et_bound_name(r->bound), r->intensity, measured_s * 1e3,
             r->time_s * 1e3, eff, roof_bw);
+    if (ratio > 1.05)
+        fprintf(f,
+                "note: %.0f %% of the roofline: the peaks are lower than this "
+                "device reaches (measured while it was busy? `eintune peaks "
+                "--remeasure` on an idle device), or the data fits in a "
+                "cache and is read faster than from memory\n",
+                100.0 * ratio);
 }
 
 void et_roofline_print(FILE *f, const et_roofline *r, const et_peaks *p)

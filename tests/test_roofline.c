@@ -334,6 +334,16 @@ static void test_table_and_json(void **state)
     assert_non_null(strstr(text, "f32   |          25.000 |         100.000 "
                                  "|         25.0"));
     assert_non_null(strstr(text, "compute-bound"));
+    assert_null(strstr(text, "note:"));
+    free(text);
+
+    /* faster than the roofline: the table says why that can be */
+    f = open_memstream(&text, &len);
+    assert_non_null(f);
+    et_roofline_table(f, &r, 0.5 * r.time_s);
+    fclose(f);
+    assert_non_null(strstr(text, "note: 200 % of the roofline"));
+    assert_non_null(strstr(text, "--remeasure"));
     free(text);
 
     cJSON *o = cJSON_CreateObject();

@@ -397,6 +397,69 @@ static void test_hang_is_timeout(void **state)
     assert_int_equal(r.outcome, ET_OUTCOME_OK);
 }
 
+/* spins A[0] rounds (a count the compiler cannot know) */
+static const char *src_spin =
+    "__kernel void mm(__global double *C, __global const double *A,\n"
+    "                 __global const double *B) {\n"
+    "  double x = A[1];\n"
+    "  long n = (long)A[0];\n"
+    "  for (long t = 0; t < n; t++) x = x * 0.999999 + 1e-7;\n"
+    "  C[get_global_id(0)] = x;\n"
+    "}\n";
+
+/* Runs the spin kernel of program p with `rounds`; returns the device
+ * time, or -1 with err set. */
+static double spin(et_program *p, double rounds, et_error *err)
+{
+    static const et_launch one = {
+        .ndim = 1, .global = {1, 1, 1}, .local = {1, 1, 1}, .has_local = true};
+    et_guarded c, a, b;
+    assert_int_equal(et_guarded_alloc(dev, 64, &c, err), ET_OK);
+    assert_int_equal(et_guarded_alloc(dev, 16, &a, err), ET_OK);
+    assert_int_equal(et_guarded_alloc(dev, 8, &b, err), ET_OK);
+    double host[2] = {rounds, 0.5};
+    assert_int_equal(et_guarded_write(dev, &a, host, err), ET_OK);
+    et_buffer *args[3] = {c.buf, a.buf, b.buf};
+    size_t offs[3] = {c.guard, a.guard, b.guard};
+    double s = -1;
+    et_status st = et_launch_kernel(dev, p, &one, args, offs, 3, &s, err);
+    et_guarded_free(dev, &a);
+    et_guarded_free(dev, &b);
+    et_guarded_free(dev, &c);
+    return st == ET_OK ? s : -1;
+}
+
+/* A kernel that legitimately runs longer than the later-launch limit (2 s
+ * here) is not killed: its limit follows its own first launch. */
+static void test_long_kernel_not_killed(void **state)
+{
+    et_error err = {{0}};
+    uint64_t epoch = et_device_epoch(dev);
+    /* calibrate on a program of its own (limits are per program) */
+    et_program *cal = build(src_spin, &err);
+    assert_true(spin(cal, 1e3, &err) >= 0); /* compiles */
+    double r = 1e6, t = 0;
+    for (int i = 0; i < 12 && t < 0.3; i++, r *= 4) {
+        t = spin(cal, r, &err);
+        assert_true(t > 0);
+    }
+    r /= 4;
+    et_program_free(dev, cal);
+    double rounds = r * 3.0 / t; /* about 3 s */
+    et_program *p = build(src_spin, &err);
+    double t1 = spin(p, rounds, &err);
+    print_message("spin: %.0f rounds, first launch %.2f s\n", rounds, t1);
+    assert_true(t1 > 0);
+    double t2 = spin(p, rounds, &err);
+    if (t2 < 0)
+        print_message("second launch: %s\n", err.msg);
+    print_message("spin: second launch %.2f s (later-launch limit 2 s)\n",
+                  t2);
+    assert_true(t2 > 0);
+    assert_int_equal(et_device_epoch(dev), epoch);
+    et_program_free(dev, p);
+}
+
 static void test_crash_then_next_runs(void **state)
 {
     et_error err = {{0}};
@@ -569,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_planted_write_past_end),
         cmocka_unit_test(test_planted_extra_rounding),
         cmocka_unit_test(test_hang_is_timeout),
+        cmocka_unit_test(test_long_kernel_not_killed),
         cmocka_unit_test(test_crash_then_next_runs),
         cmocka_unit_test(test_hook_hang_is_timeout),
         cmocka_unit_test(test_timing_through_worker),

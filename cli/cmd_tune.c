@@ -466,7 +466,9 @@ int cmd_tune(int argc, char **argv)
     int n_failed = 0;
     for (int o = 1; o < ET_OUTCOME_COUNT; o++)
         n_failed += res.failures[o];
-    fprintf(f, "candidates  %d timed, %d cached, %d failed or refused\n",
+    fprintf(f,
+            "candidates  %d evaluated in this run, %d answered from the "
+            "database; %d failed, refused or cut at the bound\n",
             res.evaluations, res.cached, n_failed);
     fprintf(f, "untransformed %.4g ms\n", res.baseline.median_s * 1e3);
     if (res.best >= 0) {

@@ -174,6 +174,17 @@ static cJSON *result_json(const et_einsum *e, const et_device *dev,
             cJSON_AddNumberToObject(jf, et_outcome_name((et_outcome)o),
                                     r->failures[o]);
     cJSON_AddNumberToObject(doc, "elapsed_s", r->elapsed_s);
+    /* where the time went: builds, verification (with the driver's compile
+     * at a kernel's first launch), timing, the untransformed kernel, and
+     * the rest (search, rendering, database) */
+    cJSON *jt = cJSON_AddObjectToObject(doc, "time_s");
+    cJSON_AddNumberToObject(jt, "baseline", r->baseline_s);
+    cJSON_AddNumberToObject(jt, "build", r->build_s);
+    cJSON_AddNumberToObject(jt, "verify", r->verify_s);
+    cJSON_AddNumberToObject(jt, "timing", r->timing_s);
+    cJSON_AddNumberToObject(jt, "other",
+                            r->elapsed_s - r->baseline_s - r->build_s -
+                                r->verify_s - r->timing_s);
     cJSON_AddStringToObject(doc, "stop_reason", r->stop_reason);
     cJSON *jb = cJSON_AddObjectToObject(doc, "baseline");
     cJSON_AddNumberToObject(jb, "time_s", r->baseline.median_s);
@@ -470,6 +481,15 @@ int cmd_tune(int argc, char **argv)
             "candidates  %d evaluated in this run, %d answered from the "
             "database; %d failed, refused or cut at the bound\n",
             res.evaluations, res.cached, n_failed);
+    if (res.evaluations > 0)
+        fprintf(f,
+                "spent       %.1f s: untransformed %.1f, builds %.1f (%.3f s "
+                "a candidate), verification %.1f, timing %.1f, reference and "
+                "search %.1f\n",
+                res.elapsed_s, res.baseline_s, res.build_s,
+                res.build_s / res.evaluations, res.verify_s, res.timing_s,
+                res.elapsed_s - res.baseline_s - res.build_s - res.verify_s -
+                    res.timing_s);
     fprintf(f, "untransformed %.4g ms\n", res.baseline.median_s * 1e3);
     if (res.best >= 0) {
         const et_tune_candidate *best = &res.cand[res.best];

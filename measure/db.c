@@ -899,6 +899,7 @@ void et_db_trial_set_evaluation(et_db_trial *t, const et_einsum *e,
 {
     t->outcome = ev->result.outcome;
     copy_str(t->reason, sizeof(t->reason), ev->result.reason);
+    t->compile_s = ev->build_s;
     if (ev->verified) {
         t->verify_trials = ev->verify.trials;
         t->max_norm_err = ev->verify.max_norm_err;

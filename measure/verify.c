@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DEFAULT_SEED 0x65696e74756e65ull /* "eintune" */
 
@@ -635,6 +636,13 @@ et_status et_verifier_baseline_kernel(et_verifier *v, et_device *dev,
     return verify_device(v, dev, p, geom, true, res, err);
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
                              const char *source, const char *name,
                              const et_launch *geom,
@@ -643,13 +651,18 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
 {
     memset(ev, 0, sizeof *ev);
     et_program *p = NULL;
+    double t0 = wall_s();
     et_status st = et_program_build(dev, source, name, &p, err);
+    double t1 = wall_s();
+    ev->build_s = t1 - t0;
     if (st != ET_OK) {
         et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
                       err->msg);
         return st == ET_ERR_NOMEM ? st : ET_OK;
     }
     st = et_verify_kernel(v, dev, p, geom, &ev->verify, err);
+    double t2 = wall_s();
+    ev->verify_s = t2 - t1;
     if (st != ET_OK) {
         et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
                       err->msg);
@@ -672,6 +685,7 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
     }
     st = et_time_kernel(dev, p, geom, args, offsets, nargs, topts,
                         &ev->timing, &ev->result, err);
+    ev->timing_s = wall_s() - t2;
     ev->timed = st == ET_OK;
 done:
     /* a dead worker took the program with it: freeing it is harmless */

@@ -145,6 +145,10 @@ typedef struct et_evaluation {
     et_verify_result verify;
     bool timed;              /* the timing protocol ran */
     et_timing timing;
+    /* wall time of each phase: building the program (on PoCL the kernel
+     * is compiled again at its first launch, inside verification), the
+     * verification launches and the timing protocol */
+    double build_s, verify_s, timing_s;
 } et_evaluation;
 
 /*

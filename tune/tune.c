@@ -224,6 +224,12 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         tc->verify = ev.verify;
         tc->timed = ev.timed;
         tc->timing = ev.timing;
+        tc->build_s = ev.build_s;
+        tc->verify_s = ev.verify_s;
+        tc->timing_s = ev.timing_s;
+        res->build_s += ev.build_s;
+        res->verify_s += ev.verify_s;
+        res->timing_s += ev.timing_s;
         res->evaluations++;
         if (use_db) {
             et_db_trial_set_evaluation(&tr, et_binding_einsum(t->b), &ev);
@@ -329,7 +335,9 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
     if (st != ET_OK)
         return st;
+    double tb = now_s();
     st = baseline(&t);
+    res->baseline_s = now_s() - tb;
     if (st != ET_OK)
         goto done;
 

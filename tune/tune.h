@@ -47,6 +47,9 @@ typedef struct et_tune_candidate {
     bool verified;
     et_verify_result verify;  /* when verified */
     double eval_s;            /* wall time spent on it in this run */
+    /* of which: program build, verification (with PoCL's compile at the
+     * first launch), timing protocol; 0 when not evaluated here */
+    double build_s, verify_s, timing_s;
 } et_tune_candidate;
 
 typedef enum et_tune_level { ET_TUNE_DEBUG, ET_TUNE_INFO, ET_TUNE_WARN }
@@ -83,6 +86,9 @@ typedef struct et_tune_result {
     et_verify_result baseline_verify;
     et_search_stats stats;
     double elapsed_s;
+    /* wall time of the phases over the candidates evaluated in this run,
+     * and of the untransformed kernel's verification and timing */
+    double build_s, verify_s, timing_s, baseline_s;
     char stop_reason[64];
 } et_tune_result;
 

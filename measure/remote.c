@@ -638,6 +638,28 @@ int et_device_worker_pid(const et_device *dev)
     return (int)((const remote *)dev->ctx)->pid;
 }
 
+et_status et_device_recycle(et_device *dev, et_error *err)
+{
+    if (!et_device_is_isolated(dev))
+        return ET_OK;
+    remote *r = dev->ctx;
+    if (r->dead) {
+        snprintf(err->msg, sizeof err->msg,
+                 "device worker is not running (restart failed)");
+        return ET_ERR_DEVICE;
+    }
+    if (r->fd >= 0 && r->pid > 0) {
+        et_wire_req q = {.op = ET_WIRE_CLOSE};
+        et_wire_ans a;
+        double deadline = now_s() + 5;
+        if (io_all(r->fd, &q, sizeof q, true, deadline) == IO_OK)
+            (void)io_all(r->fd, &a, sizeof a, false, deadline);
+    }
+    char how[160];
+    reap(r, false, how, sizeof how);
+    return restart(r, err);
+}
+
 et_status et_remote_test_hook(et_device *dev, et_remote_hook hook,
                               et_error *err)
 {

@@ -76,6 +76,16 @@ int et_device_is_isolated(const et_device *dev);
  * is not isolated (its buffers never vanish). */
 uint64_t et_device_epoch(const et_device *dev);
 
+/*
+ * Replaces the worker by a new one at a quiet moment (no call in flight):
+ * the old one closes the device and exits, a new one opens it, the epoch
+ * advances (buffers and programs must be re-created, as after a crash).
+ * A driver's memory that grows with every program built (PoCL's, about
+ * 70 KB a candidate) is given back this way in a long tuning run. A device
+ * that is not isolated: nothing to do, ET_OK.
+ */
+et_status et_device_recycle(et_device *dev, et_error *err);
+
 /* Process id of the current worker (0 if none or not isolated). */
 int et_device_worker_pid(const et_device *dev);
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 static et_device *g_dev;
+static int g_recycle; /* et_tune_opts.recycle_every for run_tune */
 
 /* A small parametric space with points that transforms/ refuses: LOCAL
  * amounts that do not divide j = 12 (8, 16) and UPCAST by 3 or 5. */
@@ -92,6 +93,7 @@ static void run_tune(run *r, const char *einsum, const char *shape,
     o.search.seed = seed;
     o.timing.max_runs = 8;
     o.timing.max_seconds = 0.2;
+    o.recycle_every = g_recycle;
     et_error err;
     et_status st = et_tune_run(g_dev, r->b, &o, &r->res, &err);
     if (st != ET_OK)
@@ -192,12 +194,49 @@ static void test_beam_actions(void **state)
     run_free(&r);
 }
 
+/* A long run replaces its device worker every recycle_every evaluations;
+ * the candidates after a replacement are verified and timed as before. */
+static void test_worker_recycled(void **state)
+{
+    (void)state;
+    run r;
+    uint64_t epoch = et_device_epoch(g_dev);
+    int pid = et_device_worker_pid(g_dev);
+    g_recycle = 2;
+    run_tune(&r, "ab,bc->ac", "a=8,b=8,c=12", space_yaml, ET_SEARCH_RANDOM,
+             7, 3);
+    g_recycle = 0;
+    assert_int_equal(r.res.evaluations, 7);
+    assert_int_equal(r.res.recycles, 3);
+    assert_int_equal(et_device_epoch(g_dev), epoch + 3);
+    assert_true(et_device_worker_pid(g_dev) != pid);
+    int ok = 0;
+    for (int i = 0; i < r.res.n_cand; i++) {
+        const et_tune_candidate *c = &r.res.cand[i];
+        if (c->outcome == ET_OUTCOME_REFUSED)
+            continue;
+        /* cut at the bound or timed: verified either way */
+        assert_true(c->verified);
+        assert_true(c->verify.max_norm_err <= 1.0);
+        assert_true(c->build_s > 0 && c->verify_s > 0);
+        ok += c->outcome == ET_OUTCOME_OK;
+    }
+    assert_true(ok >= 1);
+    /* the phases are parts of the whole */
+    assert_true(r.res.build_s > 0 && r.res.verify_s > 0 &&
+                r.res.timing_s > 0 && r.res.baseline_s > 0);
+    assert_true(r.res.baseline_s + r.res.build_s + r.res.verify_s +
+                    r.res.timing_s <= r.res.elapsed_s);
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_grid_records_refused),
         cmocka_unit_test(test_beam_actions),
+        cmocka_unit_test(test_worker_recycled),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,6 +2,7 @@
 #include "tune/tune.h"
 
 #include "measure/db.h"
+#include "measure/remote.h"
 #include "transforms/kernel.h"
 
 #include <math.h>
@@ -235,6 +236,20 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
             et_db_trial_set_evaluation(&tr, et_binding_einsum(t->b), &ev);
             copy_str(tr.kernel_name, sizeof tr.kernel_name, rend.name);
             db_record(t, &tr, tc);
+        }
+        int every = t->o->recycle_every ? t->o->recycle_every : 250;
+        if (every > 0 && res->evaluations % every == 0 &&
+            et_device_is_isolated(t->dev)) {
+            double tr0 = now_s();
+            st = et_device_recycle(t->dev, t->err);
+            if (st != ET_OK) {
+                t->fatal = st;
+                et_rendered_free(&rend);
+                return 1;
+            }
+            res->recycles++;
+            say(t, ET_TUNE_DEBUG, "new device worker after %d evaluations "
+                "(%.2f s)", res->evaluations, now_s() - tr0);
         }
     }
 answered:

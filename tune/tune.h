@@ -60,6 +60,10 @@ typedef struct et_tune_opts {
     et_timing_opts timing;    /* bound_s is set per candidate */
     et_verify_opts verify;
     bool retime;              /* re-measure points the database knows */
+    /* A new device worker after this many evaluations (0: 250; < 0:
+     * never), so that the driver's memory, which grows with every program
+     * it builds, stays bounded in a long run. */
+    int recycle_every;
     struct et_db *db;         /* NULL: no database */
     int64_t db_space_id;      /* the space's row in db (0: none) */
     /* Set asynchronously (SIGINT): the trial in flight finishes, the
@@ -89,6 +93,7 @@ typedef struct et_tune_result {
     /* wall time of the phases over the candidates evaluated in this run,
      * and of the untransformed kernel's verification and timing */
     double build_s, verify_s, timing_s, baseline_s;
+    int recycles;             /* device workers replaced (recycle_every) */
     char stop_reason[64];
 } et_tune_result;
 

@@ -146,15 +146,19 @@ typedef struct et_evaluation {
     bool timed;              /* the timing protocol ran */
     et_timing timing;
     /* wall time of each phase: building the program (on PoCL the kernel
-     * is compiled again at its first launch, inside verification), the
-     * verification launches and the timing protocol */
+     * is compiled again at its first launch), the verification launches,
+     * and timing (the early-cut probe and the timing protocol) */
     double build_s, verify_s, timing_s;
 } et_evaluation;
 
 /*
  * Builds kernel `name` from `source` on dev, verifies it (every trial) and,
  * if it passes, times it with the timing protocol on trial 0's data
- * (topts may be NULL; its bound_s is the early cut). The outcome is in
+ * (topts may be NULL; its bound_s is the early cut). With a bound, the
+ * warm-ups and the first timed run come before verification: a candidate
+ * over the bound is slower_than_bound without being verified (it cannot
+ * be chosen; ev->verified stays false, ev->timing holds that one run, as
+ * when the protocol itself cuts). The outcome is in
  * ev->result: ok, build_error, launch_error, wrong_result, timeout, crash
  * or slower_than_bound, each with its reason. Returns ET_OK whenever an
  * outcome was recorded; only host failures (out of memory) return an

@@ -551,6 +551,36 @@ static void test_evaluate_candidates(void **state)
     assert_true(ev.verified && !ev.timed);
     assert_non_null(strstr(ev.result.reason, "out of bound"));
 
+    /* with a bound: a candidate over it is cut before verification */
+    et_timing_opts cut = {.bound_s = 1e-12};
+    src = with_prelude(src_group);
+    assert_int_equal(et_evaluate_kernel(ver, dev, src, "mm", &geom_group,
+                                        &cut, &ev, &err),
+                     ET_OK);
+    free(src);
+    assert_int_equal(ev.result.outcome, ET_OUTCOME_SLOWER_THAN_BOUND);
+    assert_true(!ev.verified && ev.timed);
+    assert_int_equal(ev.timing.runs, 1);
+    assert_true(ev.timing.median_s > 1e-12);
+    assert_non_null(strstr(ev.result.reason, "not verified"));
+    /* a wrong kernel under the bound is still verified and rejected */
+    et_timing_opts loose = {.bound_s = 1e6};
+    src = with_prelude(src_missed_tail);
+    assert_int_equal(et_evaluate_kernel(ver, dev, src, "mm", &geom2d,
+                                        &loose, &ev, &err),
+                     ET_OK);
+    free(src);
+    assert_int_equal(ev.result.outcome, ET_OUTCOME_WRONG_RESULT);
+    assert_true(ev.verified && !ev.timed);
+    /* and a correct one passes and is timed after it */
+    src = with_prelude(src_sequential);
+    assert_int_equal(et_evaluate_kernel(ver, dev, src, "mm", &geom2d,
+                                        &loose, &ev, &err),
+                     ET_OK);
+    free(src);
+    assert_int_equal(ev.result.outcome, ET_OUTCOME_OK);
+    assert_true(ev.verified && ev.timed && ev.timing.runs >= 6);
+
     assert_int_equal(et_evaluate_kernel(ver, dev, "__kernel void mm(", "mm",
                                         &geom2d, NULL, &ev, &err),
                      ET_OK);

@@ -604,6 +604,10 @@ static void test_precision(void **state)
  * compensation; NaN inputs give NaN. */
 static void test_non_finite(void **state)
 {
+    /* valgrind's 64-bit emulation of x87 long double also changes how
+     * infinities pass through the compensated sums (tests/valgrind.sh) */
+    if (getenv("ET_UNDER_VALGRIND"))
+        skip();
     et_einsum e;
     bufs b;
     mk(&e, "i->", "i=3", "f64");

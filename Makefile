@@ -92,7 +92,7 @@ fuzz:
 # long double in 64 bits); the programs that run many kernels on the
 # device are left out for time.
 VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_timing test_limits \
-                  test_reference test_db
+                  test_reference test_db test_search
 valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
 	@BUILD=$(BUILD) sh tests/valgrind.sh $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
 

@@ -81,8 +81,11 @@ uint64_t et_device_epoch(const et_device *dev);
  * the old one closes the device and exits, a new one opens it, the epoch
  * advances (buffers and programs must be re-created, as after a crash).
  * A driver's memory that grows with every program built (PoCL's, about
- * 70 KB a candidate) is given back this way in a long tuning run. A device
- * that is not isolated: nothing to do, ET_OK.
+ * 70 KB a candidate) is given back this way in a long tuning run. Free
+ * the buffers and programs you hold first: the old worker exits with
+ * whatever is still allocated (the system reclaims it; a sanitized worker
+ * reports it as a leak). A device that is not isolated: nothing to do,
+ * ET_OK.
  */
 et_status et_device_recycle(et_device *dev, et_error *err);
 

@@ -216,11 +216,8 @@ static void test_worker_recycled(void **state)
         if (c->outcome == ET_OUTCOME_REFUSED)
             continue;
         assert_true(c->build_s > 0 && c->timing_s > 0);
-        if (c->outcome == ET_OUTCOME_SLOWER_THAN_BOUND) {
-            /* cut before verification */
-            assert_false(c->verified);
-            continue;
-        }
+        if (c->outcome == ET_OUTCOME_SLOWER_THAN_BOUND)
+            continue; /* cut before verification, or by the protocol after */
         assert_int_equal(c->outcome, ET_OUTCOME_OK);
         assert_true(c->verified && c->verify_s > 0);
         assert_true(c->verify.max_norm_err <= 1.0);

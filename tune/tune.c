@@ -241,6 +241,9 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         if (every > 0 && res->evaluations % every == 0 &&
             et_device_is_isolated(t->dev)) {
             double tr0 = now_s();
+            /* the verifier's device buffers are freed first (it uploads
+             * them again on the new worker), so none is left behind */
+            et_verifier_release(t->ver);
             st = et_device_recycle(t->dev, t->err);
             if (st != ET_OK) {
                 t->fatal = st;

@@ -559,9 +559,10 @@ static et_status rm_launch(void *ctx, et_program *vp, const et_launch *geom,
     return st;
 }
 
-static void rm_close(void *ctx)
+/* Asks the worker to close the device and exit (5 s at most), then reaps
+ * it. */
+static void stop_worker(remote *r)
 {
-    remote *r = ctx;
     if (r->fd >= 0 && r->pid > 0) {
         et_wire_req q = {.op = ET_WIRE_CLOSE};
         et_wire_ans a;
@@ -571,6 +572,12 @@ static void rm_close(void *ctx)
     }
     char how[160];
     reap(r, false, how, sizeof how);
+}
+
+static void rm_close(void *ctx)
+{
+    remote *r = ctx;
+    stop_worker(r);
     free(r);
 }
 
@@ -648,15 +655,7 @@ et_status et_device_recycle(et_device *dev, et_error *err)
                  "device worker is not running (restart failed)");
         return ET_ERR_DEVICE;
     }
-    if (r->fd >= 0 && r->pid > 0) {
-        et_wire_req q = {.op = ET_WIRE_CLOSE};
-        et_wire_ans a;
-        double deadline = now_s() + 5;
-        if (io_all(r->fd, &q, sizeof q, true, deadline) == IO_OK)
-            (void)io_all(r->fd, &a, sizeof a, false, deadline);
-    }
-    char how[160];
-    reap(r, false, how, sizeof how);
+    stop_worker(r);
     return restart(r, err);
 }
 

@@ -376,7 +376,13 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
               (long long)(gl[2] / lo[2]));
     sb_printf(&b, "#define %sBLOCK_DIM {%lld, %lld, %lld}\n", P,
               (long long)lo[0], (long long)lo[1], (long long)lo[2]);
-    sb_printf(&b, "#define %sSHARED_BYTES 0\n\n", P);
+    sb_printf(&b, "#define %sSHARED_BYTES 0\n", P);
+    sb_printf(&b,
+              "/* bytes of the output to set to zero before every launch "
+              "(SPLIT: work-groups\n * add partial sums into it); 0 = "
+              "none */\n");
+    sb_printf(&b, "#define %sZERO_OUTPUT_BYTES %lld\n\n", P,
+              (long long)L->zero_bytes);
     sb_printf(&b,
               "/* for a program that includes one exported kernel */\n"
               "#ifndef ET_EXPORT\n#define ET_EXPORT(x) %s##x\n#endif\n\n"

@@ -163,6 +163,13 @@ int main(int argc, char **argv)
                                        0, NULL, NULL));
         CHECK(clSetKernelArg(k, (cl_uint)a, sizeof(cl_mem), &buf[a]));
     }
+    if (ET_EXPORT(ZERO_OUTPUT_BYTES) > 0) {
+        /* a SPLIT kernel adds into its output */
+        const unsigned char zero = 0;
+        CHECK(clEnqueueFillBuffer(q, buf[0], &zero, 1, 0,
+                                  (size_t)ET_EXPORT(ZERO_OUTPUT_BYTES), 0,
+                                  NULL, NULL));
+    }
     size_t global[3] = ET_EXPORT(GLOBAL_SIZE);
     size_t local[3] = ET_EXPORT(LOCAL_SIZE);
     CHECK(clEnqueueNDRangeKernel(q, k, ET_EXPORT(WORK_DIM), NULL, global,

@@ -63,7 +63,8 @@ typedef struct remote_program {
 
 static bool geom_equal(const et_launch *a, const et_launch *b)
 {
-    if (a->ndim != b->ndim || a->has_local != b->has_local)
+    if (a->ndim != b->ndim || a->has_local != b->has_local ||
+        a->zero_bytes != b->zero_bytes)
         return false;
     for (int d = 0; d < a->ndim && d < 3; d++)
         if (a->global[d] != b->global[d] ||

@@ -410,7 +410,7 @@ static et_status parse_op(loader *L, yaml_node_t *n, et_opt_kind *k)
         }
     return err_at(L, n,
                   "unknown op '%.32s' (expected LOCAL, UPCAST, UNROLL, GROUP, "
-                  "GROUPTOP, PADTO, SWAP, NOLOCALS or PREFETCH)",
+                  "GROUPTOP, PADTO, SWAP, NOLOCALS, PREFETCH or SPLIT)",
                   sval(n));
 }
 
@@ -433,7 +433,8 @@ static et_status parse_axis(loader *L, yaml_node_t *n, et_opt_kind op, int *p)
     bool need_global = op == ET_OPT_LOCAL || op == ET_OPT_UPCAST ||
                        op == ET_OPT_SWAP;
     bool need_reduce = op == ET_OPT_UNROLL || op == ET_OPT_GROUP ||
-                       op == ET_OPT_GROUPTOP || op == ET_OPT_PREFETCH;
+                       op == ET_OPT_GROUPTOP || op == ET_OPT_PREFETCH ||
+                       op == ET_OPT_SPLIT;
     if (need_global && !global)
         return err_at(L, n, "%s applies to global axes; '%s' is a reduce axis "
                       "of the pattern '%s'",

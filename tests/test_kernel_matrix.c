@@ -274,6 +274,7 @@ static et_opt pair_opt(bool three, et_opt_kind kind, bool second,
         snprintf(o.axis2.name, sizeof o.axis2.name, "%s", gj);
         break;
     case ET_OPT_NOLOCALS: break;
+    case ET_OPT_SPLIT: o = et_opt_make(kind, rk, 2); break;
     case ET_OPT_PREFETCH:
         o = et_opt_make(kind, rk, 2);
         /* a second PREFETCH stages the other operand in the same chunks */
@@ -358,10 +359,10 @@ static void test_opt_pairs(void **state)
     run_pairs(dev, false, &valid, &refused);
     if (full)
         run_pairs(dev, true, &valid, &refused);
-    /* 13 of the 81 ordered pairs break a rule */
+    /* 13 of the 100 ordered pairs break a rule */
     int runs = full ? 4 : 1;
     assert_int_equal(refused, runs * 13);
-    assert_int_equal(valid, runs * (81 - 13));
+    assert_int_equal(valid, runs * (100 - 13));
     print_message("ordered pairs: %d kernels verified, %d refusals "
                   "asserted\n",
                   valid, refused);
@@ -369,11 +370,12 @@ static void test_opt_pairs(void **state)
     /* after any split of an axis, PADTO on it is refused */
     static const char *const splits[] = {
         "LOCAL(i,4)", "UPCAST(j,4)", "UNROLL(k,2)", "GROUP(k,3)",
-        "GROUPTOP(k,3)", "PREFETCH(0,k,2)"};
+        "GROUPTOP(k,3)", "PREFETCH(0,k,2)", "SPLIT(k,4)"};
     static const char *const pads[] = {"PADTO(i,16)", "PADTO(j,16)",
                                        "PADTO(k,24)", "PADTO(k,24)",
-                                       "PADTO(k,24)", "PADTO(k,24)"};
-    for (int s = 0; s < 6; s++) {
+                                       "PADTO(k,24)", "PADTO(k,24)",
+                                       "PADTO(k,24)"};
+    for (int s = 0; s < 7; s++) {
         et_kernel *k = make_text("xik,kj->xij", "x=3,i=8,k=12,j=8", "f32");
         apply_ok(k, splits[s]);
         et_opt o;
@@ -412,6 +414,9 @@ static const pcase pad_cases[] = {
      "PADTO(i,8) LOCAL(i,2) UPCAST(i,2) PADTO(k,130) GROUPTOP(k,13) "
      "UNROLL(k,5)"},
     {"i,i->", "i=129", "GROUP(i,16)", "PADTO(i,16) GROUP(i,16)"},
+    {"i,i->", "i=129", "SPLIT(i,8)", "PADTO(i,136) SPLIT(i,8) UNROLL(i,17)"},
+    {"ij->i", "i=7,j=35", "SPLIT(j,4)",
+     "PADTO(j,36) PADTO(i,8) SPLIT(j,4) UPCAST(i,4) GROUP(j,3)"},
     {"i,i->", "i=129", "GROUPTOP(i,8)",
      "PADTO(i,136) GROUPTOP(i,8) UNROLL(i,17)"},
     {"ii->i", "i=35", "UPCAST(i,4)", "PADTO(i,4) UPCAST(i,4) LOCAL(i,3)"},
@@ -561,6 +566,7 @@ static bool draw_opt(et_kernel *k, uint64_t *s, et_opt *o)
     case ET_OPT_GROUP:
     case ET_OPT_GROUPTOP:
     case ET_OPT_PREFETCH:
+    case ET_OPT_SPLIT:
         if (n_red == 0)
             return false;
         a = n_out + below(s, n_red);
@@ -580,7 +586,8 @@ static bool draw_opt(et_kernel *k, uint64_t *s, et_opt *o)
     case ET_OPT_UPCAST:
     case ET_OPT_UNROLL: o->amt = divisor(s, S, 8); break;
     case ET_OPT_GROUP:
-    case ET_OPT_GROUPTOP: o->amt = divisor(s, S, 16); break;
+    case ET_OPT_GROUPTOP:
+    case ET_OPT_SPLIT: o->amt = divisor(s, S, 16); break;
     case ET_OPT_PADTO: {
         static const int ms[] = {2, 3, 4, 5, 8};
         o->amt = ms[below(s, 5)];

@@ -179,6 +179,28 @@ static void test_rules(void **state)
                    "GROUPTOP applies to reduce axes only");
     expect_refused(mm, sh, "PREFETCH(0,i,4)",
                    "PREFETCH applies to reduce axes only");
+    expect_refused(mm, sh, "SPLIT(i,2)",
+                   "SPLIT(i,2): SPLIT applies to reduce axes only; i is a "
+                   "global axis");
+    expect_refused(mm, sh, "SPLIT(k,3)", "must divide the size");
+    expect_refused(mm, sh, "SPLIT(k,2) GROUP(k,64)", "must divide the size");
+    {
+        /* f16 inputs give an f32 output; an f16 output is built here */
+        et_einsum e;
+        et_diag d;
+        assert_int_equal(et_einsum_from_strings("ij->i", "i=4,j=8", "f16",
+                                                &e, &d),
+                         ET_OK);
+        e.out.dtype = ET_F16;
+        et_kernel *h = NULL;
+        assert_int_equal(et_kernel_init(&e, NULL, &h), ET_OK);
+        et_opt o = et_opt_make(ET_OPT_SPLIT, "j", 2);
+        char why[256];
+        assert_int_equal(et_kernel_apply_opt(h, &o, why, sizeof why),
+                         ET_ERR_REFUSED);
+        assert_non_null(strstr(why, "which f16 outputs do not have"));
+        et_kernel_free(h);
+    }
     expect_refused(mm, sh, "UPCAST(i,3)", "must divide the size");
     expect_refused(mm, sh, "UPCAST(i,8) UPCAST(i,16)",
                    "must divide the size of the part it splits (i has 8");
@@ -350,6 +372,60 @@ static void test_geometry(void **state)
     expect_ok(k, "GROUPTOP(k,16)");
     expect_launch(k, ET_BACKEND_CUDA, 1, 16, 1, 1, 16, 1, 1, true);
     et_kernel_free(k);
+
+    /* SPLIT: rank-0 output, the chunks are the groups of dimension 0 and
+     * the output (4 bytes) is zeroed before the launch */
+    k = make("xij->", "x=64,i=5,j=7", "f32");
+    expect_ok(k, "SPLIT(x,8) GROUP(j,7)");
+    expect_launch(k, ET_BACKEND_OPENCL, 1, 56, 1, 1, 7, 1, 1, true);
+    et_launch zl;
+    assert_int_equal(et_kernel_launch(k, ET_BACKEND_OPENCL, &zl), ET_OK);
+    assert_int_equal(zl.zero_bytes, 4);
+    {
+        int xs = et_kernel_part_find(k, "x_s");
+        assert_true(xs >= 0);
+        assert_int_equal(k->part[xs].kind, ET_PART_SPLIT);
+        assert_int_equal(k->part[xs].size, 8);
+        assert_int_equal(k->part[xs].stride, 8); /* contiguous chunks */
+        assert_int_equal(k->part[k->outer[0]].size, 8);
+        assert_int_equal(k->part[k->outer[0]].stride, 1);
+    }
+    et_kernel_free(k);
+    /* ... and the slowest factor of the last dimension otherwise; an f64
+     * output of 5*6 elements zeroes 240 bytes; no launch field without
+     * SPLIT */
+    k = make("xik,kj->ij", "x=4,i=5,k=6,j=6", "f64");
+    assert_int_equal(et_kernel_launch(k, ET_BACKEND_OPENCL, &zl), ET_OK);
+    assert_int_equal(zl.zero_bytes, 0);
+    expect_ok(k, "SPLIT(x,2) SPLIT(k,3)");
+    expect_launch(k, ET_BACKEND_OPENCL, 2, 6, 30, 1, 1, 1, 1, true);
+    assert_int_equal(et_kernel_launch(k, ET_BACKEND_OPENCL, &zl), ET_OK);
+    assert_int_equal(zl.zero_bytes, 5 * 6 * 8);
+    et_kernel_free(k);
+    /* f64 needs 64-bit atomics on the target */
+    {
+        et_einsum e;
+        et_diag d;
+        assert_int_equal(et_einsum_from_strings("ij->i", "i=4,j=8", "f64",
+                                                &e, &d),
+                         ET_OK);
+        et_target t = et_target_generic(ET_BACKEND_OPENCL);
+        t.has_atomic64 = false;
+        assert_int_equal(et_kernel_init(&e, &t, &k), ET_OK);
+        et_opt o = et_opt_make(ET_OPT_SPLIT, "j", 2);
+        char reason[256];
+        assert_int_equal(et_kernel_apply_opt(k, &o, reason, sizeof reason),
+                         ET_ERR_REFUSED);
+        assert_non_null(strstr(reason, "needs 64-bit atomics"));
+        et_kernel_free(k);
+        assert_int_equal(et_einsum_from_strings("ij->i", "i=4,j=8", "f32",
+                                                &e, &d),
+                         ET_OK);
+        assert_int_equal(et_kernel_init(&e, &t, &k), ET_OK);
+        assert_int_equal(et_kernel_apply_opt(k, &o, reason, sizeof reason),
+                         ET_OK);
+        et_kernel_free(k);
+    }
 
     /* CUDA: grid dims 1 and 2 are limited to 65535: flattened into dim 0 */
     k = make("ij->ij", "i=70000,j=2", "f32");
@@ -559,6 +635,8 @@ static const kcase einsum_cases[] = {
     {"ij,j->i", "i=35,j=35", "f16,f32", "UPCAST(i,5) UNROLL(j,7)"},
     {"ik,kj->ij", "i=8,k=35,j=8", "f16", "PADTO(k,40) UNROLL(k,8) LOCAL(i,4)"},
     {"ik,kj->ij", "i=8,k=16,j=8", "f16,f64", "PREFETCH(0,k,4) LOCAL(i,2)"},
+    {"xij->", "x=64,i=5,j=7", "f32", "SPLIT(x,8) UNROLL(j,7)"},
+    {"ij->i", "i=12,j=30", "f64", "SPLIT(j,5) UPCAST(i,4)"},
 };
 
 static void run_case(et_device *dev, const kcase *c)
@@ -667,6 +745,15 @@ static const kcase combo_cases[] = {
      "LOCAL(x,3) PREFETCH(1,k,2) GROUPTOP(k,2)"},
     {"abcde->", "a=2,b=3,c=4,d=5,e=3", "f32", "GROUP(a,2) UNROLL(c,4)"},
     {"ij->ji", "i=64,j=64", "f32", "UPCAST(i,4) UPCAST(j,4) LOCAL(i,4)"},
+    {"xij->", "x=37,i=6,j=16", "f64",
+     "PADTO(x,40) SPLIT(x,4) GROUPTOP(j,4) UNROLL(j,4) UNROLL(i,3)"},
+    {"ik,kj->ij", "i=7,k=48,j=8", "f32",
+     "PADTO(i,8) LOCAL(i,4) UPCAST(j,4) PREFETCH(1,k,4) SPLIT(k,3) "
+     "UNROLL(k,2)"},
+    {"xik,kj->xij", "x=5,i=4,k=12,j=4", "f64",
+     "NOLOCALS SPLIT(k,2) SPLIT(k,3) UPCAST(j,4)"},
+    {"abcde->ab", "a=2,b=3,c=4,d=5,e=6", "f32",
+     "SPLIT(c,4) SPLIT(e,2) LOCAL(a,2) UNROLL(d,5)"},
     {"ik,kj->ij", "i=35,k=35,j=35", "f32",
      "PADTO(i,40) PADTO(j,36) LOCAL(i,8) UPCAST(i,5) UPCAST(j,4) "
      "LOCAL(j,3) UNROLL(k,7) SWAP(i,j)"},

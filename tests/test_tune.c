@@ -194,6 +194,62 @@ static void test_beam_actions(void **state)
     run_free(&r);
 }
 
+/* SPLIT through the whole loop: the worker zeroes the output before each
+ * launch (verification starts every output as NaN, so a launch that did
+ * not would be rejected), every point is verified,
+ * and the built-in space offers SPLIT for a full reduction. */
+static const char split_yaml[] =
+    "name: test_split\n"
+    "einsum: \"xij->\"\n"
+    "params:\n"
+    "  groups: {values: [1, 2, 8, 64]}\n"
+    "transforms:\n"
+    "  - {op: SPLIT,  axis: x, amt: groups, when: groups > 1}\n"
+    "  - {op: UNROLL, axis: j, amt: 4}\n";
+
+static void test_split_tuned(void **state)
+{
+    (void)state;
+    run g;
+    run_tune(&g, "xij->", "x=64,i=8,j=16", split_yaml, ET_SEARCH_GRID, 10,
+             0);
+    assert_int_equal(answered(&g.res), 4);
+    int split = 0;
+    for (int i = 0; i < g.res.n_cand; i++) {
+        const et_tune_candidate *c = &g.res.cand[i];
+        if (c->outcome == ET_OUTCOME_SLOWER_THAN_BOUND)
+            continue; /* cut before verification: cannot be chosen */
+        if (c->outcome != ET_OUTCOME_OK)
+            fail_msg("'%s': %s", c->opts, c->reason);
+        assert_true(c->verified);
+        assert_true(c->verify.max_norm_err <= 1.0);
+        split += strstr(c->opts, "SPLIT(x,") != NULL;
+    }
+    assert_true(split >= 1);
+    run_free(&g);
+
+    et_space *sp = NULL;
+    et_binding *b = NULL;
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(et_einsum_from_strings("xij->", "x=64,i=8,j=16", "f32",
+                                            &e, &d),
+                     ET_OK);
+    assert_int_equal(et_space_load_text(et_builtin_space_yaml,
+                                        strlen(et_builtin_space_yaml),
+                                        "<built-in>", &sp, &d),
+                     ET_OK);
+    assert_int_equal(et_space_bind(sp, &e, &g_dev->info.target, &b, &d),
+                     ET_OK);
+    const et_opt *acts;
+    int na = et_binding_actions(b, &acts), nsplit = 0;
+    for (int i = 0; i < na; i++)
+        nsplit += acts[i].kind == ET_OPT_SPLIT;
+    assert_int_equal(nsplit, 3 * 3); /* 3 amounts on each of x, i, j */
+    et_binding_free(b);
+    et_space_free(sp);
+}
+
 /* A long run replaces its device worker every recycle_every evaluations;
  * the candidates after a replacement are verified and timed as before. */
 static void test_worker_recycled(void **state)
@@ -238,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_grid_records_refused),
         cmocka_unit_test(test_beam_actions),
+        cmocka_unit_test(test_split_tuned),
         cmocka_unit_test(test_worker_recycled),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

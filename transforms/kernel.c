@@ -13,13 +13,14 @@
 
 static const char *const opt_names[] = {
     "LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP",
-    "PADTO", "SWAP",   "NOLOCALS", "PREFETCH",
+    "PADTO", "SWAP",   "NOLOCALS", "PREFETCH", "SPLIT",
 };
 static_assert(sizeof(opt_names) / sizeof(opt_names[0]) == ET_OPT_COUNT,
               "opt_names must match et_opt_kind");
 
 /* name suffix of the inner part each split kind makes */
-static const char *const part_suffix[] = {"", "", "l", "u", "r", "g", "p"};
+static const char *const part_suffix[] = {"", "", "l", "u", "r", "g", "p",
+                                          "s"};
 static_assert(sizeof(part_suffix) / sizeof(part_suffix[0]) == ET_PART_COUNT,
               "part_suffix must match et_part_kind");
 
@@ -406,6 +407,21 @@ int et_kernel_axis_dim(const et_kernel *k, int a)
     return 0;
 }
 
+/* Launch dimension that holds the SPLIT parts: the last one. */
+int et_kernel_split_dim(const et_kernel *k)
+{
+    int ndim = k->e.n_out < 1 ? 1 : (k->e.n_out > 3 ? 3 : k->e.n_out);
+    return ndim - 1;
+}
+
+bool et_kernel_has_split(const et_kernel *k)
+{
+    for (int i = 0; i < k->n_parts; i++)
+        if (k->part[i].kind == ET_PART_SPLIT)
+            return true;
+    return false;
+}
+
 static int64_t group_lanes(const et_kernel *k)
 {
     return k->group_part >= 0 ? k->part[k->group_part].size : 1;
@@ -719,6 +735,7 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     case ET_OPT_GROUP:
     case ET_OPT_GROUPTOP: kind = ET_PART_GROUP; break;
     case ET_OPT_PREFETCH: kind = ET_PART_PREFETCH; break;
+    case ET_OPT_SPLIT: kind = ET_PART_SPLIT; break;
     default: return refuse(reason, cap, o, "unknown opt");
     }
     if ((kind == ET_PART_LOCAL || kind == ET_PART_UPCAST) && !global)
@@ -726,7 +743,7 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
                       "%s applies to global axes only; %s is a reduce axis",
                       nm, an);
     if ((kind == ET_PART_UNROLL || kind == ET_PART_GROUP ||
-         kind == ET_PART_PREFETCH) &&
+         kind == ET_PART_PREFETCH || kind == ET_PART_SPLIT) &&
         global)
         return refuse(reason, cap, o,
                       "%s applies to reduce axes only; %s is a global axis",
@@ -768,6 +785,18 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
             return check_limits(k, o, reason, cap);
         }
     }
+    if (kind == ET_PART_SPLIT) {
+        et_dtype od = k->e.out.dtype;
+        if (od == ET_F16)
+            return refuse(reason, cap, o,
+                          "SPLIT adds partial sums into the output with an "
+                          "atomic add, which f16 outputs do not have");
+        if (od == ET_F64 && !k->target.has_atomic64)
+            return refuse(reason, cap, o,
+                          "SPLIT of an f64 output needs 64-bit atomics "
+                          "(cl_khr_int64_base_atomics), which this device "
+                          "lacks");
+    }
     int64_t S = k->part[k->outer[a]].size;
     int64_t n = o->amt == 0 ? S : o->amt;
     if (S % n != 0)
@@ -777,7 +806,9 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
                       an, (long long)S);
     if (k->n_parts >= ET_MAX_PARTS)
         return refuse(reason, cap, o, "too many parts");
-    int np = split(k, a, n, kind, o->kind == ET_OPT_GROUPTOP);
+    /* SPLIT chunks are contiguous, like GROUPTOP lanes */
+    int np = split(k, a, n, kind,
+                   o->kind == ET_OPT_GROUPTOP || o->kind == ET_OPT_SPLIT);
     if (kind == ET_PART_GROUP)
         k->group_part = np;
     if (kind == ET_PART_PREFETCH) {
@@ -826,6 +857,9 @@ void et_kernel_group_counts(const et_kernel *k, int64_t N[3])
         if (p->kind == ET_PART_GLOBAL) {
             int d = et_kernel_axis_dim(k, p->axis);
             N[d] = mul_sat(N[d], p->size);
+        } else if (p->kind == ET_PART_SPLIT) {
+            int d = et_kernel_split_dim(k);
+            N[d] = mul_sat(N[d], p->size);
         }
     }
 }
@@ -849,6 +883,13 @@ et_status et_kernel_launch(const et_kernel *k, et_backend_kind b,
     int ndim = k->e.n_out < 1 ? 1 : (k->e.n_out > 3 ? 3 : k->e.n_out);
     out->ndim = ndim;
     out->has_local = !k->nolocals;
+    if (et_kernel_has_split(k)) {
+        int64_t elems = 1;
+        for (int j = 0; j < k->e.n_out; j++)
+            elems = mul_sat(elems, k->e.idx[j].size);
+        out->zero_bytes =
+            mul_sat(elems, (int64_t)et_dtype_size(k->e.out.dtype));
+    }
     if (et_kernel_flat_groups(k, b)) {
         int64_t tot = mul_sat(mul_sat(N[0], N[1]), N[2]);
         if (tot > LIMIT_INT31)

@@ -26,6 +26,16 @@
  * the same axis with the same n share the chunk loop; only one reduce axis
  * per kernel can be prefetched.
  *
+ * SPLIT(axis, n) spreads a reduce axis over n times more work-groups: the
+ * axis' outer part (size S) becomes chunks of S/n, and the new part
+ * `<axis>_s` (size n, index = s*(S/n) + outer, contiguous chunks) takes its
+ * value from the group id. Each work-group reduces its chunk and adds its
+ * partial sums to the output with an atomic add, so the launch zeroes the
+ * output first (et_launch.zero_bytes). The output dtype must have an atomic
+ * add on the target (f32; f64 where 64-bit atomics exist; never f16). The
+ * SPLIT parts are the slowest factor of the last launch dimension (of
+ * dimension 0 for a rank-0 output).
+ *
  * Launch geometry (et_kernel_launch): global axes, innermost (last in the
  * output) first, go to launch dimensions 0, 1, 2; axes past the third are
  * flattened into dimension 2 (SWAP exchanges two axes in this order). The
@@ -65,6 +75,7 @@ typedef enum et_opt_kind {
     ET_OPT_SWAP,
     ET_OPT_NOLOCALS,
     ET_OPT_PREFETCH,
+    ET_OPT_SPLIT,
     ET_OPT_COUNT
 } et_opt_kind;
 
@@ -100,7 +111,7 @@ et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt);
  *   list := ws* [opt (ws+ opt)*] ws*
  *   opt  := NAME [ "(" [arg ("," arg)*] ")" ]
  *   arg  := ws* (integer | axis-name) ws*
- * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO (axis, int), SWAP
+ * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO SPLIT (axis, int), SWAP
  * (axis, axis), PREFETCH (int, axis, int), NOLOCALS none.
  * Writes at most cap opts to out and their number to *n. Returns ET_OK or
  * ET_ERR_INPUT with d->pos (0-based byte offset), d->col and d->msg.
@@ -122,6 +133,7 @@ typedef enum et_part_kind {
     ET_PART_UNROLL,     /* unrolled inside the reduce loop body */
     ET_PART_GROUP,      /* work-group lanes splitting a reduce */
     ET_PART_PREFETCH,   /* loop inside a PREFETCH chunk */
+    ET_PART_SPLIT,      /* reduce chunks spread over work-groups (SPLIT) */
     ET_PART_COUNT
 } et_part_kind;
 
@@ -185,6 +197,9 @@ int et_kernel_axis_find(const et_kernel *k, const et_axis_ref *ref);
 
 /* Index of the part named `name`, -1 if none. */
 int et_kernel_part_find(const et_kernel *k, const char *name);
+
+/* Does k have a SPLIT part (work-groups add into a zeroed output)? */
+bool et_kernel_has_split(const et_kernel *k);
 
 /* Work-group size (all local parts and group lanes). */
 int64_t et_kernel_group_size(const et_kernel *k);

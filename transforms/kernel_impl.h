@@ -15,6 +15,8 @@ int64_t et_kernel_tile_elems(const et_kernel *k, int op);
 void et_kernel_group_counts(const et_kernel *k, int64_t N[3]);
 /* Work-group size along each launch dimension, lanes folded into dim 0. */
 void et_kernel_local_dims(const et_kernel *k, int64_t L[3]);
+/* Launch dimension holding the SPLIT parts (the last one). */
+int et_kernel_split_dim(const et_kernel *k);
 /* Launch dimension of global axis a. */
 int et_kernel_axis_dim(const et_kernel *k, int a);
 /* True when backend b needs every group decoded from dimension 0 (CUDA

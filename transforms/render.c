@@ -278,7 +278,7 @@ static bool is_runtime(et_part_kind kd)
 {
     return kd == ET_PART_GLOBAL || kd == ET_PART_REDUCE ||
            kd == ET_PART_LOCAL || kd == ET_PART_GROUP ||
-           kd == ET_PART_PREFETCH;
+           kd == ET_PART_PREFETCH || kd == ET_PART_SPLIT;
 }
 
 static bool keep_runtime(const ctx *c, int p, const void *arg)
@@ -473,6 +473,35 @@ static void emit_header(ctx *c)
         f64 = f64 || k->e.op[op].dtype == ET_F64;
     if (c->b == ET_BACKEND_OPENCL && f64)
         sb_put(s, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    if (et_kernel_has_split(k)) {
+        sb_put(s, "// SPLIT: work-groups add partial sums into the output: "
+                  "zero its %lld bytes before each launch\n",
+               (long long)c->launch.zero_bytes);
+        if (c->b == ET_BACKEND_OPENCL && k->e.out.dtype == ET_F64)
+            sb_put(s, "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : "
+                      "enable\n"
+                      "\nvoid et_atomic_add(volatile __global double *p, "
+                      "double v)\n"
+                      "{\n"
+                      "    ulong old = as_ulong(*p), seen;\n"
+                      "    while ((seen = atom_cmpxchg((volatile __global "
+                      "ulong *)p, old,\n"
+                      "                                as_ulong(as_double(old)"
+                      " + v))) != old)\n"
+                      "        old = seen;\n"
+                      "}\n");
+        else if (c->b == ET_BACKEND_OPENCL)
+            sb_put(s, "\nvoid et_atomic_add(volatile __global float *p, "
+                      "float v)\n"
+                      "{\n"
+                      "    uint old = as_uint(*p), seen;\n"
+                      "    while ((seen = atomic_cmpxchg((volatile __global "
+                      "uint *)p, old,\n"
+                      "                                  as_uint(as_float(old)"
+                      " + v))) != old)\n"
+                      "        old = seen;\n"
+                      "}\n");
+    }
     bool f16 = false;
     for (int op = 0; op < k->e.n_ops; op++)
         f16 = f16 || k->e.op[op].dtype == ET_F16;
@@ -501,7 +530,8 @@ static void emit_header(ctx *c)
 static void kernel_name(const et_kernel *k, char *buf, size_t cap)
 {
     static const et_part_kind order[] = {
-        ET_PART_GLOBAL, ET_PART_LOCAL,  ET_PART_GROUP, ET_PART_REDUCE,
+        ET_PART_GLOBAL, ET_PART_SPLIT, ET_PART_LOCAL, ET_PART_GROUP,
+        ET_PART_REDUCE,
         ET_PART_PREFETCH, ET_PART_UNROLL, ET_PART_UPCAST};
     size_t len = (size_t)snprintf(buf, cap, "%s",
                                   k->e.n_idx > k->e.n_out ? "r" : "E");
@@ -523,7 +553,8 @@ static void kernel_name(const et_kernel *k, char *buf, size_t cap)
 }
 
 /* Parts of kind `kind` of the axes in launch dimension d, innermost first
- * (launch order, then smaller stride first). d = -1: every dimension. */
+ * (launch order, then smaller stride first). d = -1: every dimension. For
+ * ET_PART_GLOBAL the SPLIT parts follow in their dimension, slowest. */
 static void dim_parts(const ctx *c, plist *l, int d, et_part_kind kind)
 {
     const et_kernel *k = c->k;
@@ -546,6 +577,10 @@ static void dim_parts(const ctx *c, plist *l, int d, et_part_kind kind)
                 l->p[m - 1] = t;
             }
     }
+    if (kind == ET_PART_GLOBAL && (d < 0 || d == et_kernel_split_dim(k)))
+        for (int p = 0; p < k->n_parts; p++)
+            if (k->part[p].kind == ET_PART_SPLIT)
+                l->p[l->n++] = p;
 }
 
 /* Decodes `var` (already declared) into the parts of l, first fastest. */
@@ -1299,7 +1334,7 @@ static bool vstores_direct_ok(const ctx *c)
 {
     const et_kernel *k = c->k;
     if (c->vmode != 1 || k->group_part >= 0 ||
-        k->e.out.dtype != k->e.acc_dtype)
+        k->e.out.dtype != k->e.acc_dtype || et_kernel_has_split(k))
         return false;
     for (int a = 0; a < k->e.n_out; a++)
         if (padded(c, a))
@@ -1504,6 +1539,24 @@ static void emit_stores(ctx *c)
     const char *cast = k->e.out.dtype == k->e.acc_dtype ? ""
                        : k->e.out.dtype == ET_F64     ? "(double)"
                                                       : "(float)";
+    if (et_kernel_has_split(k)) {
+        /* SPLIT: this work-group's partial sums go into the zeroed output */
+        const char *add = c->b == ET_BACKEND_CUDA ? "atomicAdd"
+                                                  : "et_atomic_add";
+        int64_t n = plist_count(c, &ups);
+        for (int64_t ci = 0; ci < n; ci++) {
+            combo_fill(c, &ups, ci, vals);
+            combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+            addr_str(addr, sizeof addr, "out_addr",
+                     addr_off(c, -1, &ups, vals));
+            if (mask_expr(c, -1, &ups, vals, mask, sizeof mask))
+                line(s, "if (%s) %s(out + %s, %s%s);", mask, add, addr, cast,
+                     accn);
+            else
+                line(s, "%s(out + %s, %s%s);", add, addr, cast, accn);
+        }
+        return;
+    }
     int vp = vector_part(c, -1, &ups);
     if (vp >= 0) {
         plist rest = {0};

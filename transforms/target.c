@@ -26,6 +26,7 @@ et_target et_target_generic(et_backend_kind backend)
     t.local_mem_bytes = 48 * 1024;
     t.has_fp64 = true;
     t.has_fp16 = false;
+    t.has_atomic64 = true;
     t.mem_base_addr_align = 128;
     t.compute_units = 1;
     t.global_mem_bytes = (int64_t)1 << 30;

@@ -20,6 +20,8 @@ typedef struct et_target {
     int64_t local_mem_bytes;       /* local / shared memory per group */
     bool has_fp64;
     bool has_fp16;                 /* native half arithmetic (cl_khr_fp16) */
+    bool has_atomic64;             /* 64-bit compare-and-swap on global
+                                    * memory (f64 SPLIT) */
     int64_t mem_base_addr_align;   /* bytes; buffer offsets keep this */
     int compute_units;
     int64_t global_mem_bytes;
@@ -39,6 +41,9 @@ typedef struct et_launch {
     int64_t global[3];
     int64_t local[3];
     bool has_local;
+    int64_t zero_bytes;            /* bytes of argument 0 (the output) set
+                                    * to zero before every launch, inside
+                                    * the timed region; 0 = none (SPLIT) */
 } et_launch;
 
 #endif

@@ -15,7 +15,9 @@
 const char et_builtin_space_yaml[] =
     "# built-in general space: a tinygrad-style action pool for any einsum;\n"
     "# UPCAST 16 and UNROLL 16 give full-width vector accumulators, amounts\n"
-    "# that do not divide an axis are refused without being timed\n"
+    "# that do not divide an axis are refused without being timed; SPLIT\n"
+    "# spreads a reduction over work-groups (a full reduction has no other\n"
+    "# parallelism)\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
@@ -23,6 +25,7 @@ const char et_builtin_space_yaml[] =
     "  - {op: UNROLL,   axis: any_reduce, amt: [0, 2, 4, 5, 7, 8, 16]}\n"
     "  - {op: LOCAL,    axis: any_global, amt: [4, 16]}\n"
     "  - {op: GROUPTOP, axis: any_reduce, amt: [16, 64]}\n"
+    "  - {op: SPLIT,    axis: any_reduce, amt: [4, 16, 64]}\n"
     "max_depth: 6\n";
 
 typedef struct tune_ctx {

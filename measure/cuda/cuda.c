@@ -93,6 +93,7 @@ typedef struct cu_api {
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);
+    CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
     CUresult (*EventCreate)(CUevent *, unsigned);
     CUresult (*EventRecord)(CUevent, CUstream);
     CUresult (*EventSynchronize)(CUevent);
@@ -127,6 +128,7 @@ static const struct {
     {offsetof(cu_api, ModuleGetFunction), {"cuModuleGetFunction"}},
     {offsetof(cu_api, ModuleUnload), {"cuModuleUnload"}},
     {offsetof(cu_api, LaunchKernel), {"cuLaunchKernel"}},
+    {offsetof(cu_api, MemsetD8Async), {"cuMemsetD8Async"}},
     {offsetof(cu_api, EventCreate), {"cuEventCreate"}},
     {offsetof(cu_api, EventRecord), {"cuEventRecord"}},
     {offsetof(cu_api, EventSynchronize), {"cuEventSynchronize"}},
@@ -314,6 +316,8 @@ static et_status cu_query(const cu_api *api, int ordinal, CUdevice *devp,
     t->local_mem_bytes = lim->shared;
     t->has_fp64 = true; /* every device NVRTC still targets */
     t->has_fp16 = lim->cc_major * 10 + lim->cc_minor >= 53;
+    /* atomicAdd on double needs compute capability 6.0 */
+    t->has_atomic64 = lim->cc_major >= 6;
     t->mem_base_addr_align = CU_BASE_ALIGN;
     t->compute_units = lim->sms;
     t->global_mem_bytes = (int64_t)total;
@@ -544,7 +548,20 @@ static et_status cu_launch(void *vctx, et_program *vp, const et_launch *geom,
     st = cu_enter(c, err);
     if (st != ET_OK)
         return st;
+    if (geom->zero_bytes > 0 &&
+        (nargs < 1 || (uint64_t)geom->zero_bytes >
+                          ((const cu_buffer *)args[0])->bytes -
+                              (offsets ? offsets[0] : 0)))
+        return et_error_set(err, ET_ERR_LAUNCH,
+                            "the output to zero (%lld bytes) is larger than "
+                            "argument 0",
+                            (long long)geom->zero_bytes);
     CU_TRY(ET_ERR_DEVICE, api->EventRecord(c->start, NULL));
+    /* SPLIT kernels add into the output: it starts at zero, timed */
+    if (geom->zero_bytes > 0)
+        CU_TRY(ET_ERR_LAUNCH,
+               api->MemsetD8Async(ptrs[0], 0, (size_t)geom->zero_bytes,
+                                  NULL));
     CU_TRY(ET_ERR_LAUNCH,
            api->LaunchKernel(p->function, (unsigned)grid[0],
                              (unsigned)grid[1], (unsigned)grid[2],

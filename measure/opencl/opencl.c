@@ -427,6 +427,7 @@ static et_status ocl_device_info(const ocl_dev_ref *ref, et_device_info *info,
     t->compute_units = (int)cus;
     t->has_fp64 = has_token(exts, "cl_khr_fp64") || dfp != 0;
     t->has_fp16 = has_token(exts, "cl_khr_fp16");
+    t->has_atomic64 = has_token(exts, "cl_khr_int64_base_atomics");
     /* f16 is computed in f32 without native half: use the float width. */
     t->preferred_vector_width[ET_F16] =
         (int)(vw_half ? vw_half : vw_float);
@@ -694,7 +695,8 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
     ocl_program *p = (ocl_program *)vp;
     et_status st = ET_OK;
     cl_mem temps[ET_MAX_KERNEL_ARGS] = {0};
-    cl_event ev = NULL;
+    cl_mem out_mem = NULL;
+    cl_event ev = NULL, zev = NULL;
 
     if ((cl_uint)nargs != p->nargs)
         return et_error_set(err, ET_ERR_LAUNCH,
@@ -710,6 +712,24 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
             goto cleanup;
         CL_TRY(ET_ERR_LAUNCH,
                clSetKernelArg(p->kernel, (cl_uint)i, sizeof mem, &mem));
+        if (i == 0)
+            out_mem = mem;
+    }
+    if (geom->zero_bytes > 0) {
+        /* SPLIT kernels add into the output: it starts at zero */
+        size_t off0 = offsets ? offsets[0] : 0;
+        ocl_buffer *b0 = nargs > 0 ? (ocl_buffer *)args[0] : NULL;
+        if (!b0 || (uint64_t)geom->zero_bytes > b0->bytes - off0) {
+            st = et_error_set(err, ET_ERR_LAUNCH,
+                              "the output to zero (%lld bytes) is larger "
+                              "than argument 0",
+                              (long long)geom->zero_bytes);
+            goto cleanup;
+        }
+        const cl_uchar zero = 0;
+        CL_TRY(ET_ERR_LAUNCH,
+               clEnqueueFillBuffer(c->queue, out_mem, &zero, sizeof zero, 0,
+                                   (size_t)geom->zero_bytes, 0, NULL, &zev));
     }
 
     size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
@@ -726,8 +746,8 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
     CL_TRY(ET_ERR_LAUNCH,
            clEnqueueNDRangeKernel(c->queue, p->kernel, (cl_uint)geom->ndim,
                                   NULL, global,
-                                  geom->has_local ? local : NULL, 0, NULL,
-                                  &ev));
+                                  geom->has_local ? local : NULL,
+                                  zev ? 1 : 0, zev ? &zev : NULL, &ev));
     CL_TRY(ET_ERR_LAUNCH, clWaitForEvents(1, &ev));
     cl_int exec = CL_COMPLETE;
     CL_TRY(ET_ERR_LAUNCH,
@@ -741,8 +761,11 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
     }
     if (seconds) {
         cl_ulong t0 = 0, t1 = 0;
+        /* from the zeroing's start when there is one: it is part of the
+         * kernel's cost */
         CL_TRY(ET_ERR_DEVICE,
-               clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START,
+               clGetEventProfilingInfo(zev ? zev : ev,
+                                       CL_PROFILING_COMMAND_START,
                                        sizeof t0, &t0, NULL));
         CL_TRY(ET_ERR_DEVICE,
                clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END,
@@ -752,6 +775,8 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
 cleanup:
     if (ev)
         CL_FAILED(NULL, clReleaseEvent(ev));
+    if (zev)
+        CL_FAILED(NULL, clReleaseEvent(zev));
     for (int i = 0; i < nargs && i < ET_MAX_KERNEL_ARGS; i++)
         if (temps[i])
             CL_FAILED(NULL, clReleaseMemObject(temps[i]));

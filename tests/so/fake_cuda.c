@@ -420,6 +420,22 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return OK;
 }
 
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
+                         CUstream stream)
+{
+    NEED_CTX();
+    (void)stream;
+    if (find_mem(p, n) < 0)
+        return E_INVALID_VALUE;
+    memset((void *)(uintptr_t)p, v, n);
+    g_log.memsets++;
+    g_log.memset_ptr = p;
+    g_log.memset_bytes = n;
+    g_log.memset_value = v;
+    g_log.memset_before_launch = g_log.launches;
+    return OK;
+}
+
 static double now(void)
 {
     struct timespec ts;

@@ -30,6 +30,10 @@ typedef struct fake_cuda_log {
     unsigned grid[3], block[3], shared_mem;
     int nparams;
     unsigned long long params[FAKE_CUDA_MAX];
+    int memsets;                        /* the last cuMemsetD8Async: */
+    unsigned long long memset_ptr, memset_bytes;
+    unsigned memset_value;
+    int memset_before_launch;           /* launches counted at that time */
 } fake_cuda_log;
 
 typedef const fake_cuda_log *(*fake_cuda_log_get_fn)(void);

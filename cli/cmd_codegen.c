@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "  --opts OPTS     opt list, e.g. 'LOCAL(i,8) UPCAST(j,4) "
             "UNROLL(k,0)'\n"
             "                  opts: LOCAL UPCAST UNROLL GROUP GROUPTOP "
-            "PADTO (axis,n),\n"
+            "PADTO SPLIT (axis,n),\n"
             "                  SWAP(a,b), NOLOCALS, PREFETCH(operand,axis,n)\n"
             "  --backend B     opencl (default) or cuda\n\n"
             "Not yet available: --space S --params k=v (transform spaces).\n"

@@ -723,6 +723,25 @@ static void test_cuda_fake_launch(void **state)
                      ET_ERR_LAUNCH);
     assert_non_null(strstr(err.msg, "alignment"));
 
+    /* zero_bytes (SPLIT): argument 0 at its offset is zeroed before the
+     * kernel; more than the buffer holds is refused before the driver */
+    assert_int_equal(log->memsets, 0);
+    g.zero_bytes = 40;
+    offs[0] = 512;
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, offs, 3, NULL, &err),
+                     ET_OK);
+    assert_int_equal(log->memsets, 1);
+    assert_true(log->memset_ptr == log->alloc_ptrs[0] + 512);
+    assert_true(log->memset_bytes == 40);
+    assert_int_equal(log->memset_value, 0);
+    assert_int_equal(log->memset_before_launch, log->launches - 1);
+    g.zero_bytes = N * 4 + 1;
+    assert_int_equal(et_launch_kernel(dev, p, &g, args, offs, 3, NULL, &err),
+                     ET_ERR_LAUNCH);
+    assert_non_null(strstr(err.msg, "larger than argument 0"));
+    assert_int_equal(log->memsets, 1);
+    g.zero_bytes = 0;
+
     /* no local size: the backend picks a block along dimension 0 */
     g = geom1(N, 0);
     assert_int_equal(et_launch_kernel(dev, p, &g, args, NULL, 3, NULL, &err),

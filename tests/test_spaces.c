@@ -180,6 +180,7 @@ static const char *const examples[] = {
     "examples/batched_matvec.yaml", "examples/row_reduce.yaml",
     "examples/column_reduce.yaml",  "examples/dg_operator.yaml",
     "examples/actions.yaml",        "tests/data/spaces/good_small.yaml",
+    "examples/full_reduce.yaml",
 };
 
 static void test_load_examples(void **state)
@@ -604,6 +605,7 @@ static void test_bind_examples(void **state)
         {"examples/batched_matvec.yaml", "eij,ej->ei", "e=32,i=64,j=64"},
         {"examples/row_reduce.yaml", "ab->a", "a=64,b=256"},
         {"examples/column_reduce.yaml", "ab->b", "a=64,b=256"},
+        {"examples/full_reduce.yaml", "bmn->", "b=64,m=8,n=32"},
         {"examples/dg_operator.yaml", "xre,rij,xej->xei", "x=64,r=3,e=4,i=10,j=10"},
         {"examples/actions.yaml", "xre,rij,xej->xei", "x=64,r=3,e=4,i=10,j=10"},
     };

@@ -52,6 +52,27 @@ static void expect_ok(et_kernel *k, const char *opts)
         fail_msg("'%s' refused: %s", opts, reason);
 }
 
+/* SPLIT(j,2) on ij->i (i=4, j=8) in dtype dt, the output made f16 when
+ * f16_out, on a generic OpenCL target with or without 64-bit atomics. */
+static et_status split_on(const char *dt, bool f16_out, bool atomic64,
+                          char *why, size_t cap)
+{
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(et_einsum_from_strings("ij->i", "i=4,j=8", dt, &e, &d),
+                     ET_OK);
+    if (f16_out)
+        e.out.dtype = ET_F16;
+    et_target t = et_target_generic(ET_BACKEND_OPENCL);
+    t.has_atomic64 = atomic64;
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, &t, &k), ET_OK);
+    et_opt o = et_opt_make(ET_OPT_SPLIT, "j", 2);
+    et_status st = et_kernel_apply_opt(k, &o, why, cap);
+    et_kernel_free(k);
+    return st;
+}
+
 /* The last opt of `opts` must be refused with a reason containing want. */
 static void expect_refused(const char *text, const char *shape,
                            const char *opts, const char *want)
@@ -184,23 +205,17 @@ static void test_rules(void **state)
                    "global axis");
     expect_refused(mm, sh, "SPLIT(k,3)", "must divide the size");
     expect_refused(mm, sh, "SPLIT(k,2) GROUP(k,64)", "must divide the size");
-    {
-        /* f16 inputs give an f32 output; an f16 output is built here */
-        et_einsum e;
-        et_diag d;
-        assert_int_equal(et_einsum_from_strings("ij->i", "i=4,j=8", "f16",
-                                                &e, &d),
-                         ET_OK);
-        e.out.dtype = ET_F16;
-        et_kernel *h = NULL;
-        assert_int_equal(et_kernel_init(&e, NULL, &h), ET_OK);
-        et_opt o = et_opt_make(ET_OPT_SPLIT, "j", 2);
-        char why[256];
-        assert_int_equal(et_kernel_apply_opt(h, &o, why, sizeof why),
-                         ET_ERR_REFUSED);
-        assert_non_null(strstr(why, "which f16 outputs do not have"));
-        et_kernel_free(h);
-    }
+    /* f16 inputs give an f32 output; an f16 output is made by hand */
+    char why[256];
+    assert_int_equal(split_on("f16", true, true, why, sizeof why),
+                     ET_ERR_REFUSED);
+    assert_non_null(strstr(why, "which f16 outputs do not have"));
+    /* an f64 output needs 64-bit atomics on the target, f32 does not */
+    assert_int_equal(split_on("f64", false, false, why, sizeof why),
+                     ET_ERR_REFUSED);
+    assert_non_null(strstr(why, "needs 64-bit atomics"));
+    assert_int_equal(split_on("f32", false, false, why, sizeof why), ET_OK);
+    assert_int_equal(split_on("f64", false, true, why, sizeof why), ET_OK);
     expect_refused(mm, sh, "UPCAST(i,3)", "must divide the size");
     expect_refused(mm, sh, "UPCAST(i,8) UPCAST(i,16)",
                    "must divide the size of the part it splits (i has 8");
@@ -402,31 +417,6 @@ static void test_geometry(void **state)
     assert_int_equal(et_kernel_launch(k, ET_BACKEND_OPENCL, &zl), ET_OK);
     assert_int_equal(zl.zero_bytes, 5 * 6 * 8);
     et_kernel_free(k);
-    /* f64 needs 64-bit atomics on the target */
-    {
-        et_einsum e;
-        et_diag d;
-        assert_int_equal(et_einsum_from_strings("ij->i", "i=4,j=8", "f64",
-                                                &e, &d),
-                         ET_OK);
-        et_target t = et_target_generic(ET_BACKEND_OPENCL);
-        t.has_atomic64 = false;
-        assert_int_equal(et_kernel_init(&e, &t, &k), ET_OK);
-        et_opt o = et_opt_make(ET_OPT_SPLIT, "j", 2);
-        char reason[256];
-        assert_int_equal(et_kernel_apply_opt(k, &o, reason, sizeof reason),
-                         ET_ERR_REFUSED);
-        assert_non_null(strstr(reason, "needs 64-bit atomics"));
-        et_kernel_free(k);
-        assert_int_equal(et_einsum_from_strings("ij->i", "i=4,j=8", "f32",
-                                                &e, &d),
-                         ET_OK);
-        assert_int_equal(et_kernel_init(&e, &t, &k), ET_OK);
-        assert_int_equal(et_kernel_apply_opt(k, &o, reason, sizeof reason),
-                         ET_OK);
-        et_kernel_free(k);
-    }
-
     /* CUDA: grid dims 1 and 2 are limited to 65535: flattened into dim 0 */
     k = make("ij->ij", "i=70000,j=2", "f32");
     expect_launch(k, ET_BACKEND_OPENCL, 2, 2, 70000, 1, 1, 1, 1, true);

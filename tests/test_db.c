@@ -127,7 +127,8 @@ static et_db_trial trial_of(int64_t eid, const et_einsum *e, int64_t did,
     char source[512];
     snprintf(source, sizeof(source), "/* %.200s %.200s */ __kernel void k() {}",
              e->text, opts);
-    et_launch geom = {1, {64, 1, 1}, {8, 1, 1}, true};
+    et_launch geom = {
+        .ndim = 1, .global = {64, 1, 1}, .local = {8, 1, 1}, .has_local = true};
     CHECK(et_db_trial_init(&t, eid, e, did, opts,
                            o == ET_OUTCOME_REFUSED ? NULL : source,
                            &geom, &err_));
@@ -448,7 +449,8 @@ static void test_record_and_lookup(void **state)
 static void test_source_hash(void **state)
 {
     (void)state;
-    et_launch a = {2, {64, 32, 1}, {8, 4, 1}, true};
+    et_launch a = {
+        .ndim = 2, .global = {64, 32, 1}, .local = {8, 4, 1}, .has_local = true};
     et_launch b = a;
     b.local[0] = 16;
     char h1[ET_DB_HASH_LEN], h2[ET_DB_HASH_LEN], h3[ET_DB_HASH_LEN];

@@ -47,7 +47,8 @@ BIG_TUNE_TIME = (TUNE_TIME if QUICK or "BENCH_TUNE_TIME" in os.environ
                  else 240.0)
 CURVE_TIME = {
     "1": float(os.environ.get("BENCH_CURVE_TIME1", 15 if QUICK else 75)),
-    "2": float(os.environ.get("BENCH_CURVE_TIME2", 120)),
+    # the target's own limit: case 2 within 10 % of the reference in 5 min
+    "2": float(os.environ.get("BENCH_CURVE_TIME2", 120 if QUICK else 300)),
 }
 # QUICK runs only the beam search's curve
 CURVE_SEARCHES = ("beam",) if QUICK else ("beam", "random")

@@ -41,7 +41,8 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 # shared libraries the tests build (a fake libcuda, ...)
 TEST_SO   := $(patsubst tests/so/%.c,$(BUILD)/tests/%.so,$(wildcard tests/so/*.c))
 
-.PHONY: all test deps asan fuzz valgrind bench clean check-deps
+.PHONY: all test deps asan fuzz valgrind valgrind-device valgrind-worker bench \
+        clean check-deps
 all: $(BIN) $(WORKER)
 
 $(BUILD)/%.o: %.c
@@ -85,16 +86,39 @@ asan:
 fuzz:
 	@sh fuzz/run.sh $(FUZZ_SECONDS)
 
-# A subset of the tests under valgrind memcheck (device work is 20-50x
-# slower there); suppressions for the OpenCL driver's own leaks only, see
-# tests/valgrind.supp. VALGRIND_TESTS chooses the programs. test_reference
-# skips its beyond-double precision checks there (valgrind computes x87
-# long double in 64 bits); the programs that run many kernels on the
-# device are left out for time.
+# Every test program under valgrind memcheck (tests/valgrind.sh): memory
+# errors and definite or indirect leaks fail; suppressions only for the
+# OpenCL driver's, LLVM's and NVRTC's own, see tests/valgrind.supp. Tests
+# do less device work when ET_UNDER_VALGRIND is set (each says what), and
+# test_reference skips its beyond-double precision checks there (valgrind
+# computes x87 long double in 64 bits). The device worker and the CLI that
+# the tests exec are not traced by `make valgrind`.
+# - `make valgrind`: VALGRIND_TESTS, the host tests and the device tests
+#   that are quick there (test_measure about 100 s, the others under 20 s
+#   each).
+# - `make valgrind-device`: VALGRIND_DEVICE_TESTS, the tests that compile
+#   many kernels in-process; PoCL compiles each one again under valgrind
+#   (about 9 s a kernel the first time: valgrind's CPU gives another
+#   cache key), so they take minutes even with their reduced work.
+# - `make valgrind-worker`: VALGRIND_WORKER_TESTS with the device worker
+#   itself under memcheck (tests/valgrind-worker.sh), so measure/'s device
+#   code in the worker is checked too.
 VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_timing test_limits \
-                  test_reference test_db test_search
-valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
+                  test_reference test_db test_search test_verify test_api \
+                  test_cli_check test_cli_run test_db_cli test_faults \
+                  test_tune test_worker test_measure
+VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix
+VALGRIND_WORKER_TESTS ?= test_api test_tune
+valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%) $(TEST_SO)
 	@BUILD=$(BUILD) sh tests/valgrind.sh $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
+
+valgrind-device: $(BIN) $(WORKER) $(VALGRIND_DEVICE_TESTS:%=$(BUILD)/tests/%)
+	@BUILD=$(BUILD) sh tests/valgrind.sh \
+	    $(VALGRIND_DEVICE_TESTS:%=$(BUILD)/tests/%)
+
+valgrind-worker: $(BIN) $(WORKER) $(VALGRIND_WORKER_TESTS:%=$(BUILD)/tests/%)
+	@BUILD=$(BUILD) VALGRIND_CHILDREN=worker sh tests/valgrind.sh \
+	    $(VALGRIND_WORKER_TESTS:%=$(BUILD)/tests/%)
 
 bench: $(BIN)
 	@sh bench/run.sh

@@ -94,8 +94,8 @@ fuzz:
 # computes x87 long double in 64 bits). The device worker and the CLI that
 # the tests exec are not traced by `make valgrind`.
 # - `make valgrind`: VALGRIND_TESTS, the host tests and the device tests
-#   that are quick there (test_measure about 100 s, the others under 20 s
-#   each).
+#   that are quick there: about 2 min in all (test_measure 35 s, 100 s
+#   the first time; the others under 20 s each).
 # - `make valgrind-device`: VALGRIND_DEVICE_TESTS, the tests that compile
 #   many kernels in-process; PoCL compiles each one again under valgrind
 #   (about 9 s a kernel the first time: valgrind's CPU gives another

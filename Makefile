@@ -100,7 +100,8 @@ fuzz:
 #   many kernels in-process; PoCL compiles each one again under valgrind
 #   (about 9 s a kernel the first time: valgrind's CPU gives another
 #   cache key), so they take minutes even with their reduced work
-#   (test_transforms 7 min, test_roofline 6, test_kernel_matrix 16).
+#   (the first time: test_transforms 7 min, test_roofline 6,
+#   test_kernel_matrix 16; with the cache warm test_transforms takes 1).
 # - `make valgrind-worker`: VALGRIND_WORKER_TESTS with the device worker
 #   itself under memcheck (tests/valgrind-worker.sh), so measure/'s device
 #   code in the worker is checked too (test_api 20 s, test_tune 5.5 min).

@@ -41,7 +41,8 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 # shared libraries the tests build (a fake libcuda, ...)
 TEST_SO   := $(patsubst tests/so/%.c,$(BUILD)/tests/%.so,$(wildcard tests/so/*.c))
 
-.PHONY: all test deps asan fuzz valgrind bench clean check-deps
+.PHONY: all test deps asan fuzz valgrind valgrind-device valgrind-worker \
+        valgrind-cli bench clean check-deps
 all: $(BIN) $(WORKER)
 
 $(BUILD)/%.o: %.c
@@ -85,16 +86,48 @@ asan:
 fuzz:
 	@sh fuzz/run.sh $(FUZZ_SECONDS)
 
-# A subset of the tests under valgrind memcheck (device work is 20-50x
-# slower there); suppressions for the OpenCL driver's own leaks only, see
-# tests/valgrind.supp. VALGRIND_TESTS chooses the programs. test_reference
-# skips its beyond-double precision checks there (valgrind computes x87
-# long double in 64 bits); the programs that run many kernels on the
-# device are left out for time.
+# Every test program under valgrind memcheck (tests/valgrind.sh): memory
+# errors and definite or indirect leaks fail; suppressions only for the
+# OpenCL driver's, LLVM's and NVRTC's own, see tests/valgrind.supp. Tests
+# do less device work when ET_UNDER_VALGRIND is set (each says what), and
+# test_reference skips its beyond-double precision checks there (valgrind
+# computes x87 long double in 64 bits). The device worker and the CLI that
+# the tests exec are not traced by `make valgrind`.
+# - `make valgrind`: VALGRIND_TESTS, the host tests and the device tests
+#   that are quick there: about 2 min in all (test_measure 35 s, 100 s
+#   the first time; the others under 20 s each).
+# - `make valgrind-device`: VALGRIND_DEVICE_TESTS, the tests that compile
+#   many kernels in-process; PoCL compiles each one again under valgrind
+#   (about 9 s a kernel the first time: valgrind's CPU gives another
+#   cache key), so they take minutes even with their reduced work
+#   (the first time: test_transforms 7 min, test_roofline 6,
+#   test_kernel_matrix 16; with the cache warm test_transforms takes 1).
+# - `make valgrind-worker`: VALGRIND_WORKER_TESTS with the device worker
+#   itself under memcheck (tests/valgrind-worker.sh), so measure/'s device
+#   code in the worker is checked too (test_api 20 s, test_tune 5.5 min).
+# - `make valgrind-cli`: VALGRIND_CLI_TESTS with every build/eintune they
+#   run under memcheck too (the worker not), so cli/ is checked (4.5 min).
 VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_timing test_limits \
-                  test_reference test_db test_search
-valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
+                  test_reference test_db test_search test_verify test_api \
+                  test_cli_check test_cli_run test_db_cli test_faults \
+                  test_tune test_worker test_measure
+VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix
+VALGRIND_WORKER_TESTS ?= test_api test_tune
+VALGRIND_CLI_TESTS ?= test_cli_check test_db_cli test_cli_run
+valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%) $(TEST_SO)
 	@BUILD=$(BUILD) sh tests/valgrind.sh $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
+
+valgrind-device: $(BIN) $(WORKER) $(VALGRIND_DEVICE_TESTS:%=$(BUILD)/tests/%)
+	@BUILD=$(BUILD) sh tests/valgrind.sh \
+	    $(VALGRIND_DEVICE_TESTS:%=$(BUILD)/tests/%)
+
+valgrind-worker: $(BIN) $(WORKER) $(VALGRIND_WORKER_TESTS:%=$(BUILD)/tests/%)
+	@BUILD=$(BUILD) VALGRIND_CHILDREN=worker sh tests/valgrind.sh \
+	    $(VALGRIND_WORKER_TESTS:%=$(BUILD)/tests/%)
+
+valgrind-cli: $(BIN) $(WORKER) $(VALGRIND_CLI_TESTS:%=$(BUILD)/tests/%)
+	@BUILD=$(BUILD) VALGRIND_CHILDREN=cli sh tests/valgrind.sh \
+	    $(VALGRIND_CLI_TESTS:%=$(BUILD)/tests/%)
 
 bench: $(BIN)
 	@sh bench/run.sh

@@ -775,7 +775,10 @@ static void test_sources(void **state)
     }
 }
 
-/* The CUDA sources compile with NVRTC (no GPU needed), f16 included. */
+/* The CUDA sources compile with NVRTC (no GPU needed), f16 included.
+ * Under valgrind (ET_UNDER_VALGRIND), where each NVRTC compile takes tens
+ * of seconds, only the f16 FMA source (inline PTX) and the first
+ * bandwidth source are compiled. */
 static void test_cuda_sources_compile(void **state)
 {
     (void)state;
@@ -784,7 +787,10 @@ static void test_cuda_sources_compile(void **state)
         fprintf(stderr, "  no NVRTC (%s): skipped\n", err.msg);
         skip();
     }
+    const bool vg = getenv("ET_UNDER_VALGRIND") != NULL;
     for (int i = 0; i < ET_DTYPE_COUNT + ET_BW_COUNT; i++) {
+        if (vg && i != ET_F16 && i != ET_DTYPE_COUNT)
+            continue;
         const char *name = NULL;
         char *src = i < ET_DTYPE_COUNT
                         ? et_peaks_fma_source(ET_BACKEND_CUDA, (et_dtype)i, 1,
@@ -824,6 +830,9 @@ static void test_measure_pocl(void **state)
     et_peaks_opts o;
     memset(&o, 0, sizeof(o));
     o.quick = true;
+    /* under valgrind: 1 MiB bandwidth buffers instead of quick's 4 MiB */
+    if (getenv("ET_UNDER_VALGRIND"))
+        o.bw_bytes = (size_t)1 << 20;
     int lines = 0;
     o.log = logline;
     o.log_arg = &lines;

@@ -29,7 +29,7 @@
  * plain einsums, PADTO, PREFETCH and regression cases in one dtype each
  * (f32 or f64 by the parity of the case); every ordered pair is still
  * applied and its refusal or acceptance asserted, but only one valid pair
- * in 5 is run on the device ((a * 9 + b) % 5 == 0); one random sequence
+ * in 5 is run on the device ((a * ET_OPT_COUNT + b) % 5 == 0); one random sequence
  * per einsum (q = 0, the dtype by the einsum's parity); NVRTC on the
  * regression cases only.
  */

@@ -167,7 +167,15 @@ static et_status spawn(remote *r, et_error *err)
 }
 
 /* Kills the worker's process group and reaps it; *how describes the end. */
-static void reap(remote *r, bool kill_first, char *how, size_t cap)
+/* How long a worker may take to exit once its socket is closed: one that
+ * died or failed (REAP_GRACE_MS), and one that answered ET_WIRE_CLOSE and
+ * is closing its device and exiting (CLOSED_GRACE_MS). */
+enum { REAP_GRACE_MS = 2000, CLOSED_GRACE_MS = 15000 };
+
+/* Closes the socket and reaps the worker: first grace_ms for it to exit
+ * on its own (unless kill_first), then SIGKILL to its process group. */
+static void reap(remote *r, bool kill_first, int grace_ms, char *how,
+                 size_t cap)
 {
     if (r->fd >= 0)
         close(r->fd);
@@ -180,7 +188,7 @@ static void reap(remote *r, bool kill_first, char *how, size_t cap)
     pid_t got = 0;
     if (!kill_first) {
         /* it closed the socket: give it a moment to finish dying */
-        for (int i = 0; i < 200 && got == 0; i++) {
+        for (int i = 0; i < grace_ms / 10 && got == 0; i++) {
             got = waitpid(r->pid, &status, WNOHANG);
             if (got == 0)
                 usleep(10000);
@@ -297,13 +305,13 @@ static et_status call(remote *r, const et_wire_req *q, const void *payload,
     const char *opn = q->op < ET_WIRE_OP_COUNT ? op_names[q->op] : "?";
     char msg[1024];
     if (io == IO_TIMEOUT) {
-        reap(r, true, how, sizeof how);
+        reap(r, true, 0, how, sizeof how);
         st = ET_ERR_TIMEOUT;
         snprintf(msg, sizeof msg,
                  "%s%s%s exceeded its time limit of %g s; worker killed",
                  opn, what ? " of " : "", what ? what : "", limit);
     } else {
-        reap(r, false, how, sizeof how);
+        reap(r, false, REAP_GRACE_MS, how, sizeof how);
         st = ET_ERR_CRASH;
         snprintf(msg, sizeof msg, "device worker died during %s%s%s: %s",
                  opn, what ? " of " : "", what ? what : "", how);
@@ -360,11 +368,11 @@ static et_status start(remote *r, et_error *err)
         snprintf(err->msg, sizeof err->msg, "%s", text);
         st = a.status == ET_OK ? ET_ERR_INTERNAL : (et_status)a.status;
         char how[160];
-        reap(r, true, how, sizeof how);
+        reap(r, true, 0, how, sizeof how);
         return st;
     }
     char how[160];
-    reap(r, io == IO_TIMEOUT, how, sizeof how);
+    reap(r, io == IO_TIMEOUT, REAP_GRACE_MS, how, sizeof how);
     snprintf(err->msg, sizeof err->msg,
              "device worker failed while opening '%s': %s%s", r->spec,
              io == IO_TIMEOUT ? "time limit exceeded, " : "", how);
@@ -561,18 +569,22 @@ static et_status rm_launch(void *ctx, et_program *vp, const et_launch *geom,
 }
 
 /* Asks the worker to close the device and exit (5 s at most), then reaps
- * it. */
+ * it. A worker that answered is on its way out: it gets CLOSED_GRACE_MS
+ * to exit, enough for a sanitizer's or valgrind's leak check at exit,
+ * which a kill would lose. */
 static void stop_worker(remote *r)
 {
+    bool answered = false;
     if (r->fd >= 0 && r->pid > 0) {
         et_wire_req q = {.op = ET_WIRE_CLOSE};
         et_wire_ans a;
         double deadline = now_s() + 5;
         if (io_all(r->fd, &q, sizeof q, true, deadline) == IO_OK)
-            (void)io_all(r->fd, &a, sizeof a, false, deadline);
+            answered = io_all(r->fd, &a, sizeof a, false, deadline) == IO_OK;
     }
     char how[160];
-    reap(r, false, how, sizeof how);
+    reap(r, false, answered ? CLOSED_GRACE_MS : REAP_GRACE_MS, how,
+         sizeof how);
 }
 
 static void rm_close(void *ctx)

@@ -5,10 +5,10 @@
 # place of build/eintune-worker).
 #
 # Why a wrapper and not --trace-children=yes: the library gives a worker
-# it asked to close 2 s to exit before it kills the worker's process group
-# (reap() in measure/remote.c), and a worker under memcheck needs longer
-# to close PoCL and check its heap, so a traced worker is killed before it
-# writes its leak summary. Here the worker runs in a session of its own
+# it asked to close 15 s to exit (2 s one that did not answer) before it
+# kills the worker's process group (reap() in measure/remote.c), and a
+# worker under memcheck can need longer to close PoCL and check its heap,
+# so a traced worker may be killed before it writes its leak summary. Here the worker runs in a session of its own
 # (setsid), out of reach of that kill: the wrapper stands in for it in the
 # library's process group, and the worker still exits on its own when the
 # library closes the socket. The worker is told the wrapper is its parent

@@ -19,7 +19,7 @@
  * elapsed_s, best {opts, time_s}, stop_reason.
  */
 #include "einsum/einsum.h"
-#include "measure/db.h"
+#include "db/db.h"
 #include "measure/remote.h"
 #include "spaces/search.h"
 #include "spaces/space.h"

@@ -1,10 +1,10 @@
 /*
  * cmd_db.c - `eintune db stats|list|prune`: look at and tidy the tuning
- * database (measure/db.h) without a device.
+ * database (db/db.h) without a device.
  */
 #include "cli/cli.h"
 #include "einsum/einsum.h"
-#include "measure/db.h"
+#include "db/db.h"
 
 #include <inttypes.h>
 #include <math.h>

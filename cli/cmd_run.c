@@ -16,7 +16,7 @@
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 #include "measure/backend.h"
-#include "measure/db.h"
+#include "db/db.h"
 #include "measure/remote.h"
 #include "measure/timing.h"
 #include "measure/verify.h"

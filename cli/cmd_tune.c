@@ -5,7 +5,7 @@
  */
 #include "cli/cli.h"
 #include "einsum/einsum.h"
-#include "measure/db.h"
+#include "db/db.h"
 #include "measure/remote.h"
 #include "roofline/peaks.h"
 #include "roofline/report.h"

@@ -82,12 +82,30 @@ const char *et_role_name(et_role r)
     return role_names[r];
 }
 
+static const char *const input_names[] = {
+    [ET_INPUT_NONE] = "",        [ET_INPUT_EINSUM] = "einsum",
+    [ET_INPUT_SHAPE] = "shape",  [ET_INPUT_DTYPE] = "dtype",
+    [ET_INPUT_OPTS] = "opts",    [ET_INPUT_SPACE] = "space",
+    [ET_INPUT_FILE] = "file",    [ET_INPUT_OPTION] = "option",
+    [ET_INPUT_DEVICE] = "device",
+};
+_Static_assert(sizeof input_names / sizeof input_names[0] == ET_INPUT_COUNT,
+               "input_names covers et_input");
+
+const char *et_input_name(et_input in)
+{
+    if ((unsigned)in >= ET_INPUT_COUNT)
+        return "?";
+    return input_names[in];
+}
+
 et_status et_diag_fail(et_diag *d, int pos, const char *fmt, ...)
 {
     if (d) {
         d->line = 0;
         d->col = 0;
         d->pos = pos;
+        d->status = ET_ERR_INPUT;
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(d->msg, sizeof(d->msg), fmt, ap);

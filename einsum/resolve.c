@@ -468,16 +468,19 @@ et_status et_einsum_from_strings(const char *text, const char *shape_spec,
     et_subscripts s;
     et_shape_spec sp;
     et_dtype dt[ET_MAX_OPERANDS];
+    et_input in = ET_INPUT_EINSUM;
     et_status st = et_subscripts_parse(text, &s, d);
-    if (st != ET_OK)
-        return st;
-    st = et_shape_spec_parse(shape_spec, &sp, d);
-    if (st != ET_OK)
-        return st;
-    st = et_dtype_spec_parse(dtype_spec, s.n_ops, dt, d);
-    if (st != ET_OK)
-        return st;
-    return et_einsum_resolve(&s, &sp, NULL, dt, e, d);
+    if (st == ET_OK && (in = ET_INPUT_SHAPE))
+        st = et_shape_spec_parse(shape_spec, &sp, d);
+    if (st == ET_OK && (in = ET_INPUT_DTYPE))
+        st = et_dtype_spec_parse(dtype_spec, s.n_ops, dt, d);
+    if (st == ET_OK && (in = ET_INPUT_EINSUM))
+        st = et_einsum_resolve(&s, &sp, NULL, dt, e, d);
+    if (st != ET_OK && d) {
+        d->input = in;
+        d->status = st;
+    }
+    return st;
 }
 
 et_status et_einsum_pattern(const et_subscripts *s, et_einsum *e, et_diag *d)

@@ -18,7 +18,9 @@
 extern "C" {
 #endif
 
-#define ET_VERSION "0.1.0"
+#define ET_VERSION "0.2.0"
+/* The shared library's major version (its soname: libeintune.so.N). */
+#define ET_VERSION_MAJOR 0
 
 /* Status of any call that can fail. */
 typedef enum et_status {
@@ -56,16 +58,43 @@ size_t et_dtype_size(et_dtype t);
  * "float", "double"); returns 0 on success, -1 if unknown. */
 int et_dtype_parse(const char *s, et_dtype *out);
 
+/* Which input a diagnostic is about, so that a front end can echo that
+ * text with a caret under et_diag.pos. */
+typedef enum et_input {
+    ET_INPUT_NONE = 0,  /* not about one input (a device, a run) */
+    ET_INPUT_EINSUM,    /* the einsum text */
+    ET_INPUT_SHAPE,     /* the shape spec ("x=4096,i=35") */
+    ET_INPUT_DTYPE,     /* the dtype spec ("f32" or "f32,f64") */
+    ET_INPUT_OPTS,      /* an opt list ("LOCAL(i,8) UPCAST(j,4)") */
+    ET_INPUT_SPACE,     /* a transform space (YAML file or string) */
+    ET_INPUT_FILE,      /* another file (a .npy array, a database) */
+    ET_INPUT_OPTION,    /* a field of an options struct */
+    ET_INPUT_DEVICE,    /* a device spec ("opencl:0") */
+    ET_INPUT_COUNT
+} et_input;
+
+/* "einsum", "shape", "dtype", "opts", "space", "file", "option",
+ * "device", or "" for ET_INPUT_NONE. */
+const char *et_input_name(et_input in);
+
 /*
- * Diagnostic for input errors: where (1-based line and column, 0 when not
- * applicable; pos is the 0-based byte offset into the einsum text or -1)
- * and what. The CLI echoes the input with a caret under pos.
+ * The one error type of the API: every function that can fail fills an
+ * et_diag (when the caller passes one; NULL is allowed everywhere) and
+ * returns the same status. For input errors it says which input (input),
+ * where (1-based line and column for YAML, 0 when not applicable; pos is
+ * the 0-based byte offset into that input's text, or -1) and what (msg);
+ * for any other failure msg says what failed and why (the driver call and
+ * its error name, the worker's signal, the SQLite message). file names the
+ * file for ET_INPUT_SPACE / ET_INPUT_FILE when one was read.
  */
 typedef struct et_diag {
     int line;
     int col;
     int pos;
-    char msg[512];
+    char msg[1024];
+    et_status status;   /* the status the call returned */
+    et_input input;     /* ET_INPUT_NONE when not an input error */
+    char file[512];     /* the file read, "" when none */
 } et_diag;
 
 /* Device backends. */
@@ -101,6 +130,32 @@ const char *et_problem_einsum(const et_problem *p);
 int64_t et_problem_ops(const et_problem *p, et_dtype t);
 int64_t et_problem_bytes(const et_problem *p);
 
+/* Builds a problem from arrays' shapes, as NumPy's einsum takes them:
+ * operand k has ndim[k] dimensions dims[k][0..ndim[k]-1] and dtype
+ * dtypes[k] (NULL: all f64). Errors name the operand in diag->msg. */
+et_status et_problem_init_arrays(const char *einsum, int n_operands,
+                                 const int *ndim,
+                                 const int64_t *const *dims,
+                                 const et_dtype *dtypes, et_problem **out,
+                                 et_diag *diag);
+
+/* Number of input operands. */
+int et_problem_n_operands(const et_problem *p);
+/* Dtype and element count of input operand k, or of the output for k = -1
+ * (0 for an index out of range). */
+et_dtype et_problem_dtype(const et_problem *p, int k);
+int64_t et_problem_elems(const et_problem *p, int k);
+/* Bytes of operand k's dense array (k = -1: the output). */
+size_t et_problem_operand_bytes(const et_problem *p, int k);
+/* Indices: the output's first, then the summed ones ("i", or "_0" for an
+ * ellipsis dimension); i from 0 to et_problem_n_indices - 1. */
+int et_problem_n_indices(const et_problem *p);
+const char *et_problem_index_name(const et_problem *p, int i);
+int64_t et_problem_index_size(const et_problem *p, int i);
+
+/* Frees memory the API returned as a plain pointer (JSON text, ...). */
+void et_free(void *ptr);
+
 /* ---- kernels -------------------------------------------------------------- */
 
 /* A generated kernel with its launch geometry. Kernel arguments are the
@@ -126,13 +181,85 @@ et_status et_codegen(const et_problem *p, const char *opts,
                      et_diag *diag);
 void et_kernel_source_free(et_kernel_source *k);
 
+/* ---- transform spaces ----------------------------------------------------- */
+
+/* A transform space (opaque): parameters, constraints, transforms and/or an
+ * action pool, loaded from YAML. Freed with et_space_free. */
+typedef struct et_space et_space;
+
+/* Loads a YAML space file. ET_ERR_INPUT (diag: ET_INPUT_SPACE, line, col,
+ * file) for a malformed space, ET_ERR_IO when the file cannot be read. */
+et_status et_space_load(const char *path, et_space **out, et_diag *diag);
+/* Loads a space from YAML text of n bytes; name labels it in messages and
+ * in the database. */
+et_status et_space_load_text(const char *text, size_t n, const char *name,
+                             et_space **out, et_diag *diag);
+/* The built-in action pool that fits any einsum (tinygrad-style). */
+et_status et_space_builtin(et_space **out, et_diag *diag);
+/* The space's name (its `name:` or the file's). */
+const char *et_space_name(const et_space *s);
+void et_space_free(et_space *s);
+
 /* ---- tuning --------------------------------------------------------------- */
 
-/* Options of et_tune; the zero value means the defaults. */
+/* What became of a candidate. */
+typedef enum et_outcome {
+    ET_OUTCOME_OK = 0,            /* "ok": verified and timed */
+    ET_OUTCOME_REFUSED,           /* "refused": an opt broke a validity rule */
+    ET_OUTCOME_BUILD_ERROR,       /* "build_error": compilation failed */
+    ET_OUTCOME_LAUNCH_ERROR,      /* "launch_error": launch/transfer failed */
+    ET_OUTCOME_WRONG_RESULT,      /* "wrong_result": verification failed */
+    ET_OUTCOME_TIMEOUT,           /* "timeout": killed after its time limit */
+    ET_OUTCOME_CRASH,             /* "crash": the device worker died */
+    ET_OUTCOME_SLOWER_THAN_BOUND, /* "slower_than_bound": early cut */
+    ET_OUTCOME_COUNT
+} et_outcome;
+
+/* Static name: "ok", "refused", ..., "slower_than_bound"; "?" if invalid. */
+const char *et_outcome_name(et_outcome o);
+/* Parses a name as et_outcome_name gives it; 0 on success, -1 if unknown. */
+int et_outcome_parse(const char *name, et_outcome *out);
+
+/* One answered candidate, as the progress callback sees it. The strings
+ * live until the callback returns. */
+typedef struct et_progress {
+    int candidate;          /* 1, 2, ...: candidates answered so far */
+    int budget;             /* the run's budget */
+    double elapsed_s;       /* since the run started */
+    double time_limit_s;    /* the run's limit, 0 when none */
+    const char *opts;       /* this candidate's opts ("" untransformed) */
+    const char *params;     /* its space point "a=1 b=2" ("" when none) */
+    et_outcome outcome;
+    const char *reason;     /* why it failed, "" when ok */
+    double time_s;          /* its median device time, 0 when not timed */
+    int cached;             /* answered from the database */
+    int have_best;          /* a verified best exists so far */
+    const char *best_opts;  /* the best so far ("" when none) */
+    double best_time_s;     /* its median, 0 when none */
+} et_progress;
+
+/* Called after each answered candidate; return nonzero to cancel the run
+ * (it stops after this candidate and reports what it found). */
+typedef int (*et_progress_fn)(void *arg, const et_progress *p);
+
+/* Log levels of et_tune_options.log. */
+typedef enum et_log_level {
+    ET_LOG_DEBUG = 0,
+    ET_LOG_INFO,
+    ET_LOG_WARN,
+    ET_LOG_COUNT
+} et_log_level;
+
+/* A line of the run's log (no trailing newline). */
+typedef void (*et_log_fn)(void *arg, et_log_level level, const char *msg);
+
+/* Options of et_tune; the zero value means the defaults. Fields may be
+ * added at the end: initialise with {0} or memset. */
 typedef struct et_tune_options {
     const char *device;     /* "opencl:0", "cuda:0", ...; NULL: first OpenCL */
     const char *db;         /* database path; NULL: the default path */
-    const char *space;      /* YAML space file; NULL: built-in action pool */
+    const char *space;      /* YAML space file; NULL: built-in action pool
+                             * (or space_obj) */
     const char *start_opts; /* fixed opts the search builds on; NULL none */
     const char *search;     /* "beam" (NULL), "random", "grid" */
     int budget;             /* candidates answered; 0: 100 */
@@ -140,6 +267,18 @@ typedef struct et_tune_options {
     int beam_width;         /* 0: 4 */
     uint64_t seed;
     int retime;             /* re-measure points the database knows */
+    /* --- since 0.2 --- */
+    const et_space *space_obj; /* a loaded space (wins over space); not
+                                * taken over: the caller frees it */
+    double bound;           /* early-cut factor: a candidate slower than
+                             * bound x the best so far is cut; 0: 3 */
+    et_progress_fn progress; /* after each candidate; NULL: none */
+    void *progress_arg;
+    et_log_fn log;          /* the run's log lines; NULL: silent */
+    void *log_arg;
+    /* Cancellation from another thread or a signal handler: the run stops
+     * after the candidate in flight once *cancel is nonzero. NULL: none. */
+    volatile int *cancel;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -154,16 +293,153 @@ typedef struct et_tune_summary {
     int evaluations;        /* candidates timed in this run */
     int cached;             /* candidates answered from the database */
     int failures;           /* candidates refused or failed */
+    /* --- since 0.2 --- */
+    int cancelled;          /* stopped by progress or cancel */
+    char stop_reason[64];   /* "budget", "time limit", "cancelled", ... */
+    double elapsed_s;
 } et_tune_summary;
 
 /*
  * Tunes p on a device (through an isolated worker process) and records
  * every trial in the database. Returns ET_OK when the search ran (see
- * out->found), ET_ERR_INPUT for a bad option or space (diag says why),
+ * out->found; a cancelled run is ET_OK with out->cancelled set),
+ * ET_ERR_INPUT for a bad option or space (diag says which input and why),
  * ET_ERR_DEVICE and others when the device cannot be used (diag->msg).
+ * Reentrant: runs in different threads use different workers.
  */
 et_status et_tune(const et_problem *p, const et_tune_options *o,
                   et_tune_summary *out, et_diag *diag);
+
+/* @@TUNE-REPORT: the full result of a run (candidates, report, JSON, plot) */
+
+/* ---- devices, peaks and the roofline -------------------------------------- */
+
+/* @@DEVICES */
+
+/* ---- the best known kernel ------------------------------------------------ */
+
+/* The best verified kernel the database knows for a problem on a device. */
+typedef struct et_best_info {
+    char opts[1024];        /* its opts in the asker's index names */
+    char kernel[160];       /* kernel function name */
+    char tuned_einsum[256]; /* the einsum text it was tuned under (may be a
+                             * renamed equivalent of the asker's) */
+    int exact;              /* the stored kernel was reproduced exactly */
+    double time_s;          /* its median device time when tuned */
+    double ci95_s[2];
+    double gops;            /* GOps/s when tuned */
+    char device[256];       /* the device's name */
+    et_backend_kind backend;
+    char driver[128];       /* the device's driver version */
+    int64_t trial_id;       /* its row in the database */
+} et_best_info;
+
+/*
+ * Looks up the fastest verified kernel for p on device spec `device`
+ * (NULL: the first OpenCL device) in database db (NULL: the default path).
+ * Renamed and reordered einsums are matched. ET_OK with *found = 1 and out
+ * filled, or *found = 0 when the database knows none; ET_ERR_DEVICE when
+ * the device cannot be opened; ET_ERR_IO/ET_ERR_INPUT for the database.
+ */
+et_status et_best_lookup(const et_problem *p, const char *device,
+                         const char *db, et_best_info *out, int *found,
+                         et_diag *diag);
+
+/* @@BEST: export, run on host arrays */
+
+/* ---- kernels in the caller's own context ---------------------------------- */
+
+/*
+ * A tuned kernel built in the caller's own OpenCL context or CUDA context:
+ * the caller owns the context, the queue or stream and every buffer;
+ * eintune copies nothing and owns nothing but the program. Buffers are
+ * passed in the kernel's argument order: the output, then the inputs in
+ * operand order, each a dense C-ordered array of the problem's dtype.
+ *
+ * The OpenCL and CUDA types appear here under their struct tags (the same
+ * types as cl_context, CUstream, ...), so this header needs neither
+ * CL/cl.h nor cuda.h.
+ *
+ * Threads: a loaded kernel may be launched from several threads at once;
+ * argument setting and enqueueing are serialized by a lock in the kernel
+ * object (OpenCL's clSetKernelArg is not thread-safe on one cl_kernel).
+ * Loading and freeing are not to be raced with launches of the same object.
+ */
+typedef struct et_loaded_kernel et_loaded_kernel;
+
+struct _cl_context;
+struct _cl_device_id;
+struct _cl_command_queue;
+struct _cl_mem;
+struct _cl_event;
+struct CUstream_st;
+
+/* Options of the loaders; the zero value means the defaults. */
+typedef struct et_load_options {
+    const char *db;         /* database; NULL: the default path */
+    const char *opts;       /* use these opts instead of the best known
+                             * ("" = the untransformed kernel); NULL: the
+                             * database's best for this device */
+} et_load_options;
+
+/*
+ * Finds the best kernel known for p on the caller's OpenCL device dev
+ * (matched to the database's device by backend, name and driver version),
+ * renders it for dev's limits and builds it in ctx. ET_ERR_IO with "no
+ * verified kernel known ..." when the database has none for this device
+ * and o->opts is NULL; ET_ERR_BUILD with the build log; ET_ERR_REFUSED
+ * when o->opts breaks a rule. *out is freed with et_loaded_kernel_free.
+ */
+et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
+                            struct _cl_device_id *dev,
+                            const et_load_options *o, et_loaded_kernel **out,
+                            et_diag *diag);
+
+/*
+ * Enqueues the kernel on the caller's queue q (asynchronous): out and
+ * in[0..n_inputs-1] are the caller's cl_mem buffers. A kernel whose opts
+ * include SPLIT needs its output zeroed: that fill is enqueued on q first.
+ * sizes: the size of each of the problem's indices in et_problem_index
+ * order where the kernel takes runtime sizes; NULL = the problem's sizes
+ * (today every kernel has its sizes compiled in, and sizes other than
+ * the problem's are ET_ERR_UNSUPPORTED). When event is non-NULL it gets
+ * the launch's event (the caller releases it).
+ */
+et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
+                              struct _cl_mem *out, struct _cl_mem *const *in,
+                              int n_inputs, const int64_t *sizes,
+                              struct _cl_event **event, et_diag *diag);
+
+/*
+ * As et_cl_kernel_load for CUDA device `device` (a CUdevice ordinal); the
+ * module is loaded into the calling thread's current context, which the
+ * caller made (cuCtxSetCurrent / cuDevicePrimaryCtxRetain). The source is
+ * compiled with NVRTC for the device's compute capability.
+ */
+et_status et_cu_kernel_load(const et_problem *p, int device,
+                            const et_load_options *o, et_loaded_kernel **out,
+                            et_diag *diag);
+
+/*
+ * Launches on the caller's stream (asynchronous; NULL = the default
+ * stream): out and in[] are CUdeviceptr values. SPLIT's zeroing is a
+ * cuMemsetD8Async on the same stream. sizes as for et_cl_kernel_launch.
+ */
+et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
+                              unsigned long long out,
+                              const unsigned long long *in, int n_inputs,
+                              const int64_t *sizes, et_diag *diag);
+
+/* The loaded kernel's opts ("" untransformed) and function name. */
+const char *et_loaded_kernel_opts(const et_loaded_kernel *k);
+const char *et_loaded_kernel_name(const et_loaded_kernel *k);
+/* Bytes at the start of the output that the launch zeroes (SPLIT), 0 when
+ * none. */
+size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k);
+/* Releases the program (the caller's context and buffers are untouched). */
+void et_loaded_kernel_free(et_loaded_kernel *k);
+
+/* @@DB: the tuning database (stats, list, prune) */
 
 #ifdef __cplusplus
 }

@@ -13,23 +13,7 @@
 
 #include "eintune.h"
 
-typedef enum et_outcome {
-    ET_OUTCOME_OK = 0,            /* "ok": verified and timed */
-    ET_OUTCOME_REFUSED,           /* "refused": an opt broke a validity rule */
-    ET_OUTCOME_BUILD_ERROR,       /* "build_error": compilation failed */
-    ET_OUTCOME_LAUNCH_ERROR,      /* "launch_error": launch/transfer failed */
-    ET_OUTCOME_WRONG_RESULT,      /* "wrong_result": verification failed */
-    ET_OUTCOME_TIMEOUT,           /* "timeout": killed after its time limit */
-    ET_OUTCOME_CRASH,             /* "crash": the device worker died */
-    ET_OUTCOME_SLOWER_THAN_BOUND, /* "slower_than_bound": early cut */
-    ET_OUTCOME_COUNT
-} et_outcome;
-
-/* Static name: "ok", "refused", ..., "slower_than_bound"; "?" if invalid. */
-const char *et_outcome_name(et_outcome o);
-
-/* Parses a name as et_outcome_name gives it; 0 on success, -1 if unknown. */
-int et_outcome_parse(const char *name, et_outcome *out);
+/* et_outcome, et_outcome_name and et_outcome_parse are public: eintune.h. */
 
 /*
  * The outcome a failed call stands for: ET_ERR_REFUSED -> refused,

@@ -9,7 +9,7 @@
  * No OpenCL here, so fork() is fine.
  */
 #include "einsum/einsum.h"
-#include "measure/db.h"
+#include "db/db.h"
 
 #include <errno.h>
 #include <fcntl.h>

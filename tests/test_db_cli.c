@@ -20,7 +20,7 @@
 
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
-#include "measure/db.h"
+#include "db/db.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "einsum/einsum.h"
-#include "measure/db.h"
+#include "db/db.h"
 #include "measure/remote.h"
 #include "spaces/space.h"
 #include "tune/tune.h"

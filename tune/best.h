@@ -2,7 +2,7 @@
  * best.h - the best known kernel for an einsum, in the asker's own names:
  * what `eintune best`, `eintune export` and `eintune run --best` answer.
  *
- * The database (measure/db.h) finds the fastest verified trial of the
+ * The database (db/db.h) finds the fastest verified trial of the
  * einsum's canonical form on a device; that trial's opts name axes by the
  * letters of the einsum text it was tuned under (trial.einsum_text) and
  * operands by their position there, which may be a renamed or reordered
@@ -34,7 +34,7 @@
 
 #include "einsum/einsum.h"
 #include "measure/backend.h"
-#include "measure/db.h"
+#include "db/db.h"
 #include "transforms/kernel.h"
 
 #include <stdbool.h>

@@ -2,7 +2,7 @@
  * peaks_db.h - device peaks kept in the tuning database.
  *
  * The roofline's peaks (roofline/peaks.h) live in the devices table of the
- * tuning database (measure/db.h: peaks_json, the et_peaks_to_json form,
+ * tuning database (db/db.h: peaks_json, the et_peaks_to_json form,
  * tagged with the eintune version that measured them). The device key is
  * the database's: backend, name and driver version, so a new driver is a
  * miss. The per-device cache file of roofline/ stays as a second level:
@@ -17,7 +17,7 @@
 #define ET_TUNE_PEAKS_DB_H
 
 #include "measure/backend.h"
-#include "measure/db.h"
+#include "db/db.h"
 #include "roofline/peaks.h"
 
 /*

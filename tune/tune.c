@@ -1,7 +1,7 @@
 /* tune.c - the tuning loop (see tune.h). */
 #include "tune/tune.h"
 
-#include "measure/db.h"
+#include "db/db.h"
 #include "measure/remote.h"
 #include "transforms/kernel.h"
 

@@ -6,7 +6,7 @@
 #include "eintune.h"
 
 #include "einsum/einsum.h"
-#include "measure/db.h"
+#include "db/db.h"
 #include "measure/remote.h"
 #include "spaces/search.h"
 #include "spaces/space.h"
@@ -65,6 +65,127 @@ int64_t et_problem_ops(const et_problem *p, et_dtype t)
 int64_t et_problem_bytes(const et_problem *p)
 {
     return et_einsum_bytes(&p->e);
+}
+
+et_status et_problem_init_arrays(const char *einsum, int n_operands,
+                                 const int *ndim,
+                                 const int64_t *const *dims,
+                                 const et_dtype *dtypes, et_problem **out,
+                                 et_diag *diag)
+{
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    memset(diag, 0, sizeof *diag);
+    *out = NULL;
+    et_subscripts sub;
+    et_status st = et_subscripts_parse(einsum ? einsum : "", &sub, diag);
+    if (st != ET_OK) {
+        diag->input = ET_INPUT_EINSUM;
+        return st;
+    }
+    if (n_operands != sub.n_ops) {
+        diag->input = ET_INPUT_EINSUM;
+        return et_diag_fail(diag, -1, "the einsum has %d operands, %d arrays "
+                            "were given", sub.n_ops, n_operands);
+    }
+    et_operand_shapes shapes;
+    memset(&shapes, 0, sizeof shapes);
+    shapes.n_ops = n_operands;
+    et_dtype dt[ET_MAX_OPERANDS];
+    for (int k = 0; k < n_operands; k++) {
+        if (ndim[k] < 0 || ndim[k] > ET_MAX_RANK) {
+            diag->input = ET_INPUT_OPTION;
+            return et_diag_fail(diag, -1, "operand %d: %d dimensions (at "
+                                "most %d)", k, ndim[k], ET_MAX_RANK);
+        }
+        shapes.rank[k] = ndim[k];
+        for (int a = 0; a < ndim[k]; a++)
+            shapes.dim[k][a] = dims[k][a];
+        dt[k] = dtypes ? dtypes[k] : ET_F64;
+        if ((unsigned)dt[k] >= ET_DTYPE_COUNT) {
+            diag->input = ET_INPUT_DTYPE;
+            return et_diag_fail(diag, -1, "operand %d: unknown dtype %d", k,
+                                (int)dt[k]);
+        }
+    }
+    et_problem *p = calloc(1, sizeof *p);
+    if (!p)
+        return ET_ERR_NOMEM;
+    st = et_einsum_resolve(&sub, NULL, &shapes, dt, &p->e, diag);
+    if (st != ET_OK) {
+        diag->input = ET_INPUT_EINSUM;
+        diag->status = st;
+        free(p);
+        return st;
+    }
+    *out = p;
+    return ET_OK;
+}
+
+int et_problem_n_operands(const et_problem *p)
+{
+    return p->e.n_ops;
+}
+
+static const et_operand *problem_operand(const et_problem *p, int k)
+{
+    if (k == -1)
+        return &p->e.out;
+    if (k < 0 || k >= p->e.n_ops)
+        return NULL;
+    return &p->e.op[k];
+}
+
+et_dtype et_problem_dtype(const et_problem *p, int k)
+{
+    const et_operand *o = problem_operand(p, k);
+    return o ? o->dtype : (et_dtype)0;
+}
+
+int64_t et_problem_elems(const et_problem *p, int k)
+{
+    return problem_operand(p, k) ? et_einsum_operand_elems(&p->e, k) : 0;
+}
+
+size_t et_problem_operand_bytes(const et_problem *p, int k)
+{
+    const et_operand *o = problem_operand(p, k);
+    if (!o)
+        return 0;
+    return (size_t)et_einsum_operand_elems(&p->e, k) * et_dtype_size(o->dtype);
+}
+
+int et_problem_n_indices(const et_problem *p)
+{
+    return p->e.n_idx;
+}
+
+const char *et_problem_index_name(const et_problem *p, int i)
+{
+    return i >= 0 && i < p->e.n_idx ? p->e.idx[i].name : "";
+}
+
+int64_t et_problem_index_size(const et_problem *p, int i)
+{
+    return i >= 0 && i < p->e.n_idx ? p->e.idx[i].size : 0;
+}
+
+void et_free(void *ptr)
+{
+    free(ptr);
+}
+
+et_status et_space_builtin(et_space **out, et_diag *diag)
+{
+    return et_space_load_text(et_builtin_space_yaml,
+                              strlen(et_builtin_space_yaml),
+                              "<built-in space>", out, diag);
+}
+
+const char *et_space_name(const et_space *s)
+{
+    return s->name;
 }
 
 /* Applies an opt list given as text to a fresh kernel of e. */

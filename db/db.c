@@ -13,7 +13,7 @@
  * version 0 is an empty file. Each step is recorded in schema_migrations,
  * all steps of one open run in one transaction.
  */
-#include "measure/db.h"
+#include "db/db.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * and tuning, as thin wrappers over the layers (einsum/, transforms/,
  * spaces/, measure/, tune/).
  */
-#include "eintune.h"
+#include "api/api_impl.h"
 
 #include "einsum/einsum.h"
 #include "db/db.h"
@@ -13,13 +13,11 @@
 #include "transforms/kernel.h"
 #include "tune/tune.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct et_problem {
-    et_einsum e;
-};
+#include <time.h>
 
 et_status et_problem_init(const char *einsum, const char *shape,
                           const char *dtypes, et_problem **out,
@@ -193,26 +191,29 @@ static et_status kernel_with_opts(const et_einsum *e, const et_target *t,
                                   const char *opts, et_kernel **out,
                                   et_diag *diag)
 {
-    static et_opt list[ET_MAX_OPTS];
+    et_opt list[ET_MAX_OPTS];
     int n = 0;
     *out = NULL;
     if (opts && *opts) {
         et_status st = et_opts_parse(opts, list, ET_MAX_OPTS, &n, diag);
-        if (st != ET_OK)
+        if (st != ET_OK) {
+            diag->input = ET_INPUT_OPTS;
+            diag->status = st;
             return st;
+        }
     }
     et_kernel *k = NULL;
     et_status st = et_kernel_init(e, t, &k);
     if (st != ET_OK)
-        return st;
+        return api_fail(diag, st, ET_INPUT_NONE, "cannot build the kernel: "
+                        "%s", et_status_str(st));
     char reason[512] = "";
     st = et_kernel_apply_opts(k, list, n, reason, sizeof reason);
     if (st != ET_OK) {
         et_kernel_free(k);
         diag->pos = -1;
         diag->line = diag->col = 0;
-        snprintf(diag->msg, sizeof diag->msg, "%s", reason);
-        return st;
+        return api_fail(diag, st, ET_INPUT_OPTS, "%s", reason);
     }
     *out = k;
     return ET_OK;
@@ -265,54 +266,161 @@ void et_kernel_source_free(et_kernel_source *k)
     free(k);
 }
 
+void api_diag_clear(et_diag *d)
+{
+    if (!d)
+        return;
+    memset(d, 0, sizeof *d);
+    d->pos = -1;
+}
+
+et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,
+                   ...)
+{
+    if (!d)
+        return st;
+    d->status = st;
+    d->input = in;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+et_status api_fail_err(et_diag *d, et_status st, et_input in,
+                       const et_error *err)
+{
+    return api_fail(d, st, in, "%s", err->msg[0] ? err->msg
+                                                  : et_status_str(st));
+}
+
+/* What the tuning loop tells per candidate, in the public form. */
+typedef struct tune_bridge {
+    const et_tune_options *o;
+    double t0;
+    double time_limit_s;
+} tune_bridge;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int bridge_progress(void *arg, int done, int budget,
+                           const et_tune_candidate *c,
+                           const et_tune_candidate *best)
+{
+    tune_bridge *tb = arg;
+    if (!tb->o->progress)
+        return 0;
+    et_progress pr;
+    memset(&pr, 0, sizeof pr);
+    pr.candidate = done;
+    pr.budget = budget;
+    pr.elapsed_s = mono_s() - tb->t0;
+    pr.time_limit_s = tb->time_limit_s;
+    pr.opts = c->opts;
+    pr.params = strcmp(c->params, "{}") ? c->params : "";
+    pr.outcome = c->outcome;
+    pr.reason = c->reason;
+    pr.time_s = c->outcome == ET_OUTCOME_OK ? c->timing.median_s : 0;
+    pr.cached = c->cached;
+    pr.have_best = best != NULL;
+    pr.best_opts = best ? best->opts : "";
+    pr.best_time_s = best ? best->timing.median_s : 0;
+    return tb->o->progress(tb->o->progress_arg, &pr);
+}
+
+static void bridge_log(void *arg, et_tune_level lvl, const char *msg)
+{
+    tune_bridge *tb = arg;
+    if (tb->o->log)
+        tb->o->log(tb->o->log_arg,
+                   lvl == ET_TUNE_DEBUG  ? ET_LOG_DEBUG
+                   : lvl == ET_TUNE_WARN ? ET_LOG_WARN
+                                         : ET_LOG_INFO,
+                   msg);
+}
+
 et_status et_tune(const et_problem *p, const et_tune_options *o,
                   et_tune_summary *out, et_diag *diag)
 {
-    static const et_tune_options defaults;
+    const et_tune_options defaults = {0};
     et_diag local;
     if (!diag)
         diag = &local;
     if (!o)
         o = &defaults;
     memset(out, 0, sizeof *out);
-    memset(diag, 0, sizeof *diag);
-    diag->pos = -1;
+    api_diag_clear(diag);
 
     et_tune_opts to;
     memset(&to, 0, sizeof to);
     if (o->search && et_search_parse(o->search, &to.search.kind) != 0)
-        return et_diag_fail(diag, -1, "unknown search '%s' (beam, random, "
-                            "grid)", o->search);
-    if (o->budget < 0 || o->beam_width < 0 || o->time_limit_s < 0)
-        return et_diag_fail(diag, -1, "budget, beam width and time limit "
-                            "must not be negative");
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "unknown search '%s' (beam, random, grid)",
+                        o->search);
+    if (o->budget < 0 || o->beam_width < 0 || o->time_limit_s < 0 ||
+        o->bound < 0)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "budget, beam width, time limit and bound must not "
+                        "be negative");
+    if (o->bound > 0 && o->bound < 1)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "bound %g is below 1: it would cut candidates "
+                        "faster than the best so far", o->bound);
+    to.search.cut_factor = o->bound;
     to.search.budget = o->budget;
     to.search.time_limit_s = o->time_limit_s;
     to.search.beam_width = o->beam_width;
     to.search.seed = o->seed;
     to.verify.seed = o->seed;
     to.retime = o->retime != 0;
-    static et_opt start[ET_MAX_OPTS];
+    et_opt *start = calloc(ET_MAX_OPTS, sizeof *start);
+    if (!start)
+        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     int n_start = 0;
     if (o->start_opts && *o->start_opts) {
         et_status st = et_opts_parse(o->start_opts, start, ET_MAX_OPTS,
                                      &n_start, diag);
-        if (st != ET_OK)
+        if (st != ET_OK) {
+            free(start);
+            diag->input = ET_INPUT_OPTS;
+            diag->status = st;
             return st;
+        }
     }
     to.search.start = start;
     to.search.n_start = n_start;
 
-    et_space *space = NULL;
-    et_status st;
-    if (o->space)
-        st = et_space_load(o->space, &space, diag);
-    else
-        st = et_space_load_text(et_builtin_space_yaml,
-                                strlen(et_builtin_space_yaml),
-                                "<built-in space>", &space, diag);
-    if (st != ET_OK)
-        return st == ET_ERR_IO ? ET_ERR_INPUT : st;
+    tune_bridge tb = {o, mono_s(), o->time_limit_s};
+    to.progress = bridge_progress;
+    to.log = bridge_log;
+    to.arg = &tb;
+    to.stop = o->cancel;
+
+    et_space *own_space = NULL;
+    const et_space *space = o->space_obj;
+    et_status st = ET_OK;
+    if (!space) {
+        if (o->space)
+            st = et_space_load(o->space, &own_space, diag);
+        else
+            st = et_space_builtin(&own_space, diag);
+        if (st != ET_OK) {
+            free(start);
+            st = st == ET_ERR_IO ? ET_ERR_INPUT : st;
+            diag->input = ET_INPUT_SPACE;
+            diag->status = st;
+            if (o->space)
+                snprintf(diag->file, sizeof diag->file, "%s", o->space);
+            return st;
+        }
+        space = own_space;
+    }
 
     et_device *dev = NULL;
     et_db *db = NULL;
@@ -320,29 +428,48 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
     et_tune_result res;
     memset(&res, 0, sizeof res);
     et_error err = {{0}};
-    st = et_device_open_isolated(o->device, NULL, &dev, &err);
-    if (st == ET_OK)
-        st = et_db_open(o->db, &db, &err);
+    st = et_db_open(o->db, &db, &err);
     if (st != ET_OK) {
-        snprintf(diag->msg, sizeof diag->msg, "%.500s", err.msg);
+        api_fail_err(diag, st, ET_INPUT_FILE, &err);
+        if (o->db)
+            snprintf(diag->file, sizeof diag->file, "%s", o->db);
+        goto out;
+    }
+    st = et_device_open_isolated(o->device, NULL, &dev, &err);
+    if (st != ET_OK) {
+        api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
+                                                  : ET_INPUT_NONE, &err);
+        goto out;
+    }
+    if (p->e.acc_dtype == ET_F64 && !dev->info.target.has_fp64) {
+        st = api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
+                      "device %s has no fp64 support", dev->info.name);
         goto out;
     }
     char hash[ET_DB_HASH_LEN];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)space->hash);
     st = et_db_space_id(db, space->name, hash, &to.db_space_id, &err);
     if (st != ET_OK) {
-        snprintf(diag->msg, sizeof diag->msg, "%.500s", err.msg);
+        api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto out;
     }
     to.db = db;
     st = et_space_bind(space, &p->e, &dev->info.target, &b, diag);
-    if (st != ET_OK)
-        goto out;
-    st = et_tune_run(dev, b, &to, &res, &err);
     if (st != ET_OK) {
-        snprintf(diag->msg, sizeof diag->msg, "%.500s", err.msg);
+        diag->input = ET_INPUT_SPACE;
+        diag->status = st;
         goto out;
     }
+    st = et_tune_run(dev, b, &to, &res, &err);
+    if (st != ET_OK) {
+        api_fail_err(diag, st, ET_INPUT_NONE, &err);
+        goto out;
+    }
+    out->cancelled = !strcmp(res.stop_reason, "cancelled") ||
+                     !strcmp(res.stop_reason, "interrupted");
+    snprintf(out->stop_reason, sizeof out->stop_reason, "%s",
+             res.stop_reason);
+    out->elapsed_s = res.elapsed_s;
     out->evaluations = res.evaluations;
     out->cached = res.cached;
     for (int i = 1; i < ET_OUTCOME_COUNT; i++)
@@ -370,6 +497,7 @@ out:
     if (dev)
         et_device_close(dev);
     et_db_close(db);
-    et_space_free(space);
+    et_space_free(own_space);
+    free(start);
     return st;
 }

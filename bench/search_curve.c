@@ -44,9 +44,9 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void on_progress(void *arg, int done, int budget,
-                        const et_tune_candidate *c,
-                        const et_tune_candidate *best)
+static int on_progress(void *arg, int done, int budget,
+                       const et_tune_candidate *c,
+                       const et_tune_candidate *best)
 {
     (void)budget;
     curve *cv = arg;
@@ -59,6 +59,7 @@ static void on_progress(void *arg, int done, int budget,
             fputc(*p, cv->f);
     fputs("\"\n", cv->f);
     fflush(cv->f);
+    return 0;
 }
 
 static void on_log(void *arg, et_tune_level lvl, const char *msg)

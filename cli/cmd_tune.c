@@ -94,20 +94,21 @@ static void on_log(void *arg, et_tune_level lvl, const char *msg)
             "tune", "%s", msg);
 }
 
-static void on_progress(void *arg, int done, int budget,
-                        const et_tune_candidate *c,
-                        const et_tune_candidate *best)
+static int on_progress(void *arg, int done, int budget,
+                       const et_tune_candidate *c,
+                       const et_tune_candidate *best)
 {
     tune_cli *tc = arg;
     (void)c;
     if (!tc->tty || g_cli.quiet)
-        return;
+        return 0;
     char b[64] = "none yet";
     if (best)
         snprintf(b, sizeof b, "%.4g ms", best->timing.median_s * 1e3);
     fprintf(stderr, "\r\033[K[%d/%d] best %s", done, budget, b);
     fflush(stderr);
     tc->progress_shown = true;
+    return 0;
 }
 
 static void on_best(void *arg, const et_tune_candidate *best)

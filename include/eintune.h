@@ -11,6 +11,7 @@
 #ifndef EINTUNE_H
 #define EINTUNE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -278,7 +279,7 @@ typedef struct et_tune_options {
     void *log_arg;
     /* Cancellation from another thread or a signal handler: the run stops
      * after the candidate in flight once *cancel is nonzero. NULL: none. */
-    volatile int *cancel;
+    volatile sig_atomic_t *cancel;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -320,9 +321,9 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
 
 /* The best verified kernel the database knows for a problem on a device. */
 typedef struct et_best_info {
-    char opts[1024];        /* its opts in the asker's index names */
-    char kernel[160];       /* kernel function name */
-    char tuned_einsum[256]; /* the einsum text it was tuned under (may be a
+    char opts[2048];        /* its opts in the asker's index names */
+    char kernel[256];       /* kernel function name */
+    char tuned_einsum[1024]; /* the einsum text it was tuned under (may be a
                              * renamed equivalent of the asker's) */
     int exact;              /* the stored kernel was reproduced exactly */
     double time_s;          /* its median device time when tuned */

@@ -64,9 +64,9 @@ typedef struct fault_ctx {
     int not_recorded;
 } fault_ctx;
 
-static void on_progress(void *arg, int done, int budget,
-                        const et_tune_candidate *c,
-                        const et_tune_candidate *best)
+static int on_progress(void *arg, int done, int budget,
+                       const et_tune_candidate *c,
+                       const et_tune_candidate *best)
 {
     fault_ctx *f = arg;
     if (!f->acted && done == f->after && f->sig) {
@@ -83,6 +83,7 @@ static void on_progress(void *arg, int done, int budget,
         if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
             abort();
     }
+    return 0;
 }
 
 static void on_log(void *arg, et_tune_level lvl, const char *msg)

@@ -38,6 +38,7 @@ typedef struct tune_ctx {
     et_status fatal;          /* a host failure that stops the search */
     int64_t einsum_id;        /* rows in the database (when o->db) */
     int64_t device_id;
+    bool cancelled;           /* the progress callback asked to stop */
 } tune_ctx;
 
 static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
@@ -107,6 +108,12 @@ static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
     t->o->log(t->o->arg, lvl, buf);
 }
 
+/* 1 when the search is to stop after the candidate in flight. */
+static int stopping(const tune_ctx *t)
+{
+    return t->cancelled || (t->o->stop && *t->o->stop) ? 1 : 0;
+}
+
 /* Appends a zeroed candidate; NULL when out of memory. */
 static et_tune_candidate *push(et_tune_result *res)
 {
@@ -140,10 +147,11 @@ static void report(tune_ctx *t, et_tune_candidate *c)
         if (t->o->new_best)
             t->o->new_best(t->o->arg, c);
     }
-    if (t->o->progress)
+    if (t->o->progress &&
         t->o->progress(t->o->arg, res->evaluations + res->cached,
                        t->o->search.budget ? t->o->search.budget : 100, c,
-                       best);
+                       best))
+        t->cancelled = true;
 }
 
 static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
@@ -176,7 +184,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
                 db_record(t, &tr, tc);
             }
         }
-        return t->o->stop && *t->o->stop ? 1 : 0;
+        return stopping(t);
     }
 
     double t0 = now_s();
@@ -285,7 +293,7 @@ answered:
     r->outcome = (int)tc->outcome;
     r->cached = tc->cached;
     report(t, tc);
-    return t->o->stop && *t->o->stop ? 1 : 0;
+    return stopping(t);
 }
 
 /* Verifies and times the untransformed kernel: the baseline. */
@@ -344,7 +352,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     memset(res, 0, sizeof *res);
     res->best = -1;
     double t0 = now_s();
-    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK, 0, 0};
+    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK, 0, 0, false};
     et_status st;
     if (o->db) {
         st = et_db_einsum_id(o->db, et_binding_einsum(b), &t.einsum_id, err);
@@ -372,7 +380,9 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
         st = t.fatal;
         goto done;
     }
-    if (o->stop && *o->stop)
+    if (t.cancelled)
+        snprintf(res->stop_reason, sizeof res->stop_reason, "cancelled");
+    else if (o->stop && *o->stop)
         snprintf(res->stop_reason, sizeof res->stop_reason, "interrupted");
     else
         snprintf(res->stop_reason, sizeof res->stop_reason, "%s",

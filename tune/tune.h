@@ -70,9 +70,10 @@ typedef struct et_tune_opts {
      * search stops, the result is complete up to there. */
     volatile sig_atomic_t *stop;
     void (*log)(void *arg, et_tune_level lvl, const char *msg);
-    /* After each answered candidate: done = answered so far. */
-    void (*progress)(void *arg, int done, int budget,
-                     const et_tune_candidate *c, const et_tune_candidate *best);
+    /* After each answered candidate: done = answered so far. A nonzero
+     * return stops the search after this candidate ("cancelled"). */
+    int (*progress)(void *arg, int done, int budget,
+                    const et_tune_candidate *c, const et_tune_candidate *best);
     /* After each new best. */
     void (*new_best)(void *arg, const et_tune_candidate *best);
     void *arg;

@@ -1,0 +1,52 @@
+/*
+ * api_impl.h - internal glue of the public API (include/eintune.h) shared
+ * by the files of api/: the problem's layout, turning the layers' errors
+ * into et_diag, and the best-kernel lookup the CLI's `best`, `export`,
+ * `run --best` and the loaders of kernels in the caller's context share.
+ * Not installed; nothing outside api/ includes it.
+ */
+#ifndef ET_API_IMPL_H
+#define ET_API_IMPL_H
+
+#include "eintune.h"
+
+#include "db/db.h"
+#include "einsum/einsum.h"
+#include "measure/backend.h"
+#include "tune/best.h"
+
+#include <stdbool.h>
+
+struct et_problem {
+    et_einsum e;
+};
+
+/* Clears d (when non-NULL) for a new call: pos -1, status ET_OK. */
+void api_diag_clear(et_diag *d);
+
+/* Fills d (may be NULL) with status st, input in and a printf message;
+ * returns st. */
+et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
+
+/* Copies a layer's et_error into d with status st (input ET_INPUT_NONE,
+ * or ET_INPUT_DEVICE when st is ET_ERR_INPUT from a device call); returns
+ * st. */
+et_status api_fail_err(et_diag *d, et_status st, et_input in,
+                       const et_error *err);
+
+/*
+ * The fastest verified kernel known for e on the device info describes,
+ * from database db_path (NULL: the default). *found false when none (out
+ * untouched). The database's path goes to db_used (may be NULL) for
+ * messages.
+ */
+et_status api_best_find(const et_einsum *e, const et_device_info *info,
+                        const char *db_path, et_best *out, bool *found,
+                        char *db_used, size_t db_used_cap, et_diag *diag);
+
+/* The public view of a lookup's answer. */
+void api_best_info_fill(const et_best *b, const et_device_info *info,
+                        et_best_info *out);
+
+#endif /* ET_API_IMPL_H */

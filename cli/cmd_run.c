@@ -6,8 +6,8 @@
  * measure/remote.h): a kernel that hangs or crashes the driver costs this
  * run, never leaves a hung terminal.
  *
- * --verify does two things: the statistical verification of DESIGN.md
- * "Measurement" (R input sets drawn by the verifier, the untransformed
+ * --verify does two things: the statistical verification of
+ * docs/measurement.md (R input sets drawn by the verifier, the untransformed
  * kernel as the baseline of the one-sided test), and a check of the output
  * on the user's own inputs against the extended-precision reference,
  * element by element within the rigorous bound.

@@ -1,5 +1,5 @@
 /*
- * db.h - the tuning database (DESIGN.md "Tuning database"): every trial
+ * db.h - the tuning database (docs/database.md): every trial
  * kept, runs that resume, answers for `best`, `export` and `run --best`.
  *
  * File. One SQLite file: $XDG_CACHE_HOME/eintune/tuning.db by default

@@ -127,7 +127,7 @@ void et_problem_free(et_problem *p);
 
 /* The normalized explicit form, e.g. "xik,kj->xij"; owned by p. */
 const char *et_problem_einsum(const et_problem *p);
-/* Operations booked to dtype t (DESIGN.md's count) and compulsory bytes. */
+/* Operations booked to dtype t (docs/roofline.md) and compulsory bytes. */
 int64_t et_problem_ops(const et_problem *p, et_dtype t);
 int64_t et_problem_bytes(const et_problem *p);
 

@@ -22,15 +22,12 @@
 #ifndef ET_BACKEND_H
 #define ET_BACKEND_H
 
+#include "base/error.h"
 #include "eintune.h"
 #include "transforms/target.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-typedef struct et_error {
-    char msg[2048];
-} et_error;
 
 typedef struct et_device_info {
     char name[256];

@@ -22,6 +22,8 @@
  */
 #include "transforms/kernel_impl.h"
 
+#include "base/sbuf.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,46 @@
 #define MAXP ET_MAX_PARTS
 #define LIMIT_INT31 ((int64_t)0x7fffffff)
 
+/* ---- output with indentation --------------------------------------------- */
+
+/* The source being written: a growing et_sbuf and the indentation of the
+ * next rd_line. */
+typedef struct rd_out {
+    et_sbuf b;
+    int indent;
+} rd_out;
+
+static void rd_put(rd_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void rd_put(rd_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    et_sbuf_vprintf(&o->b, fmt, ap);
+    va_end(ap);
+}
+
+/* One line at the current indentation. */
+static void rd_line(rd_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void rd_line(rd_out *o, const char *fmt, ...)
+{
+    for (int i = 0; i < o->indent; i++)
+        et_sbuf_puts(&o->b, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    et_sbuf_vprintf(&o->b, fmt, ap);
+    va_end(ap);
+    et_sbuf_puts(&o->b, "\n");
+}
+
+/* ---- dialects --------------------------------------------------------------- */
+
+/*
+ * What differs between OpenCL C and CUDA C, one entry per backend. Text
+ * slots that are NULL are left out of the kernel; function slots write a
+ * construct whose shape differs (argument order, casts).
+ */
 typedef struct dialect {
     const char *kernel_kw;
     const char *out_ptr;     /* printf: type, name */
@@ -44,106 +86,174 @@ typedef struct dialect {
     const char *comp[16];    /* vector component names */
     int max_vec_f32;
     int max_vec_f64;
+    /* header comment on how the launch geometry maps to the API's */
+    const char *launch_note;
+    /* enables f64 when any operand, the output or the sum is f64 */
+    const char *fp64_pragma;
+    /* SPLIT: the atomic add the stores call, and the definitions it needs
+     * for an f64 and an f32 (or f16) output */
+    const char *atomic_add;
+    const char *atomic_add_f64;
+    const char *atomic_add_f32;
+    /* definitions an f16 operand's loads need */
+    const char *half_helper;
+    /* fused multiply-add of the f32 sum (f64 is always "fma") */
+    const char *fma_f32;
+    /* NOLOCALS launches round the grid up to whole blocks: the surplus
+     * work-items of each dimension return at once */
+    bool rounded_grid;
+    /* vector accumulators (see choose_vector) */
+    bool vector_accumulators;
+    /* into buf: the f16 element in<op>[addr] converted, after `cast` */
+    void (*half_load)(char *buf, size_t cap, const char *cast, int op,
+                      const char *addr);
+    /* declares `<acc>n name` loaded from in<op> + addr */
+    void (*vector_load)(rd_out *s, const char *acc, int64_t n,
+                        const char *name, int op, const char *addr);
+    /* stores the n values `list` (comma-separated) at out + addr */
+    void (*vector_store)(rd_out *s, const char *type, int64_t n,
+                         const char *list, const char *addr);
 } dialect;
 
+static void ocl_half_load(char *buf, size_t cap, const char *cast, int op,
+                          const char *addr)
+{
+    snprintf(buf, cap, "%svload_half(%s, in%d)", cast, addr, op);
+}
+
+static void cuda_half_load(char *buf, size_t cap, const char *cast, int op,
+                           const char *addr)
+{
+    snprintf(buf, cap, "%set_half_to_float(in%d[%s])", cast, op, addr);
+}
+
+static void ocl_vector_load(rd_out *s, const char *acc, int64_t n,
+                            const char *name, int op, const char *addr)
+{
+    rd_line(s, "%s%lld %s = vload%lld(0, in%d + %s);", acc, (long long)n,
+            name, (long long)n, op, addr);
+}
+
+static void cuda_vector_load(rd_out *s, const char *acc, int64_t n,
+                             const char *name, int op, const char *addr)
+{
+    rd_line(s, "%s%lld %s = *(const %s%lld*)(in%d + %s);", acc,
+            (long long)n, name, acc, (long long)n, op, addr);
+}
+
+static void ocl_vector_store(rd_out *s, const char *type, int64_t n,
+                             const char *list, const char *addr)
+{
+    rd_line(s, "vstore%lld((%s%lld)(%s), 0, out + %s);", (long long)n, type,
+            (long long)n, list, addr);
+}
+
+static void cuda_vector_store(rd_out *s, const char *type, int64_t n,
+                              const char *list, const char *addr)
+{
+    rd_line(s, "*(%s%lld*)(out + %s) = make_%s%lld(%s);", type, (long long)n,
+            addr, type, (long long)n, list);
+}
+
 static const dialect dialects[] = {
-    {
-        "__kernel void",
-        "__global %s* restrict %s",
-        "__global const %s* restrict %s",
-        {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
-        {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"},
-        {"get_global_id(0)", "get_global_id(1)", "get_global_id(2)"},
-        "__local",
-        "barrier(CLK_LOCAL_MEM_FENCE);",
-        "long",
-        "half",
-        {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "sa",
-         "sb", "sc", "sd", "se", "sf"},
-        16,
-        16,
+    [ET_BACKEND_OPENCL] = {
+        .kernel_kw = "__kernel void",
+        .out_ptr = "__global %s* restrict %s",
+        .in_ptr = "__global const %s* restrict %s",
+        .group_id = {"get_group_id(0)", "get_group_id(1)", "get_group_id(2)"},
+        .local_id = {"get_local_id(0)", "get_local_id(1)", "get_local_id(2)"},
+        .global_id = {"get_global_id(0)", "get_global_id(1)",
+                      "get_global_id(2)"},
+        .local_kw = "__local",
+        .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
+        .long_type = "long",
+        .half_type = "half",
+        .comp = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9",
+                 "sa", "sb", "sc", "sd", "se", "sf"},
+        .max_vec_f32 = 16,
+        .max_vec_f64 = 16,
+        .launch_note = NULL,
+        .fp64_pragma = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+        .atomic_add = "et_atomic_add",
+        /* OpenCL 1.2 has no float atomics: a compare-and-swap loop */
+        .atomic_add_f64 =
+            "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+            "\nvoid et_atomic_add(volatile __global double *p, double v)\n"
+            "{\n"
+            "    ulong old = as_ulong(*p), seen;\n"
+            "    while ((seen = atom_cmpxchg((volatile __global ulong *)p, "
+            "old,\n"
+            "                                as_ulong(as_double(old) + v))) "
+            "!= old)\n"
+            "        old = seen;\n"
+            "}\n",
+        .atomic_add_f32 =
+            "\nvoid et_atomic_add(volatile __global float *p, float v)\n"
+            "{\n"
+            "    uint old = as_uint(*p), seen;\n"
+            "    while ((seen = atomic_cmpxchg((volatile __global uint *)p, "
+            "old,\n"
+            "                                  as_uint(as_float(old) + v))) "
+            "!= old)\n"
+            "        old = seen;\n"
+            "}\n",
+        .half_helper = NULL,
+        .fma_f32 = "fma",
+        .rounded_grid = false,
+        .vector_accumulators = true,
+        .half_load = ocl_half_load,
+        .vector_load = ocl_vector_load,
+        .vector_store = ocl_vector_store,
     },
-    {
-        "extern \"C\" __global__ void",
-        "%s* __restrict__ %s",
-        "const %s* __restrict__ %s",
-        {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
-        {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
-        {"(blockIdx.x * blockDim.x + threadIdx.x)",
-         "(blockIdx.y * blockDim.y + threadIdx.y)",
-         "(blockIdx.z * blockDim.z + threadIdx.z)"},
-        "__shared__",
-        "__syncthreads();",
-        "long long",
-        "unsigned short",
-        {"x", "y", "z", "w"},
-        4,
-        2,
+    [ET_BACKEND_CUDA] = {
+        .kernel_kw = "extern \"C\" __global__ void",
+        .out_ptr = "%s* __restrict__ %s",
+        .in_ptr = "const %s* __restrict__ %s",
+        .group_id = {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
+        .local_id = {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
+        .global_id = {"(blockIdx.x * blockDim.x + threadIdx.x)",
+                      "(blockIdx.y * blockDim.y + threadIdx.y)",
+                      "(blockIdx.z * blockDim.z + threadIdx.z)"},
+        .local_kw = "__shared__",
+        .barrier = "__syncthreads();",
+        .long_type = "long long",
+        .half_type = "unsigned short",
+        .comp = {"x", "y", "z", "w"},
+        .max_vec_f32 = 4,
+        .max_vec_f64 = 2,
+        .launch_note = "// CUDA: grid = global / local per dimension, block = "
+                       "local\n",
+        .fp64_pragma = NULL,
+        .atomic_add = "atomicAdd", /* f32 and, from sm_60, f64 */
+        .atomic_add_f64 = NULL,
+        .atomic_add_f32 = NULL,
+        /* f16 is stored as its bits: no cuda_fp16.h under NVRTC */
+        .half_helper =
+            "\n// IEEE binary16 bits to float (exact)\n"
+            "__device__ static float et_half_to_float(unsigned short h)\n"
+            "{\n"
+            "    unsigned int sign = (unsigned int)(h >> 15) << 31;\n"
+            "    unsigned int e = (h >> 10) & 31u;\n"
+            "    unsigned int m = h & 1023u;\n"
+            "    if (e == 0) {\n"
+            "        float f = (float)m * 5.9604644775390625e-8f;\n"
+            "        return sign ? -f : f;\n"
+            "    }\n"
+            "    if (e == 31)\n"
+            "        return __uint_as_float(sign | 0x7f800000u | (m << 13));\n"
+            "    return __uint_as_float(sign | ((e + 112u) << 23) | "
+            "(m << 13));\n"
+            "}\n",
+        .fma_f32 = "fmaf",
+        .rounded_grid = true,
+        .vector_accumulators = false,
+        .half_load = cuda_half_load,
+        .vector_load = cuda_vector_load,
+        .vector_store = cuda_vector_store,
     },
 };
 _Static_assert(sizeof(dialects) / sizeof(dialects[0]) == ET_BACKEND_COUNT,
                "one dialect per backend");
-
-/* ---- string buffer with indentation -------------------------------------- */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-    int indent;
-} sbuf;
-
-static void sb_vput(sbuf *b, const char *fmt, va_list ap)
-{
-    if (b->oom)
-        return;
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) {
-        b->oom = true;
-        return;
-    }
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 4096;
-        while (nc < b->len + (size_t)n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    b->len += (size_t)n;
-}
-
-static void sb_put(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_put(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vput(b, fmt, ap);
-    va_end(ap);
-}
-
-/* One line at the current indentation. */
-static void line(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void line(sbuf *b, const char *fmt, ...)
-{
-    for (int i = 0; i < b->indent; i++)
-        sb_put(b, "    ");
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vput(b, fmt, ap);
-    va_end(ap);
-    sb_put(b, "\n");
-}
 
 /* ---- render context ------------------------------------------------------- */
 
@@ -151,7 +261,7 @@ typedef struct ctx {
     const et_kernel *k;
     const dialect *D;
     et_backend_kind b;
-    sbuf s;
+    rd_out s;
     const char *itype;       /* index type: "int" or the dialect's long */
     const char *acc;         /* "float" / "double" */
     const char *zero;        /* "0.0f" / "0.0" */
@@ -375,11 +485,7 @@ static void load_expr(const ctx *c, int op, const char *addr, char *buf,
                            ? ""
                            : (acc == ET_F64 ? "(double)" : "(float)");
     if (t == ET_F16) {
-        if (c->b == ET_BACKEND_OPENCL)
-            snprintf(buf, cap, "%svload_half(%s, in%d)", cast, addr, op);
-        else
-            snprintf(buf, cap, "%set_half_to_float(in%d[%s])", cast, op,
-                     addr);
+        c->D->half_load(buf, cap, cast, op, addr);
     } else {
         snprintf(buf, cap, "%sin%d[%s]", cast, op, addr);
     }
@@ -437,94 +543,56 @@ static int vector_part(const ctx *c, int op, const plist *consts)
 static void emit_header(ctx *c)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     char dts[256] = "";
     size_t len = 0;
     for (int op = 0; op < k->e.n_ops && len < sizeof dts; op++)
         len += (size_t)snprintf(dts + len, sizeof dts - len, "%s%s",
                                 op ? "," : "", et_dtype_name(k->e.op[op].dtype));
-    sb_put(s, "// eintune %s kernel for %s (%s -> %s, accumulated in %s)\n",
+    rd_put(s, "// eintune %s kernel for %s (%s -> %s, accumulated in %s)\n",
            et_backend_name(c->b), k->e.text, dts,
            et_dtype_name(k->e.out.dtype), et_dtype_name(k->e.acc_dtype));
     char opts[1024];
     et_opts_format(k->opts, k->n_opts, opts, sizeof opts);
-    sb_put(s, "// opts: %s\n", k->n_opts ? opts : "(none)");
+    rd_put(s, "// opts: %s\n", k->n_opts ? opts : "(none)");
     const et_launch *l = &c->launch;
-    sb_put(s, "// global: ");
+    rd_put(s, "// global: ");
     for (int d = 0; d < l->ndim; d++)
-        sb_put(s, "%s%lld", d ? "x" : "", (long long)l->global[d]);
+        rd_put(s, "%s%lld", d ? "x" : "", (long long)l->global[d]);
     if (l->has_local) {
-        sb_put(s, " local: ");
+        rd_put(s, " local: ");
         for (int d = 0; d < l->ndim; d++)
-            sb_put(s, "%s%lld", d ? "x" : "", (long long)l->local[d]);
+            rd_put(s, "%s%lld", d ? "x" : "", (long long)l->local[d]);
     } else {
-        sb_put(s, " local: chosen by the runtime (NOLOCALS)");
+        rd_put(s, " local: chosen by the runtime (NOLOCALS)");
     }
-    sb_put(s, "\n");
-    if (c->b == ET_BACKEND_CUDA)
-        sb_put(s, "// CUDA: grid = global / local per dimension, block = "
-                  "local\n");
-    sb_put(s, "// args: out");
+    rd_put(s, "\n");
+    if (c->D->launch_note)
+        rd_put(s, "%s", c->D->launch_note);
+    rd_put(s, "// args: out");
     for (int op = 0; op < k->e.n_ops; op++)
-        sb_put(s, ", in%d", op);
-    sb_put(s, "\n");
+        rd_put(s, ", in%d", op);
+    rd_put(s, "\n");
     bool f64 = k->e.acc_dtype == ET_F64 || k->e.out.dtype == ET_F64;
     for (int op = 0; op < k->e.n_ops; op++)
         f64 = f64 || k->e.op[op].dtype == ET_F64;
-    if (c->b == ET_BACKEND_OPENCL && f64)
-        sb_put(s, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    if (c->D->fp64_pragma && f64)
+        rd_put(s, "%s", c->D->fp64_pragma);
     if (et_kernel_has_split(k)) {
-        sb_put(s, "// SPLIT: work-groups add partial sums into the output: "
+        rd_put(s, "// SPLIT: work-groups add partial sums into the output: "
                   "zero its %lld bytes before each launch\n",
                (long long)c->launch.zero_bytes);
-        if (c->b == ET_BACKEND_OPENCL && k->e.out.dtype == ET_F64)
-            sb_put(s, "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : "
-                      "enable\n"
-                      "\nvoid et_atomic_add(volatile __global double *p, "
-                      "double v)\n"
-                      "{\n"
-                      "    ulong old = as_ulong(*p), seen;\n"
-                      "    while ((seen = atom_cmpxchg((volatile __global "
-                      "ulong *)p, old,\n"
-                      "                                as_ulong(as_double(old)"
-                      " + v))) != old)\n"
-                      "        old = seen;\n"
-                      "}\n");
-        else if (c->b == ET_BACKEND_OPENCL)
-            sb_put(s, "\nvoid et_atomic_add(volatile __global float *p, "
-                      "float v)\n"
-                      "{\n"
-                      "    uint old = as_uint(*p), seen;\n"
-                      "    while ((seen = atomic_cmpxchg((volatile __global "
-                      "uint *)p, old,\n"
-                      "                                  as_uint(as_float(old)"
-                      " + v))) != old)\n"
-                      "        old = seen;\n"
-                      "}\n");
+        const char *add = k->e.out.dtype == ET_F64 ? c->D->atomic_add_f64
+                                                   : c->D->atomic_add_f32;
+        if (add)
+            rd_put(s, "%s", add);
     }
     bool f16 = false;
     for (int op = 0; op < k->e.n_ops; op++)
         f16 = f16 || k->e.op[op].dtype == ET_F16;
-    if (c->b == ET_BACKEND_CUDA && f16) {
-        sb_put(s,
-               "\n// IEEE binary16 bits to float (exact)\n"
-               "__device__ static float et_half_to_float(unsigned short h)\n"
-               "{\n"
-               "    unsigned int sign = (unsigned int)(h >> 15) << 31;\n"
-               "    unsigned int e = (h >> 10) & 31u;\n"
-               "    unsigned int m = h & 1023u;\n"
-               "    if (e == 0) {\n"
-               "        float f = (float)m * 5.9604644775390625e-8f;\n"
-               "        return sign ? -f : f;\n"
-               "    }\n"
-               "    if (e == 31)\n"
-               "        return __uint_as_float(sign | 0x7f800000u | "
-               "(m << 13));\n"
-               "    return __uint_as_float(sign | ((e + 112u) << 23) | "
-               "(m << 13));\n"
-               "}\n");
-    }
-    sb_put(s, "\n");
+    if (c->D->half_helper && f16)
+        rd_put(s, "%s", c->D->half_helper);
+    rd_put(s, "\n");
 }
 
 static void kernel_name(const et_kernel *k, char *buf, size_t cap)
@@ -593,16 +661,16 @@ static void decode(ctx *c, const char *var, const plist *l)
         if (pt->size == 1)
             continue; /* always 0; sums skip size-1 parts */
         if (div == 1 && last)
-            line(&c->s, "%s %s = %s;", c->itype, pt->name, var);
+            rd_line(&c->s, "%s %s = %s;", c->itype, pt->name, var);
         else if (div == 1)
-            line(&c->s, "%s %s = %s %% %lld;", c->itype, pt->name, var,
-                 (long long)pt->size);
+            rd_line(&c->s, "%s %s = %s %% %lld;", c->itype, pt->name, var,
+                    (long long)pt->size);
         else if (last)
-            line(&c->s, "%s %s = %s / %lld;", c->itype, pt->name, var,
-                 (long long)div);
+            rd_line(&c->s, "%s %s = %s / %lld;", c->itype, pt->name, var,
+                    (long long)div);
         else
-            line(&c->s, "%s %s = %s / %lld %% %lld;", c->itype, pt->name, var,
-                 (long long)div, (long long)pt->size);
+            rd_line(&c->s, "%s %s = %s / %lld %% %lld;", c->itype, pt->name, var,
+                    (long long)div, (long long)pt->size);
         div *= pt->size;
     }
 }
@@ -610,20 +678,20 @@ static void decode(ctx *c, const char *var, const plist *l)
 static void emit_ids(ctx *c)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     int ndim = c->launch.ndim;
     int64_t N[3];
     et_kernel_group_counts(k, N);
-    line(s, "// position of this work-group");
+    rd_line(s, "// position of this work-group");
     if (c->flat) {
         plist l;
         dim_parts(c, &l, -1, ET_PART_GLOBAL);
         /* dim_parts(-1) lists launch order, which is dims 0,1,2 order */
-        line(s, "%s gidx = (%s)%s;", c->itype, c->itype,
-             k->nolocals ? c->D->global_id[0] : c->D->group_id[0]);
+        rd_line(s, "%s gidx = (%s)%s;", c->itype, c->itype,
+                k->nolocals ? c->D->global_id[0] : c->D->group_id[0]);
         if (k->nolocals)
-            line(s, "if (gidx >= %lld) return; /* rounded-up grid */",
-                 (long long)(N[0] * N[1] * N[2]));
+            rd_line(s, "if (gidx >= %lld) return; /* rounded-up grid */",
+                    (long long)(N[0] * N[1] * N[2]));
         decode(c, "gidx", &l);
     } else {
         for (int d = 0; d < ndim; d++) {
@@ -640,16 +708,16 @@ static void emit_ids(ctx *c)
             }
             char var[16];
             snprintf(var, sizeof var, "gidx%d", d);
-            line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
-                 k->nolocals ? c->D->global_id[d] : c->D->group_id[d]);
-            if (k->nolocals && c->b == ET_BACKEND_CUDA)
-                line(s, "if (%s >= %lld) return; /* rounded-up grid */", var,
-                     (long long)N[d]);
+            rd_line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
+                    k->nolocals ? c->D->global_id[d] : c->D->group_id[d]);
+            if (k->nolocals && c->D->rounded_grid)
+                rd_line(s, "if (%s >= %lld) return; /* rounded-up grid */", var,
+                        (long long)N[d]);
             decode(c, var, &l);
         }
     }
     if (c->wg > 1) {
-        line(s, "// position inside the work-group");
+        rd_line(s, "// position inside the work-group");
         for (int d = 0; d < ndim; d++) {
             if (c->L[d] == 1)
                 continue;
@@ -662,8 +730,8 @@ static void emit_ids(ctx *c)
             }
             char var[16];
             snprintf(var, sizeof var, "lidx%d", d);
-            line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
-                 c->D->local_id[d]);
+            rd_line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
+                    c->D->local_id[d]);
             decode(c, var, &l);
         }
         if (k->group_part >= 0 || k->prefetch_axis >= 0) {
@@ -684,10 +752,10 @@ static void emit_ids(ctx *c)
                 }
                 mul *= c->L[d];
             }
-            line(s, "%s lid_flat = %s;", c->itype, len ? expr : "0");
+            rd_line(s, "%s lid_flat = %s;", c->itype, len ? expr : "0");
         }
     } else if (k->group_part >= 0 || k->prefetch_axis >= 0) {
-        line(s, "%s lid_flat = 0;", c->itype);
+        rd_line(s, "%s lid_flat = 0;", c->itype);
     }
 }
 
@@ -707,7 +775,7 @@ static void emit_axis_bases(ctx *c, bool global)
             continue;
         char sum[512];
         sum_terms(c, sum, sizeof sum, a, keep_runtime, NULL, "");
-        line(&c->s, "%s %s_idx = %s;", c->itype, k->e.idx[a].name, sum);
+        rd_line(&c->s, "%s %s_idx = %s;", c->itype, k->e.idx[a].name, sum);
     }
 }
 
@@ -804,7 +872,7 @@ static bool emit_vstores_direct(ctx *c);
 static void emit_loads(ctx *c, int op)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     plist consts;
     const_parts(c, &consts, op);
     int64_t ncombo = plist_count(c, &consts);
@@ -831,8 +899,8 @@ static void emit_loads(ctx *c, int op)
                                         "%s%s*%lld", len ? " + " : "",
                                         pt->name, (long long)ts[p]);
         }
-        line(s, "%s in%d_t = %s; /* position in the local copy */", c->itype,
-             op, len ? base : "0");
+        rd_line(s, "%s in%d_t = %s; /* position in the local copy */", c->itype,
+                op, len ? base : "0");
         for (int64_t ci = 0; ci < ncombo; ci++) {
             combo_fill(c, &consts, ci, vals);
             char bn[16];
@@ -843,12 +911,12 @@ static void emit_loads(ctx *c, int op)
                 off += ts[consts.p[i]] * vals[consts.p[i]];
             snprintf(base, sizeof base, "in%d_t", op);
             addr_str(addr, sizeof addr, base, off);
-            line(s, "%s %s = tile_in%d[%s];", c->acc, name, op, addr);
+            rd_line(s, "%s %s = tile_in%d[%s];", c->acc, name, op, addr);
         }
         return;
     }
     addr_base(c, op, base, sizeof base);
-    line(s, "%s in%d_addr = %s;", c->itype, op, base);
+    rd_line(s, "%s in%d_addr = %s;", c->itype, op, base);
     snprintf(base, sizeof base, "in%d_addr", op);
     int vp = vector_part(c, op, &consts);
     if (vp >= 0) {
@@ -872,17 +940,12 @@ static void emit_loads(ctx *c, int op)
             snprintf(bn, sizeof bn, "a%d_v", op);
             combo_name(c, vn, sizeof vn, bn, &rest, vals);
             addr_str(addr, sizeof addr, base, addr_off(c, op, &consts, vals));
-            if (c->b == ET_BACKEND_OPENCL)
-                line(s, "%s%lld %s = vload%lld(0, in%d + %s);", c->acc,
-                     (long long)n, vn, (long long)n, op, addr);
-            else
-                line(s, "%s%lld %s = *(const %s%lld*)(in%d + %s);", c->acc,
-                     (long long)n, vn, c->acc, (long long)n, op, addr);
+            c->D->vector_load(s, c->acc, n, vn, op, addr);
             for (int64_t v = 0; v < n; v++) {
                 vals[vp] = v;
                 snprintf(bn, sizeof bn, "a%d", op);
                 combo_name(c, name, sizeof name, bn, &consts, vals);
-                line(s, "%s %s = %s.%s;", c->acc, name, vn, c->D->comp[v]);
+                rd_line(s, "%s %s = %s.%s;", c->acc, name, vn, c->D->comp[v]);
             }
         }
         return;
@@ -895,10 +958,10 @@ static void emit_loads(ctx *c, int op)
         addr_str(addr, sizeof addr, base, addr_off(c, op, &consts, vals));
         load_expr(c, op, addr, expr, sizeof expr);
         if (mask_expr(c, op, &consts, vals, mask, sizeof mask))
-            line(s, "%s %s = (%s) ? %s : %s;", c->acc, name, mask, expr,
-                 c->zero);
+            rd_line(s, "%s %s = (%s) ? %s : %s;", c->acc, name, mask, expr,
+                    c->zero);
         else
-            line(s, "%s %s = %s;", c->acc, name, expr);
+            rd_line(s, "%s %s = %s;", c->acc, name, expr);
     }
 }
 
@@ -924,7 +987,7 @@ static void emit_fmas_scalar(ctx *c)
             combo_name(c, v[op], sizeof v[op], bn, &consts, vals);
         }
         if (k->e.n_ops == 1) {
-            line(&c->s, "%s += %s;", accn, v[0]);
+            rd_line(&c->s, "%s += %s;", accn, v[0]);
             continue;
         }
         char prod[4096];
@@ -933,8 +996,8 @@ static void emit_fmas_scalar(ctx *c)
         for (int op = 0; op < k->e.n_ops - 1 && len < sizeof prod; op++)
             len += (size_t)snprintf(prod + len, sizeof prod - len, "%s%s",
                                     op ? " * " : "", v[op]);
-        line(&c->s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
-             v[k->e.n_ops - 1], accn);
+        rd_line(&c->s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
+                v[k->e.n_ops - 1], accn);
     }
 }
 
@@ -980,7 +1043,7 @@ static void choose_vector(ctx *c)
     c->vmode = 0;
     c->vpart = -1;
     c->vn = 1;
-    if (c->b != ET_BACKEND_OPENCL)
+    if (!c->D->vector_accumulators)
         return;
     int best1 = -1, best1_g = 1 << 30, best2 = -1;
     for (int p = 0; p < k->n_parts; p++) {
@@ -1077,7 +1140,7 @@ static void emit_vacc_decls(ctx *c)
         for (int q = 0; q < nch; q++) {
             chunk_name(name, sizeof name, base, nch, st[q]);
             vtype(c, w[q], ty, sizeof ty);
-            line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
+            rd_line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
         }
     }
 }
@@ -1103,7 +1166,7 @@ static bool direct_vec(const ctx *c, int op)
 static void emit_direct_vec_loads(ctx *c, int op)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     plist consts, rest;
     const_parts(c, &consts, op);
     plist_without(&consts, c->vpart, &rest);
@@ -1128,13 +1191,13 @@ static void emit_direct_vec_loads(ctx *c, int op)
                                         "%s%s*%lld", len ? " + " : "",
                                         pt->name, (long long)ts[p]);
         }
-        line(s, "%s in%d_t = %s; /* position in the local copy */", c->itype,
-             op, len ? base : "0");
+        rd_line(s, "%s in%d_t = %s; /* position in the local copy */", c->itype,
+                op, len ? base : "0");
         snprintf(base, sizeof base, "in%d_t", op);
         snprintf(ptr, sizeof ptr, "tile_in%d", op);
     } else {
         addr_base(c, op, base, sizeof base);
-        line(s, "%s in%d_addr = %s;", c->itype, op, base);
+        rd_line(s, "%s in%d_addr = %s;", c->itype, op, base);
         snprintf(base, sizeof base, "in%d_addr", op);
         snprintf(ptr, sizeof ptr, "in%d", op);
     }
@@ -1157,10 +1220,10 @@ static void emit_direct_vec_loads(ctx *c, int op)
             vtype(c, w[q], ty, sizeof ty);
             addr_str(addr, sizeof addr, base, off + st[q]);
             if (w[q] == 1)
-                line(s, "%s %s = %s[%s];", ty, name, ptr, addr);
+                rd_line(s, "%s %s = %s[%s];", ty, name, ptr, addr);
             else
-                line(s, "%s %s = vload%lld(0, %s + %s);", ty, name,
-                     (long long)w[q], ptr, addr);
+                rd_line(s, "%s %s = vload%lld(0, %s + %s);", ty, name,
+                        (long long)w[q], ptr, addr);
         }
     }
 }
@@ -1171,7 +1234,7 @@ static void emit_direct_vec_loads(ctx *c, int op)
 static void emit_fmas_vector(ctx *c)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     int vp = c->vpart;
     plist all, rest, accl;
     const_parts(c, &all, -2);
@@ -1212,9 +1275,9 @@ static void emit_fmas_vector(ctx *c)
                 chunk_name(cn, sizeof cn, vname, nch, st[q]);
                 vtype(c, w[q], ty, sizeof ty);
                 if (w[q] == 1)
-                    line(s, "%s %s = %s;", ty, cn, list);
+                    rd_line(s, "%s %s = %s;", ty, cn, list);
                 else
-                    line(s, "%s %s = (%s)(%s);", ty, cn, ty, list);
+                    rd_line(s, "%s %s = (%s)(%s);", ty, cn, ty, list);
             }
         }
     }
@@ -1248,7 +1311,7 @@ static void emit_fmas_vector(ctx *c)
                 }
             }
             if (k->e.n_ops == 1) {
-                line(s, "%s += %s;", accn, v[0]);
+                rd_line(s, "%s += %s;", accn, v[0]);
                 continue;
             }
             char prod[4096];
@@ -1257,8 +1320,8 @@ static void emit_fmas_vector(ctx *c)
             for (int op = 0; op < k->e.n_ops - 1 && len < sizeof prod; op++)
                 len += (size_t)snprintf(prod + len, sizeof prod - len, "%s%s",
                                         op ? " * " : "", v[op]);
-            line(s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
-                 v[k->e.n_ops - 1], accn);
+            rd_line(s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
+                    v[k->e.n_ops - 1], accn);
         }
     }
 }
@@ -1268,7 +1331,7 @@ static void emit_fmas_vector(ctx *c)
  * summed pairwise, then the chunks in order). */
 static void emit_vacc_unpack(ctx *c)
 {
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     plist ups, accl;
     plist_kind(c, &ups, ET_PART_UPCAST, -2);
     vacc_parts(c, &accl);
@@ -1292,8 +1355,8 @@ static void emit_vacc_unpack(ctx *c)
                 for (int64_t h = w[q] / 2; h >= 2; h /= 2) {
                     char nx[340];
                     snprintf(nx, sizeof nx, "%s_h%lld", vname, (long long)h);
-                    line(s, "%s%lld %s = %s.lo + %s.hi;", c->acc, (long long)h,
-                         nx, cur, cur);
+                    rd_line(s, "%s%lld %s = %s.lo + %s.hi;", c->acc, (long long)h,
+                            nx, cur, cur);
                     snprintf(cur, sizeof cur, "%s", nx);
                 }
                 if (w[q] == 1)
@@ -1306,7 +1369,7 @@ static void emit_vacc_unpack(ctx *c)
                 if (len >= sizeof sum)
                     break;
             }
-            line(s, "%s %s = %s;", c->acc, accn, sum);
+            rd_line(s, "%s %s = %s;", c->acc, accn, sum);
         }
         return;
     }
@@ -1321,10 +1384,10 @@ static void emit_vacc_unpack(ctx *c)
             q++;
         chunk_name(vname, sizeof vname, vbase, nch, st[q]);
         if (w[q] == 1)
-            line(s, "%s %s = %s;", c->acc, accn, vname);
+            rd_line(s, "%s %s = %s;", c->acc, accn, vname);
         else
-            line(s, "%s %s = %s.%s;", c->acc, accn, vname,
-                 c->D->comp[v - st[q]]);
+            rd_line(s, "%s %s = %s.%s;", c->acc, accn, vname,
+                    c->D->comp[v - st[q]]);
     }
 }
 
@@ -1346,7 +1409,7 @@ static bool emit_vstores_direct(ctx *c)
 {
     if (!vstores_direct_ok(c))
         return false;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     plist ups, accl;
     plist_kind(c, &ups, ET_PART_UPCAST, -2);
     vacc_parts(c, &accl);
@@ -1354,7 +1417,7 @@ static bool emit_vstores_direct(ctx *c)
     int nch = vchunks(c, st, w);
     char base[512], addr[600], vbase[256], vname[300];
     addr_base(c, -1, base, sizeof base);
-    line(s, "%s out_addr = %s;", c->itype, base);
+    rd_line(s, "%s out_addr = %s;", c->itype, base);
     int64_t n = plist_count(c, &accl);
     int64_t vals[MAXP] = {0};
     for (int64_t ci = 0; ci < n; ci++) {
@@ -1366,10 +1429,10 @@ static bool emit_vstores_direct(ctx *c)
             chunk_name(vname, sizeof vname, vbase, nch, st[q]);
             addr_str(addr, sizeof addr, "out_addr", off + st[q]);
             if (w[q] == 1)
-                line(s, "out[%s] = %s;", addr, vname);
+                rd_line(s, "out[%s] = %s;", addr, vname);
             else
-                line(s, "vstore%lld(%s, 0, out + %s);", (long long)w[q],
-                     vname, addr);
+                rd_line(s, "vstore%lld(%s, 0, out + %s);", (long long)w[q],
+                        vname, addr);
         }
     }
     return true;
@@ -1388,31 +1451,31 @@ static void emit_fmas(ctx *c)
 static void emit_prefetch_copy(ctx *c, int op)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     int64_t ts[MAXP];
     int64_t T = tile_strides(c, op, ts);
-    line(s, "// copy the %lld elements of operand %d this chunk needs", (long long)T,
-         op);
-    line(s, "for (%s cp = lid_flat; cp < %lld; cp += %lld) {", c->itype,
-         (long long)T, (long long)c->wg);
+    rd_line(s, "// copy the %lld elements of operand %d this chunk needs", (long long)T,
+            op);
+    rd_line(s, "for (%s cp = lid_flat; cp < %lld; cp += %lld) {", c->itype,
+            (long long)T, (long long)c->wg);
     s->indent++;
     for (int p = 0; p < k->n_parts; p++) {
         const et_part *pt = &k->part[p];
         if (!ts[p])
             continue;
         if (pt->size == 1)
-            line(s, "%s %s_c = 0;", c->itype, pt->name);
+            rd_line(s, "%s %s_c = 0;", c->itype, pt->name);
         else if (ts[p] * pt->size == T && ts[p] == 1)
-            line(s, "%s %s_c = cp;", c->itype, pt->name);
+            rd_line(s, "%s %s_c = cp;", c->itype, pt->name);
         else if (ts[p] * pt->size == T)
-            line(s, "%s %s_c = cp / %lld;", c->itype, pt->name,
-                 (long long)ts[p]);
+            rd_line(s, "%s %s_c = cp / %lld;", c->itype, pt->name,
+                    (long long)ts[p]);
         else if (ts[p] == 1)
-            line(s, "%s %s_c = cp %% %lld;", c->itype, pt->name,
-                 (long long)pt->size);
+            rd_line(s, "%s %s_c = cp %% %lld;", c->itype, pt->name,
+                    (long long)pt->size);
         else
-            line(s, "%s %s_c = cp / %lld %% %lld;", c->itype, pt->name,
-                 (long long)ts[p], (long long)pt->size);
+            rd_line(s, "%s %s_c = cp / %lld %% %lld;", c->itype, pt->name,
+                    (long long)ts[p], (long long)pt->size);
     }
     const et_operand *o = &k->e.op[op];
     const int64_t *cf = coefs(c, op);
@@ -1441,7 +1504,7 @@ static void emit_prefetch_copy(ctx *c, int op)
                                         "%s%s%s*%lld", len ? " + " : "",
                                         pt->name, suf, (long long)pt->stride);
         }
-        line(s, "%s %s_ci = %s;", c->itype, k->e.idx[a].name, len ? sum : "0");
+        rd_line(s, "%s %s_ci = %s;", c->itype, k->e.idx[a].name, len ? sum : "0");
         if (cf[a] && k->padded[a] != 1) {
             if (cf[a] == 1)
                 alen += (size_t)snprintf(addr + alen, sizeof addr - alen,
@@ -1461,22 +1524,22 @@ static void emit_prefetch_copy(ctx *c, int op)
     char expr[1536];
     load_expr(c, op, alen ? addr : "0", expr, sizeof expr);
     if (mlen)
-        line(s, "tile_in%d[cp] = (%s) ? %s : %s;", op, mask, expr, c->zero);
+        rd_line(s, "tile_in%d[cp] = (%s) ? %s : %s;", op, mask, expr, c->zero);
     else
-        line(s, "tile_in%d[cp] = %s;", op, expr);
+        rd_line(s, "tile_in%d[cp] = %s;", op, expr);
     s->indent--;
-    line(s, "}");
+    rd_line(s, "}");
 }
 
 static void emit_body(ctx *c)
 {
     const et_kernel *k = c->k;
     if (k->e.n_idx > k->e.n_out) {
-        line(&c->s, "// reduce indices");
+        rd_line(&c->s, "// reduce indices");
         emit_axis_bases(c, false);
     }
     for (int op = 0; op < k->e.n_ops; op++) {
-        line(&c->s, "// operand %d", op);
+        rd_line(&c->s, "// operand %d", op);
         emit_loads(c, op);
     }
     emit_fmas(c);
@@ -1484,15 +1547,15 @@ static void emit_body(ctx *c)
 
 static void open_loop(ctx *c, const et_part *pt)
 {
-    line(&c->s, "for (%s %s = 0; %s < %lld; %s++) {", c->itype, pt->name,
-         pt->name, (long long)pt->size, pt->name);
+    rd_line(&c->s, "for (%s %s = 0; %s < %lld; %s++) {", c->itype, pt->name,
+            pt->name, (long long)pt->size, pt->name);
     c->s.indent++;
 }
 
 static void close_block(ctx *c)
 {
     c->s.indent--;
-    line(&c->s, "}");
+    rd_line(&c->s, "}");
 }
 
 static void emit_loops(ctx *c)
@@ -1510,11 +1573,11 @@ static void emit_loops(ctx *c)
         for (int op = 0; op < k->e.n_ops; op++)
             if (k->prefetch_op[op])
                 emit_prefetch_copy(c, op);
-        line(&c->s, "%s", c->D->barrier);
+        rd_line(&c->s, "%s", c->D->barrier);
         open_loop(c, &k->part[k->prefetch_part]);
         emit_body(c);
         close_block(c);
-        line(&c->s, "%s", c->D->barrier);
+        rd_line(&c->s, "%s", c->D->barrier);
         close_block(c);
     } else {
         emit_body(c);
@@ -1526,14 +1589,14 @@ static void emit_loops(ctx *c)
 static void emit_stores(ctx *c)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     plist ups;
     plist_kind(c, &ups, ET_PART_UPCAST, -2);
     char base[512], addr[600], mask[512], accn[256];
     if (emit_vstores_direct(c))
         return;
     addr_base(c, -1, base, sizeof base);
-    line(s, "%s out_addr = %s;", c->itype, base);
+    rd_line(s, "%s out_addr = %s;", c->itype, base);
     int64_t vals[MAXP] = {0};
     const char *ot = acc_type(k->e.out.dtype);
     const char *cast = k->e.out.dtype == k->e.acc_dtype ? ""
@@ -1541,8 +1604,7 @@ static void emit_stores(ctx *c)
                                                       : "(float)";
     if (et_kernel_has_split(k)) {
         /* SPLIT: this work-group's partial sums go into the zeroed output */
-        const char *add = c->b == ET_BACKEND_CUDA ? "atomicAdd"
-                                                  : "et_atomic_add";
+        const char *add = c->D->atomic_add;
         int64_t n = plist_count(c, &ups);
         for (int64_t ci = 0; ci < n; ci++) {
             combo_fill(c, &ups, ci, vals);
@@ -1550,10 +1612,10 @@ static void emit_stores(ctx *c)
             addr_str(addr, sizeof addr, "out_addr",
                      addr_off(c, -1, &ups, vals));
             if (mask_expr(c, -1, &ups, vals, mask, sizeof mask))
-                line(s, "if (%s) %s(out + %s, %s%s);", mask, add, addr, cast,
-                     accn);
+                rd_line(s, "if (%s) %s(out + %s, %s%s);", mask, add, addr, cast,
+                        accn);
             else
-                line(s, "%s(out + %s, %s%s);", add, addr, cast, accn);
+                rd_line(s, "%s(out + %s, %s%s);", add, addr, cast, accn);
         }
         return;
     }
@@ -1579,12 +1641,7 @@ static void emit_stores(ctx *c)
                 len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
                                         v ? ", " : "", accn);
             }
-            if (c->b == ET_BACKEND_OPENCL)
-                line(s, "vstore%lld((%s%lld)(%s), 0, out + %s);",
-                     (long long)n, ot, (long long)n, list, addr);
-            else
-                line(s, "*(%s%lld*)(out + %s) = make_%s%lld(%s);", ot,
-                     (long long)n, addr, ot, (long long)n, list);
+            c->D->vector_store(s, ot, n, list, addr);
         }
         return;
     }
@@ -1594,16 +1651,16 @@ static void emit_stores(ctx *c)
         combo_name(c, accn, sizeof accn, "acc", &ups, vals);
         addr_str(addr, sizeof addr, "out_addr", addr_off(c, -1, &ups, vals));
         if (mask_expr(c, -1, &ups, vals, mask, sizeof mask))
-            line(s, "if (%s) out[%s] = %s%s;", mask, addr, cast, accn);
+            rd_line(s, "if (%s) out[%s] = %s%s;", mask, addr, cast, accn);
         else
-            line(s, "out[%s] = %s%s;", addr, cast, accn);
+            rd_line(s, "out[%s] = %s%s;", addr, cast, accn);
     }
 }
 
 static void emit_group_combine(ctx *c)
 {
     const et_kernel *k = c->k;
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     const et_part *g = &k->part[k->group_part];
     plist ups;
     plist_kind(c, &ups, ET_PART_UPCAST, -2);
@@ -1616,27 +1673,27 @@ static void emit_group_combine(ctx *c)
         emit_stores(c);
         return;
     }
-    line(s, "// combine the partial sums of the %lld lanes of %s",
-         (long long)g->size, g->name);
+    rd_line(s, "// combine the partial sums of the %lld lanes of %s",
+            (long long)g->size, g->name);
     for (int64_t ci = 0; ci < n; ci++) {
         combo_fill(c, &ups, ci, vals);
         combo_name(c, accn, sizeof accn, "acc", &ups, vals);
-        line(s, "red[%lld + lid_flat] = %s;", (long long)(ci * c->wg), accn);
+        rd_line(s, "red[%lld + lid_flat] = %s;", (long long)(ci * c->wg), accn);
     }
-    line(s, "%s", c->D->barrier);
-    line(s, "if (%s == 0) {", g->name);
+    rd_line(s, "%s", c->D->barrier);
+    rd_line(s, "if (%s == 0) {", g->name);
     s->indent++;
     for (int64_t ci = 0; ci < n; ci++) {
         combo_fill(c, &ups, ci, vals);
         combo_name(c, accn, sizeof accn, "acc", &ups, vals);
-        line(s, "for (%s ln = 1; ln < %lld; ln++)", c->itype,
-             (long long)g->size);
-        line(s, "    %s += red[%lld + lid_flat + ln];", accn,
-             (long long)(ci * c->wg));
+        rd_line(s, "for (%s ln = 1; ln < %lld; ln++)", c->itype,
+                (long long)g->size);
+        rd_line(s, "    %s += red[%lld + lid_flat + ln];", accn,
+                (long long)(ci * c->wg));
     }
     emit_stores(c);
     s->indent--;
-    line(s, "}");
+    rd_line(s, "}");
 }
 
 et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
@@ -1671,8 +1728,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     c->itype = needs_long(c) ? c->D->long_type : "int";
     c->acc = acc_type(k->e.acc_dtype);
     c->zero = k->e.acc_dtype == ET_F64 ? "0.0" : "0.0f";
-    c->fma = (k->e.acc_dtype == ET_F32 && b == ET_BACKEND_CUDA) ? "fmaf"
-                                                                : "fma";
+    c->fma = k->e.acc_dtype == ET_F32 ? c->D->fma_f32 : "fma";
     kernel_name(k, out->name, sizeof out->name);
     out->launch = c->launch;
     out->local_bytes = et_kernel_local_bytes(k);
@@ -1681,31 +1737,31 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     for (int op = 0; op < k->e.n_ops; op++)
         out->arg_operand[op + 1] = op;
 
-    sbuf *s = &c->s;
+    rd_out *s = &c->s;
     emit_header(c);
-    sb_put(s, "%s %s(", c->D->kernel_kw, out->name);
-    sb_put(s, c->D->out_ptr, store_type(c, k->e.out.dtype), "out");
+    rd_put(s, "%s %s(", c->D->kernel_kw, out->name);
+    rd_put(s, c->D->out_ptr, store_type(c, k->e.out.dtype), "out");
     for (int op = 0; op < k->e.n_ops; op++) {
         char nm[16];
         snprintf(nm, sizeof nm, "in%d", op);
-        sb_put(s, ", ");
-        sb_put(s, c->D->in_ptr, store_type(c, k->e.op[op].dtype), nm);
+        rd_put(s, ", ");
+        rd_put(s, c->D->in_ptr, store_type(c, k->e.op[op].dtype), nm);
     }
-    sb_put(s, ")\n{\n");
+    rd_put(s, ")\n{\n");
     s->indent = 1;
     for (int op = 0; op < k->e.n_ops; op++)
         if (k->prefetch_axis >= 0 && k->prefetch_op[op])
-            line(s, "%s %s tile_in%d[%lld];", c->D->local_kw, c->acc, op,
-                 (long long)et_kernel_tile_elems(k, op));
+            rd_line(s, "%s %s tile_in%d[%lld];", c->D->local_kw, c->acc, op,
+                    (long long)et_kernel_tile_elems(k, op));
     plist ups;
     plist_kind(c, &ups, ET_PART_UPCAST, -2);
     int64_t nacc = plist_count(c, &ups);
     if (k->group_part >= 0)
-        line(s, "%s %s red[%lld];", c->D->local_kw, c->acc,
-             (long long)(c->wg * nacc));
+        rd_line(s, "%s %s red[%lld];", c->D->local_kw, c->acc,
+                (long long)(c->wg * nacc));
     emit_ids(c);
     if (k->e.n_out > 0) {
-        line(s, "// output indices (UPCAST parts added per accumulator)");
+        rd_line(s, "// output indices (UPCAST parts added per accumulator)");
         emit_axis_bases(c, true);
     }
     int64_t vals[MAXP] = {0};
@@ -1717,7 +1773,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         for (int64_t ci = 0; ci < nacc; ci++) {
             combo_fill(c, &ups, ci, vals);
             combo_name(c, accn, sizeof accn, "acc", &ups, vals);
-            line(s, "%s %s = %s;", c->acc, accn, c->zero);
+            rd_line(s, "%s %s = %s;", c->acc, accn, c->zero);
         }
     }
     emit_loops(c);
@@ -1728,15 +1784,12 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     else
         emit_stores(c);
     s->indent = 0;
-    sb_put(s, "}\n");
-    if (s->oom) {
+    rd_put(s, "}\n");
+    out->source = et_sbuf_take(&s->b);
+    if (!out->source)
         st = ET_ERR_NOMEM;
-        goto done;
-    }
-    out->source = s->p;
-    s->p = NULL;
 done:
-    free(c->s.p);
+    et_sbuf_free(&c->s.b);
     free(c);
     return st;
 }

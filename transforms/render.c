@@ -362,26 +362,21 @@ typedef bool (*part_pred)(const ctx *c, int p, const void *arg);
 static void sum_terms(const ctx *c, char *buf, size_t cap, int axis,
                       part_pred keep, const void *arg, const char *suffix)
 {
-    size_t len = 0;
-    buf[0] = '\0';
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
     for (int p = 0; p < c->k->n_parts; p++) {
         const et_part *pt = &c->k->part[p];
         if (pt->axis != axis || pt->size == 1 || !keep(c, p, arg))
             continue;
-        int n;
         if (pt->stride == 1)
-            n = snprintf(buf + len, cap - len, "%s%s%s", len ? " + " : "",
-                         pt->name, suffix);
+            et_sbuf_printf(&b, "%s%s%s", b.len ? " + " : "", pt->name,
+                           suffix);
         else
-            n = snprintf(buf + len, cap - len, "%s%s%s*%lld",
-                         len ? " + " : "", pt->name, suffix,
-                         (long long)pt->stride);
-        if (n < 0 || (size_t)n >= cap - len)
-            break;
-        len += (size_t)n;
+            et_sbuf_printf(&b, "%s%s%s*%lld", b.len ? " + " : "", pt->name,
+                           suffix, (long long)pt->stride);
     }
-    if (len == 0)
-        snprintf(buf, cap, "0");
+    if (b.len == 0)
+        et_sbuf_puts(&b, "0");
 }
 
 static bool is_runtime(et_part_kind kd)
@@ -432,11 +427,12 @@ static void combo_fill(const ctx *c, const plist *l, int64_t idx,
 static void combo_name(const ctx *c, char *buf, size_t cap, const char *base,
                        const plist *l, const int64_t *vals)
 {
-    size_t len = (size_t)snprintf(buf, cap, "%s", base);
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
+    et_sbuf_puts(&b, base);
     (void)c;
-    for (int i = 0; i < l->n && len < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "_%lld",
-                                (long long)vals[l->p[i]]);
+    for (int i = 0; i < l->n; i++)
+        et_sbuf_printf(&b, "_%lld", (long long)vals[l->p[i]]);
 }
 
 /* Offset of axis a contributed by const parts (values in vals). */
@@ -544,11 +540,12 @@ static void emit_header(ctx *c)
 {
     const et_kernel *k = c->k;
     rd_out *s = &c->s;
-    char dts[256] = "";
-    size_t len = 0;
-    for (int op = 0; op < k->e.n_ops && len < sizeof dts; op++)
-        len += (size_t)snprintf(dts + len, sizeof dts - len, "%s%s",
-                                op ? "," : "", et_dtype_name(k->e.op[op].dtype));
+    char dts[256];
+    et_sbuf db;
+    et_sbuf_fixed(&db, dts, sizeof dts);
+    for (int op = 0; op < k->e.n_ops; op++)
+        et_sbuf_printf(&db, "%s%s", op ? "," : "",
+                       et_dtype_name(k->e.op[op].dtype));
     rd_put(s, "// eintune %s kernel for %s (%s -> %s, accumulated in %s)\n",
            et_backend_name(c->b), k->e.text, dts,
            et_dtype_name(k->e.out.dtype), et_dtype_name(k->e.acc_dtype));
@@ -735,24 +732,21 @@ static void emit_ids(ctx *c)
             decode(c, var, &l);
         }
         if (k->group_part >= 0 || k->prefetch_axis >= 0) {
-            char expr[256] = "";
-            size_t len = 0;
+            char expr[256];
+            et_sbuf e;
+            et_sbuf_fixed(&e, expr, sizeof expr);
             int64_t mul = 1;
             for (int d = 0; d < ndim; d++) {
                 if (c->L[d] > 1) {
                     if (mul == 1)
-                        len += (size_t)snprintf(expr + len, sizeof expr - len,
-                                                "%slidx%d", len ? " + " : "",
-                                                d);
+                        et_sbuf_printf(&e, "%slidx%d", e.len ? " + " : "", d);
                     else
-                        len += (size_t)snprintf(expr + len, sizeof expr - len,
-                                                "%slidx%d*%lld",
-                                                len ? " + " : "", d,
-                                                (long long)mul);
+                        et_sbuf_printf(&e, "%slidx%d*%lld",
+                                       e.len ? " + " : "", d, (long long)mul);
                 }
                 mul *= c->L[d];
             }
-            rd_line(s, "%s lid_flat = %s;", c->itype, len ? expr : "0");
+            rd_line(s, "%s lid_flat = %s;", c->itype, e.len ? expr : "0");
         }
     } else if (k->group_part >= 0 || k->prefetch_axis >= 0) {
         rd_line(s, "%s lid_flat = 0;", c->itype);
@@ -783,51 +777,42 @@ static void emit_axis_bases(ctx *c, bool global)
 static void addr_base(const ctx *c, int op, char *buf, size_t cap)
 {
     const int64_t *cf = coefs(c, op);
-    size_t len = 0;
-    buf[0] = '\0';
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
     for (int a = 0; a < c->k->e.n_idx; a++) {
         if (!cf[a] || c->k->padded[a] == 1)
             continue;
-        int n;
         if (cf[a] == 1)
-            n = snprintf(buf + len, cap - len, "%s%s_idx", len ? " + " : "",
-                         c->k->e.idx[a].name);
+            et_sbuf_printf(&b, "%s%s_idx", b.len ? " + " : "",
+                           c->k->e.idx[a].name);
         else
-            n = snprintf(buf + len, cap - len, "%s%s_idx*%lld",
-                         len ? " + " : "", c->k->e.idx[a].name,
-                         (long long)cf[a]);
-        if (n < 0 || (size_t)n >= cap - len)
-            break;
-        len += (size_t)n;
+            et_sbuf_printf(&b, "%s%s_idx*%lld", b.len ? " + " : "",
+                           c->k->e.idx[a].name, (long long)cf[a]);
     }
-    if (!len)
-        snprintf(buf, cap, "0");
+    if (!b.len)
+        et_sbuf_puts(&b, "0");
 }
 
 /* Mask of operand op for the const values: padded axes in range. */
 static bool mask_expr(const ctx *c, int op, const plist *consts,
                       const int64_t *vals, char *buf, size_t cap)
 {
-    size_t len = 0;
-    buf[0] = '\0';
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
     for (int a = 0; a < c->k->e.n_idx; a++) {
         if (!op_uses(c, op, a) || !padded(c, a))
             continue;
         int64_t off = axis_off(c, a, consts, vals);
-        int n;
         if (off)
-            n = snprintf(buf + len, cap - len, "%s%s_idx + %lld < %lld",
-                         len ? " && " : "", c->k->e.idx[a].name,
-                         (long long)off, (long long)c->k->e.idx[a].size);
+            et_sbuf_printf(&b, "%s%s_idx + %lld < %lld", b.len ? " && " : "",
+                           c->k->e.idx[a].name, (long long)off,
+                           (long long)c->k->e.idx[a].size);
         else
-            n = snprintf(buf + len, cap - len, "%s%s_idx < %lld",
-                         len ? " && " : "", c->k->e.idx[a].name,
-                         (long long)c->k->e.idx[a].size);
-        if (n < 0 || (size_t)n >= cap - len)
-            break;
-        len += (size_t)n;
+            et_sbuf_printf(&b, "%s%s_idx < %lld", b.len ? " && " : "",
+                           c->k->e.idx[a].name,
+                           (long long)c->k->e.idx[a].size);
     }
-    return len > 0;
+    return b.len > 0;
 }
 
 static int64_t addr_off(const ctx *c, int op, const plist *consts,
@@ -864,6 +849,28 @@ static int64_t tile_strides(const ctx *c, int op, int64_t *ts)
     return t;
 }
 
+/* Declares in<op>_t, the position of this work-item's values in operand
+ * op's PREFETCH tile (ts: the tile strides by part). */
+static void emit_tile_pos(ctx *c, int op, const int64_t *ts)
+{
+    const et_kernel *k = c->k;
+    char pos[512];
+    et_sbuf b;
+    et_sbuf_fixed(&b, pos, sizeof pos);
+    for (int p = 0; p < k->n_parts; p++) {
+        const et_part *pt = &k->part[p];
+        if (!ts[p] || !is_runtime(pt->kind) || pt->size == 1)
+            continue;
+        if (ts[p] == 1)
+            et_sbuf_printf(&b, "%s%s", b.len ? " + " : "", pt->name);
+        else
+            et_sbuf_printf(&b, "%s%s*%lld", b.len ? " + " : "", pt->name,
+                           (long long)ts[p]);
+    }
+    rd_line(&c->s, "%s in%d_t = %s; /* position in the local copy */",
+            c->itype, op, b.len ? pos : "0");
+}
+
 static bool direct_vec(const ctx *c, int op);
 static void emit_direct_vec_loads(ctx *c, int op);
 static bool emit_vstores_direct(ctx *c);
@@ -877,7 +884,7 @@ static void emit_loads(ctx *c, int op)
     const_parts(c, &consts, op);
     int64_t ncombo = plist_count(c, &consts);
     int64_t vals[MAXP] = {0};
-    char name[256], addr[512], expr[768], mask[512], base[512];
+    char name[256], addr[600], expr[768], mask[512], base[512];
     if (direct_vec(c, op)) {
         emit_direct_vec_loads(c, op);
         return;
@@ -885,22 +892,7 @@ static void emit_loads(ctx *c, int op)
     if (k->prefetch_axis >= 0 && k->prefetch_op[op]) {
         int64_t ts[MAXP];
         tile_strides(c, op, ts);
-        size_t len = 0;
-        base[0] = '\0';
-        for (int p = 0; p < k->n_parts; p++) {
-            const et_part *pt = &k->part[p];
-            if (!ts[p] || !is_runtime(pt->kind) || pt->size == 1)
-                continue;
-            if (ts[p] == 1)
-                len += (size_t)snprintf(base + len, sizeof base - len, "%s%s",
-                                        len ? " + " : "", pt->name);
-            else
-                len += (size_t)snprintf(base + len, sizeof base - len,
-                                        "%s%s*%lld", len ? " + " : "",
-                                        pt->name, (long long)ts[p]);
-        }
-        rd_line(s, "%s in%d_t = %s; /* position in the local copy */", c->itype,
-                op, len ? base : "0");
+        emit_tile_pos(c, op, ts);
         for (int64_t ci = 0; ci < ncombo; ci++) {
             combo_fill(c, &consts, ci, vals);
             char bn[16];
@@ -991,11 +983,10 @@ static void emit_fmas_scalar(ctx *c)
             continue;
         }
         char prod[4096];
-        size_t len = 0;
-        prod[0] = '\0';
-        for (int op = 0; op < k->e.n_ops - 1 && len < sizeof prod; op++)
-            len += (size_t)snprintf(prod + len, sizeof prod - len, "%s%s",
-                                    op ? " * " : "", v[op]);
+        et_sbuf pb;
+        et_sbuf_fixed(&pb, prod, sizeof prod);
+        for (int op = 0; op < k->e.n_ops - 1; op++)
+            et_sbuf_printf(&pb, "%s%s", op ? " * " : "", v[op]);
         rd_line(&c->s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
                 v[k->e.n_ops - 1], accn);
     }
@@ -1177,22 +1168,7 @@ static void emit_direct_vec_loads(ctx *c, int op)
     char base[512], ptr[32];
     if (tile) {
         tile_strides(c, op, ts);
-        size_t len = 0;
-        base[0] = '\0';
-        for (int p = 0; p < k->n_parts; p++) {
-            const et_part *pt = &k->part[p];
-            if (!ts[p] || !is_runtime(pt->kind) || pt->size == 1)
-                continue;
-            if (ts[p] == 1)
-                len += (size_t)snprintf(base + len, sizeof base - len, "%s%s",
-                                        len ? " + " : "", pt->name);
-            else
-                len += (size_t)snprintf(base + len, sizeof base - len,
-                                        "%s%s*%lld", len ? " + " : "",
-                                        pt->name, (long long)ts[p]);
-        }
-        rd_line(s, "%s in%d_t = %s; /* position in the local copy */", c->itype,
-                op, len ? base : "0");
+        emit_tile_pos(c, op, ts);
         snprintf(base, sizeof base, "in%d_t", op);
         snprintf(ptr, sizeof ptr, "tile_in%d", op);
     } else {
@@ -1261,15 +1237,12 @@ static void emit_fmas_vector(ctx *c)
             combo_name(c, vname, sizeof vname, vb, &orest, vals);
             for (int q = 0; q < nch; q++) {
                 char list[4096];
-                size_t len = 0;
-                list[0] = '\0';
-                for (int64_t v = st[q]; v < st[q] + w[q] && len < sizeof list;
-                     v++) {
+                et_sbuf lb;
+                et_sbuf_fixed(&lb, list, sizeof list);
+                for (int64_t v = st[q]; v < st[q] + w[q]; v++) {
                     vals[vp] = v;
                     combo_name(c, name, sizeof name, bn, &consts, vals);
-                    len += (size_t)snprintf(list + len, sizeof list - len,
-                                            "%s%s", v > st[q] ? ", " : "",
-                                            name);
+                    et_sbuf_printf(&lb, "%s%s", v > st[q] ? ", " : "", name);
                 }
                 vals[vp] = 0;
                 chunk_name(cn, sizeof cn, vname, nch, st[q]);
@@ -1315,11 +1288,10 @@ static void emit_fmas_vector(ctx *c)
                 continue;
             }
             char prod[4096];
-            size_t len = 0;
-            prod[0] = '\0';
-            for (int op = 0; op < k->e.n_ops - 1 && len < sizeof prod; op++)
-                len += (size_t)snprintf(prod + len, sizeof prod - len, "%s%s",
-                                        op ? " * " : "", v[op]);
+            et_sbuf pb;
+            et_sbuf_fixed(&pb, prod, sizeof prod);
+            for (int op = 0; op < k->e.n_ops - 1; op++)
+                et_sbuf_printf(&pb, "%s%s", op ? " * " : "", v[op]);
             rd_line(s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
                     v[k->e.n_ops - 1], accn);
         }
@@ -1346,8 +1318,8 @@ static void emit_vacc_unpack(ctx *c)
             combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
             combo_name(c, accn, sizeof accn, "acc", &ups, vals);
             char sum[4096];
-            size_t len = 0;
-            sum[0] = '\0';
+            et_sbuf sb;
+            et_sbuf_fixed(&sb, sum, sizeof sum);
             for (int q = 0; q < nch; q++) {
                 chunk_name(vname, sizeof vname, vbase, nch, st[q]);
                 char cur[340];
@@ -1360,14 +1332,10 @@ static void emit_vacc_unpack(ctx *c)
                     snprintf(cur, sizeof cur, "%s", nx);
                 }
                 if (w[q] == 1)
-                    len += (size_t)snprintf(sum + len, sizeof sum - len,
-                                            "%s%s", q ? " + " : "", cur);
+                    et_sbuf_printf(&sb, "%s%s", q ? " + " : "", cur);
                 else
-                    len += (size_t)snprintf(sum + len, sizeof sum - len,
-                                            "%s(%s.s0 + %s.s1)",
-                                            q ? " + " : "", cur, cur);
-                if (len >= sizeof sum)
-                    break;
+                    et_sbuf_printf(&sb, "%s(%s.s0 + %s.s1)", q ? " + " : "",
+                                   cur, cur);
             }
             rd_line(s, "%s %s = %s;", c->acc, accn, sum);
         }
@@ -1479,8 +1447,10 @@ static void emit_prefetch_copy(ctx *c, int op)
     }
     const et_operand *o = &k->e.op[op];
     const int64_t *cf = coefs(c, op);
-    char addr[1024] = "", mask[512] = "";
-    size_t alen = 0, mlen = 0;
+    char addr[1024], mask[512];
+    et_sbuf ab, mb;
+    et_sbuf_fixed(&ab, addr, sizeof addr);
+    et_sbuf_fixed(&mb, mask, sizeof mask);
     for (int a = 0; a < k->e.n_idx; a++) {
         bool used = false;
         for (int d = 0; d < o->rank; d++)
@@ -1489,41 +1459,37 @@ static void emit_prefetch_copy(ctx *c, int op)
             continue;
         /* <axis>_ci = fixed parts by name + tile parts by their _c copy */
         char sum[512];
-        size_t len = 0;
-        sum[0] = '\0';
+        et_sbuf sb;
+        et_sbuf_fixed(&sb, sum, sizeof sum);
         for (int p = 0; p < k->n_parts; p++) {
             const et_part *pt = &k->part[p];
             if (pt->axis != a || pt->size == 1)
                 continue;
             const char *suf = ts[p] ? "_c" : "";
             if (pt->stride == 1)
-                len += (size_t)snprintf(sum + len, sizeof sum - len, "%s%s%s",
-                                        len ? " + " : "", pt->name, suf);
+                et_sbuf_printf(&sb, "%s%s%s", sb.len ? " + " : "", pt->name,
+                               suf);
             else
-                len += (size_t)snprintf(sum + len, sizeof sum - len,
-                                        "%s%s%s*%lld", len ? " + " : "",
-                                        pt->name, suf, (long long)pt->stride);
+                et_sbuf_printf(&sb, "%s%s%s*%lld", sb.len ? " + " : "",
+                               pt->name, suf, (long long)pt->stride);
         }
-        rd_line(s, "%s %s_ci = %s;", c->itype, k->e.idx[a].name, len ? sum : "0");
+        rd_line(s, "%s %s_ci = %s;", c->itype, k->e.idx[a].name,
+                sb.len ? sum : "0");
         if (cf[a] && k->padded[a] != 1) {
             if (cf[a] == 1)
-                alen += (size_t)snprintf(addr + alen, sizeof addr - alen,
-                                         "%s%s_ci", alen ? " + " : "",
-                                         k->e.idx[a].name);
+                et_sbuf_printf(&ab, "%s%s_ci", ab.len ? " + " : "",
+                               k->e.idx[a].name);
             else
-                alen += (size_t)snprintf(addr + alen, sizeof addr - alen,
-                                         "%s%s_ci*%lld", alen ? " + " : "",
-                                         k->e.idx[a].name, (long long)cf[a]);
+                et_sbuf_printf(&ab, "%s%s_ci*%lld", ab.len ? " + " : "",
+                               k->e.idx[a].name, (long long)cf[a]);
         }
         if (padded(c, a))
-            mlen += (size_t)snprintf(mask + mlen, sizeof mask - mlen,
-                                     "%s%s_ci < %lld", mlen ? " && " : "",
-                                     k->e.idx[a].name,
-                                     (long long)k->e.idx[a].size);
+            et_sbuf_printf(&mb, "%s%s_ci < %lld", mb.len ? " && " : "",
+                           k->e.idx[a].name, (long long)k->e.idx[a].size);
     }
     char expr[1536];
-    load_expr(c, op, alen ? addr : "0", expr, sizeof expr);
-    if (mlen)
+    load_expr(c, op, ab.len ? addr : "0", expr, sizeof expr);
+    if (mb.len)
         rd_line(s, "tile_in%d[cp] = (%s) ? %s : %s;", op, mask, expr, c->zero);
     else
         rd_line(s, "tile_in%d[cp] = %s;", op, expr);
@@ -1634,12 +1600,12 @@ static void emit_stores(ctx *c)
             addr_str(addr, sizeof addr, "out_addr",
                      addr_off(c, -1, &ups, vals));
             char list[4096];
-            size_t len = 0;
+            et_sbuf lb;
+            et_sbuf_fixed(&lb, list, sizeof list);
             for (int64_t v = 0; v < n; v++) {
                 vals[vp] = v;
                 combo_name(c, accn, sizeof accn, "acc", &ups, vals);
-                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-                                        v ? ", " : "", accn);
+                et_sbuf_printf(&lb, "%s%s", v ? ", " : "", accn);
             }
             c->D->vector_store(s, ot, n, list, addr);
         }

@@ -9,9 +9,11 @@
  * the classification inside its write transaction (another process may
  * have created the schema in between).
  *
- * Migrations: migrations[v] takes a file from schema version v to v + 1;
- * version 0 is an empty file. Each step is recorded in schema_migrations,
- * all steps of one open run in one transaction.
+ * Migrations: a table of steps, migrations[v] taking a file from schema
+ * version v to v + 1 (version 0 is an empty file); see "schema" below for
+ * how to add one. Each step applied is recorded in schema_migrations; all
+ * steps of one open run in one transaction, so a step that fails leaves
+ * the file at the version it had.
  */
 #include "db/db.h"
 
@@ -151,11 +153,39 @@ static const char schema_v2[] =
     "ALTER TABLE devices ADD COLUMN peaks_measured_at INTEGER;"
     "ALTER TABLE devices ADD COLUMN peaks_eintune_version TEXT;";
 
-/* migrations[v]: schema version v -> v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2};
+/*
+ * One migration step: takes a file from version `to` - 1 to `to`, inside
+ * the open's write transaction. `sql` runs first (a script of statements;
+ * NULL for none), then `fn` (NULL for none) for what SQL alone cannot do,
+ * e.g. rewriting values in C. A step never commits, never changes
+ * user_version and never writes schema_migrations: migrate() does.
+ */
+typedef struct migration {
+    int to;
+    const char *what; /* for error messages: "migrating to version 2 (...)" */
+    const char *sql;
+    et_status (*fn)(et_db *db, et_error *err);
+} migration;
+
+/*
+ * The steps, in order: migrations[v].to == v + 1.
+ *
+ * To change the schema (a new column, table, index or CHECK): append one
+ * entry here (its SQL in a schema_v<n> text above, or a function), bump
+ * ET_DB_SCHEMA_VERSION in db.h, describe the version in db.h's header
+ * comment, and write what the readers and writers below need. Never edit
+ * a step that was released: files out there are at its version. A new
+ * column takes a DEFAULT (or is NULLable) so that rows of older versions
+ * stay valid; a new et_outcome changes the trials CHECK, which SQLite
+ * cannot ALTER: such a step rebuilds the trials table.
+ */
+static const migration migrations[] = {
+    {1, "devices, einsums, spaces, trials", schema_v1, NULL},
+    {2, "device peaks in the database", schema_v2, NULL},
+};
 static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
                   ET_DB_SCHEMA_VERSION,
-              "one migration per schema version");
+              "one migration step per schema version");
 
 /* ---- small SQL helpers -------------------------------------------------- */
 
@@ -395,8 +425,21 @@ static et_status migrate(et_db *db, et_error *err)
         (s = classify(db->path, &k, err)) != ET_OK)
         goto fail;
     for (int64_t v = k.version; v < ET_DB_SCHEMA_VERSION; v++) {
-        if ((s = exec(db, migrations[v], err)) != ET_OK)
+        const migration *m = &migrations[v];
+        assert(m->to == v + 1);
+        char what[128];
+        snprintf(what, sizeof(what), "migrating to schema version %d (%s)",
+                 m->to, m->what);
+        int rc = m->sql ? sqlite3_exec(db->c, m->sql, NULL, NULL, NULL)
+                        : SQLITE_OK;
+        if (rc != SQLITE_OK) {
+            s = sql_fail(db, rc, what, err);
             goto fail;
+        }
+        if (m->fn && (s = m->fn(db, err)) != ET_OK) {
+            et_error_prefix(err, what);
+            goto fail;
+        }
         char sql[256];
         snprintf(sql, sizeof(sql),
                  "INSERT OR REPLACE INTO schema_migrations VALUES "

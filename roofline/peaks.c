@@ -41,11 +41,11 @@ static void fma_opencl(et_sbuf *b, et_dtype t, int w)
     else
         snprintf(vec, sizeof(vec), "%s", scalar);
     et_sbuf_printf(b,
-              "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
-              " * %d x %d fma rounds per work-item. in = {a, b, seed scale,"
-              " chain offset}. */\n",
-              et_dtype_name(t), ET_PEAK_FMA_CHAINS, vec, ET_PEAK_FMA_ITERS,
-              ET_PEAK_FMA_UNROLL);
+                   "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
+                   " * %d x %d fma rounds per work-item. in = {a, b, seed "
+                   "scale, chain offset}. */\n",
+                   et_dtype_name(t), ET_PEAK_FMA_CHAINS, vec, ET_PEAK_FMA_ITERS,
+                   ET_PEAK_FMA_UNROLL);
     if (t == ET_F64)
         et_sbuf_printf(b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     if (t == ET_F16)
@@ -53,26 +53,31 @@ static void fma_opencl(et_sbuf *b, et_dtype t, int w)
     /* f16 constants come as f32 (storage) and are converted once. */
     const char *in_t = t == ET_F64 ? "double" : "float";
     et_sbuf_printf(b,
-              "__kernel void %s(__global %s *out, __global const %s *in)\n"
-              "{\n"
-              "    const size_t gid = get_global_id(0);\n"
-              "    const %s a = (%s)((%s)in[0]);\n"
-              "    const %s b = (%s)((%s)in[1]);\n"
-              "    const %s seed = (%s)((%s)gid * in[2]);\n",
-              fma_names[t], in_t, in_t, vec, vec, scalar, vec, vec, scalar,
-              vec, vec, scalar);
+                   "__kernel void %s(__global %s *out, __global const %s *in)\n"
+                   "{\n"
+                   "    const size_t gid = get_global_id(0);\n"
+                   "    const %s a = (%s)((%s)in[0]);\n"
+                   "    const %s b = (%s)((%s)in[1]);\n"
+                   "    const %s seed = (%s)((%s)gid * in[2]);\n",
+                   fma_names[t], in_t, in_t, vec, vec, scalar, vec, vec, scalar,
+                   vec, vec, scalar);
     for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-        et_sbuf_printf(b, "    %s x%d = seed + (%s)((%s)(%d) * (%s)in[3]);\n", vec,
-                  c, vec, scalar, c, scalar);
+        et_sbuf_printf(b,
+                       "    %s x%d = seed + (%s)((%s)(%d) * (%s)in[3]);\n",
+                       vec, c, vec, scalar, c, scalar);
     et_sbuf_printf(b, "    for (int it = 0; it < %d; it++) {\n",
-              ET_PEAK_FMA_ITERS);
+                   ET_PEAK_FMA_ITERS);
     for (int u = 0; u < ET_PEAK_FMA_UNROLL; u++)
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
             et_sbuf_printf(b, "        x%d = fma(x%d, a, b);\n", c, c);
     et_sbuf_printf(b, "    }\n    const %s s = x0", vec);
     for (int c = 1; c < ET_PEAK_FMA_CHAINS; c++)
         et_sbuf_printf(b, " + x%d", c);
-    et_sbuf_printf(b, ";\n    /* every work-item stores; the slots are shared, the values\n     * do not matter */\n    out[gid & 1023] = (%s)(", in_t);
+    et_sbuf_printf(b,
+                   ";\n    /* every work-item stores; the slots are shared, "
+                   "the values\n     * do not matter */\n"
+                   "    out[gid & 1023] = (%s)(",
+                   in_t);
     if (w == 1)
         et_sbuf_printf(b, "s");
     for (int l = 0; l < w && w > 1; l++)
@@ -89,68 +94,69 @@ static void fma_cuda(et_sbuf *b, et_dtype t)
                                                            : "float";
     const char *in_t = t == ET_F64 ? "double" : "float";
     et_sbuf_printf(b,
-              "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
-              " * %d x %d fma rounds per thread. in = {a, b, seed scale,"
-              " chain offset}. */\n",
-              et_dtype_name(t), ET_PEAK_FMA_CHAINS,
-              t == ET_F16 ? "half2" : st, ET_PEAK_FMA_ITERS,
-              ET_PEAK_FMA_UNROLL);
+                   "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
+                   " * %d x %d fma rounds per thread. in = {a, b, seed scale,"
+                   " chain offset}. */\n",
+                   et_dtype_name(t), ET_PEAK_FMA_CHAINS,
+                   t == ET_F16 ? "half2" : st, ET_PEAK_FMA_ITERS,
+                   ET_PEAK_FMA_UNROLL);
     if (t == ET_F16)
         et_sbuf_printf(b,
-                  "static __device__ unsigned int half2_of(float v)\n"
-                  "{\n"
-                  "    unsigned short h;\n"
-                  "    asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : "
-                  "\"f\"(v));\n"
-                  "    return (unsigned int)h | ((unsigned int)h << 16);\n"
-                  "}\n"
-                  "static __device__ float half2_sum(unsigned int x)\n"
-                  "{\n"
-                  "    float lo, hi;\n"
-                  "    asm(\"{ .reg .f16 l, h; mov.b32 {l, h}, %%2;\"\n"
-                  "        \" cvt.f32.f16 %%0, l; cvt.f32.f16 %%1, h; }\"\n"
-                  "        : \"=f\"(lo), \"=f\"(hi) : \"r\"(x));\n"
-                  "    return lo + hi;\n"
-                  "}\n"
-                  "#define HFMA2(x, a, b) asm volatile(\"fma.rn.f16x2 %%0, "
-                  "%%0, %%1, %%2;\" \\\n"
-                  "    : \"+r\"(x) : \"r\"(a), \"r\"(b))\n");
+                       "static __device__ unsigned int half2_of(float v)\n"
+                       "{\n"
+                       "    unsigned short h;\n"
+                       "    asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : "
+                       "\"f\"(v));\n"
+                       "    return (unsigned int)h | ((unsigned int)h << 16);\n"
+                       "}\n"
+                       "static __device__ float half2_sum(unsigned int x)\n"
+                       "{\n"
+                       "    float lo, hi;\n"
+                       "    asm(\"{ .reg .f16 l, h; mov.b32 {l, h}, %%2;\"\n"
+                       "        \" cvt.f32.f16 %%0, l; cvt.f32.f16 %%1, h; "
+                       "}\"\n"
+                       "        : \"=f\"(lo), \"=f\"(hi) : \"r\"(x));\n"
+                       "    return lo + hi;\n"
+                       "}\n"
+                       "#define HFMA2(x, a, b) asm volatile("
+                       "\"fma.rn.f16x2 %%0, %%0, %%1, %%2;\" \\\n"
+                       "    : \"+r\"(x) : \"r\"(a), \"r\"(b))\n");
     et_sbuf_printf(b,
-              "extern \"C\" __global__ void %s(%s *out, const %s *in)\n"
-              "{\n"
-              "    const unsigned long long gid =\n"
-              "        (unsigned long long)blockIdx.x * blockDim.x + "
-              "threadIdx.x;\n",
-              fma_names[t], in_t, in_t);
+                   "extern \"C\" __global__ void %s(%s *out, const %s *in)\n"
+                   "{\n"
+                   "    const unsigned long long gid =\n"
+                   "        (unsigned long long)blockIdx.x * blockDim.x + "
+                   "threadIdx.x;\n",
+                   fma_names[t], in_t, in_t);
     if (t == ET_F16) {
         et_sbuf_printf(b,
-                  "    const unsigned int a = half2_of(in[0]);\n"
-                  "    const unsigned int b = half2_of(in[1]);\n"
-                  "    const float seed = (float)gid * in[2];\n");
+                       "    const unsigned int a = half2_of(in[0]);\n"
+                       "    const unsigned int b = half2_of(in[1]);\n"
+                       "    const float seed = (float)gid * in[2];\n");
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
             et_sbuf_printf(b,
-                      "    unsigned int x%d = half2_of(seed + %d.0f * "
-                      "in[3]);\n",
-                      c, c);
+                           "    unsigned int x%d = half2_of(seed + %d.0f * "
+                           "in[3]);\n",
+                           c, c);
     } else {
         et_sbuf_printf(b,
-                  "    const %s a = in[0];\n"
-                  "    const %s b = in[1];\n"
-                  "    const %s seed = (%s)gid * in[2];\n",
-                  st, st, st, st);
+                       "    const %s a = in[0];\n"
+                       "    const %s b = in[1];\n"
+                       "    const %s seed = (%s)gid * in[2];\n",
+                       st, st, st, st);
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-            et_sbuf_printf(b, "    %s x%d = seed + (%s)%d * in[3];\n", st, c, st,
-                      c);
+            et_sbuf_printf(b, "    %s x%d = seed + (%s)%d * in[3];\n", st,
+                           c, st, c);
     }
     et_sbuf_printf(b, "    for (int it = 0; it < %d; it++) {\n",
-              ET_PEAK_FMA_ITERS);
+                   ET_PEAK_FMA_ITERS);
     for (int u = 0; u < ET_PEAK_FMA_UNROLL; u++)
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++) {
             if (t == ET_F16)
                 et_sbuf_printf(b, "        HFMA2(x%d, a, b);\n", c);
             else
                 et_sbuf_printf(b, "        x%d = %s(x%d, a, b);\n", c,
-                          t == ET_F64 ? "fma" : "fmaf", c);
+                               t == ET_F64 ? "fma" : "fmaf", c);
         }
     et_sbuf_printf(b, "    }\n");
     if (t == ET_F16) {
@@ -189,8 +195,9 @@ static const char *const bw_names[ET_BW_COUNT] = {
 
 static void bw_opencl(et_sbuf *b, et_bw_kind k)
 {
-    et_sbuf_printf(b, "/* eintune peak: %s bandwidth over float4 elements. */\n",
-              et_bw_kind_name(k));
+    et_sbuf_printf(b,
+                   "/* eintune peak: %s bandwidth over float4 elements. */\n",
+                   et_bw_kind_name(k));
     switch (k) {
     case ET_BW_READ:
         /* Work-item g sums x[g + r*n] for r < R over the three buffers:
@@ -198,50 +205,50 @@ static void bw_opencl(et_sbuf *b, et_bw_kind k)
          * (coalesced on a GPU, vectorizable across work-items on a CPU);
          * three buffers so that a launch moves as much as a triad. */
         et_sbuf_printf(b,
-                  "__kernel void %s(__global float4 *sums,\n"
-                  "                 __global const float4 *a,\n"
-                  "                 __global const float4 *b,\n"
-                  "                 __global const float4 *c)\n"
-                  "{\n"
-                  "    const size_t g = get_global_id(0);\n"
-                  "    const size_t n = get_global_size(0);\n"
-                  "    float4 s = a[g] + b[g] + c[g];\n",
-                  bw_names[k]);
+                       "__kernel void %s(__global float4 *sums,\n"
+                       "                 __global const float4 *a,\n"
+                       "                 __global const float4 *b,\n"
+                       "                 __global const float4 *c)\n"
+                       "{\n"
+                       "    const size_t g = get_global_id(0);\n"
+                       "    const size_t n = get_global_size(0);\n"
+                       "    float4 s = a[g] + b[g] + c[g];\n",
+                       bw_names[k]);
         for (int r = 1; r < ET_PEAK_READ_STREAMS; r++)
             et_sbuf_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
-                      "c[g + %d * n];\n", r, r, r);
+                           "c[g + %d * n];\n", r, r, r);
         et_sbuf_printf(b, "    sums[g] = s;\n}\n");
         break;
     case ET_BW_WRITE:
         et_sbuf_printf(b,
-                  "__kernel void %s(__global float4 *a,\n"
-                  "                 __global const float *k)\n"
-                  "{\n"
-                  "    a[get_global_id(0)] = (float4)(k[0]);\n"
-                  "}\n",
-                  bw_names[k]);
+                       "__kernel void %s(__global float4 *a,\n"
+                       "                 __global const float *k)\n"
+                       "{\n"
+                       "    a[get_global_id(0)] = (float4)(k[0]);\n"
+                       "}\n",
+                       bw_names[k]);
         break;
     case ET_BW_COPY:
         et_sbuf_printf(b,
-                  "__kernel void %s(__global float4 *b,\n"
-                  "                 __global const float4 *a)\n"
-                  "{\n"
-                  "    const size_t g = get_global_id(0);\n"
-                  "    b[g] = a[g];\n"
-                  "}\n",
-                  bw_names[k]);
+                       "__kernel void %s(__global float4 *b,\n"
+                       "                 __global const float4 *a)\n"
+                       "{\n"
+                       "    const size_t g = get_global_id(0);\n"
+                       "    b[g] = a[g];\n"
+                       "}\n",
+                       bw_names[k]);
         break;
     default:
         et_sbuf_printf(b,
-                  "__kernel void %s(__global float4 *a,\n"
-                  "                 __global const float4 *b,\n"
-                  "                 __global const float4 *c,\n"
-                  "                 __global const float *k)\n"
-                  "{\n"
-                  "    const size_t g = get_global_id(0);\n"
-                  "    a[g] = b[g] + k[1] * c[g];\n"
-                  "}\n",
-                  bw_names[k]);
+                       "__kernel void %s(__global float4 *a,\n"
+                       "                 __global const float4 *b,\n"
+                       "                 __global const float4 *c,\n"
+                       "                 __global const float *k)\n"
+                       "{\n"
+                       "    const size_t g = get_global_id(0);\n"
+                       "    a[g] = b[g] + k[1] * c[g];\n"
+                       "}\n",
+                       bw_names[k]);
         break;
     }
 }
@@ -249,44 +256,48 @@ static void bw_opencl(et_sbuf *b, et_bw_kind k)
 static void bw_cuda(et_sbuf *b, et_bw_kind k)
 {
     et_sbuf_printf(b,
-              "/* eintune peak: %s bandwidth over floats. */\n"
-              "#define GID ((unsigned long long)blockIdx.x * blockDim.x + "
-              "threadIdx.x)\n"
-              "#define GSIZE ((unsigned long long)gridDim.x * blockDim.x)\n",
-              et_bw_kind_name(k));
+                   "/* eintune peak: %s bandwidth over floats. */\n"
+                   "#define GID ((unsigned long long)blockIdx.x * blockDim.x + "
+                   "threadIdx.x)\n"
+                   "#define GSIZE ((unsigned long long)gridDim.x * "
+                   "blockDim.x)\n",
+                   et_bw_kind_name(k));
     switch (k) {
     case ET_BW_READ:
         et_sbuf_printf(b,
-                  "extern \"C\" __global__ void %s(float *sums, "
-                  "const float *a,\n"
-                  "    const float *b, const float *c)\n"
-                  "{\n"
-                  "    const unsigned long long g = GID, n = GSIZE;\n"
-                  "    float s = a[g] + b[g] + c[g];\n",
-                  bw_names[k]);
+                       "extern \"C\" __global__ void %s(float *sums, "
+                       "const float *a,\n"
+                       "    const float *b, const float *c)\n"
+                       "{\n"
+                       "    const unsigned long long g = GID, n = GSIZE;\n"
+                       "    float s = a[g] + b[g] + c[g];\n",
+                       bw_names[k]);
         for (int r = 1; r < ET_PEAK_READ_STREAMS; r++)
             et_sbuf_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
-                      "c[g + %d * n];\n", r, r, r);
+                           "c[g + %d * n];\n", r, r, r);
         et_sbuf_printf(b, "    sums[g] = s;\n}\n");
         break;
     case ET_BW_WRITE:
         et_sbuf_printf(b,
-                  "extern \"C\" __global__ void %s(float *a, const float *k)\n"
-                  "{\n    a[GID] = k[0];\n}\n",
-                  bw_names[k]);
+                       "extern \"C\" __global__ void %s(float *a, "
+                       "const float *k)\n"
+                       "{\n    a[GID] = k[0];\n}\n",
+                       bw_names[k]);
         break;
     case ET_BW_COPY:
         et_sbuf_printf(b,
-                  "extern \"C\" __global__ void %s(float *b, const float *a)\n"
-                  "{\n    b[GID] = a[GID];\n}\n",
-                  bw_names[k]);
+                       "extern \"C\" __global__ void %s(float *b, "
+                       "const float *a)\n"
+                       "{\n    b[GID] = a[GID];\n}\n",
+                       bw_names[k]);
         break;
     default:
         et_sbuf_printf(b,
-                  "extern \"C\" __global__ void %s(float *a, const float *b,\n"
-                  "    const float *c, const float *k)\n"
-                  "{\n    a[GID] = b[GID] + k[1] * c[GID];\n}\n",
-                  bw_names[k]);
+                       "extern \"C\" __global__ void %s(float *a, "
+                       "const float *b,\n"
+                       "    const float *c, const float *k)\n"
+                       "{\n    a[GID] = b[GID] + k[1] * c[GID];\n}\n",
+                       bw_names[k]);
         break;
     }
 }

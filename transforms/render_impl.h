@@ -66,7 +66,7 @@ typedef struct dialect {
     /* NOLOCALS launches round the grid up to whole blocks: the surplus
      * work-items of each dimension return at once */
     bool rounded_grid;
-    /* vector accumulators (see choose_vector) */
+    /* vector accumulators (see rd_choose_vector) */
     bool vector_accumulators;
     /* into buf: the f16 element in<op>[addr] converted, after `cast` */
     void (*half_load)(char *buf, size_t cap, const char *cast, int op,

@@ -26,13 +26,14 @@ static int lane_access(const ctx *c, int op, int p)
 }
 
 /*
- * Picks the vector accumulators (OpenCL only; CUDA keeps scalars). A
- * candidate is an UPCAST part contiguous in the output (mode 1) or an
- * UNROLL part (mode 2) of size 2 or more; its lanes go in chunks of at
- * most 64 bytes (16 floats, 8 doubles), e.g. 35 = 8+8+8+8+2+1. Mode 1 is
- * preferred when no input has to gather its lanes; otherwise an UNROLL
- * part that every input reads contiguously or broadcasts (at least one
- * contiguously); otherwise the mode 1 part with the fewest gathers.
+ * Picks the vector accumulators, where the dialect has them (OpenCL; CUDA
+ * keeps scalars). A candidate is an UPCAST part contiguous in the output
+ * (mode 1) or an UNROLL part (mode 2) of size 2 or more; its lanes go in
+ * chunks of at most 64 bytes (16 floats, 8 doubles), e.g. 35 =
+ * 8+8+8+8+2+1. Mode 1 is preferred when no input has to gather its lanes;
+ * otherwise an UNROLL part that every input reads contiguously or
+ * broadcasts (at least one contiguously); otherwise the mode 1 part with
+ * the fewest gathers.
  */
 void rd_choose_vector(ctx *c)
 {

@@ -69,9 +69,9 @@ static int setup(void **state)
         return -1;
     srand(42);
     for (int n = 0; n < X * I * K; n++)
-        f->ha[n] = (float)rand() / RAND_MAX - 0.5f;
+        f->ha[n] = (float)((double)rand() / RAND_MAX - 0.5);
     for (int n = 0; n < K * J; n++)
-        f->hb[n] = (float)rand() / RAND_MAX - 0.5f;
+        f->hb[n] = (float)((double)rand() / RAND_MAX - 0.5);
     for (int x = 0; x < X; x++)
         for (int i = 0; i < I; i++)
             for (int j = 0; j < J; j++) {

@@ -150,9 +150,9 @@ int main(int argc, char **argv)
     static float a[X * I * K], b[K * J], out[X * I * J];
     srand(1);
     for (int n = 0; n < X * I * K; n++)
-        a[n] = (float)rand() / RAND_MAX - 0.5f;
+        a[n] = (float)((double)rand() / RAND_MAX - 0.5);
     for (int n = 0; n < K * J; n++)
-        b[n] = (float)rand() / RAND_MAX - 0.5f;
+        b[n] = (float)((double)rand() / RAND_MAX - 0.5);
     cl_mem ma = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                sizeof a, a, &rc);
     cl_mem mb = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,

@@ -93,11 +93,10 @@ bool et_cuda_failed(const cu_api *api, et_error *err, const char *text,
     return true;
 }
 
-
 /* CU_FAILED in a function with `et_status st`, `err`, `api` and `cleanup`. */
 #define CU_TRY(status, call)                                                \
     do {                                                                    \
-        if (et_cuda_failed(api, err, #call, (call))) {                           \
+        if (et_cuda_failed(api, err, #call, (call))) {                      \
             st = (status);                                                  \
             goto cleanup;                                                   \
         }                                                                   \

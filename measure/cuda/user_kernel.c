@@ -149,9 +149,10 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, CUstream stream,
     for (int d = 0; d < geom->ndim; d++)
         block[d] = geom->has_local ? geom->local[d] : 1;
     if (!geom->has_local)
-        block[0] = divisor_up_to(geom->global[0], l->max_threads < 256
-                                                      ? l->max_threads
-                                                      : 256);
+        block[0] = divisor_up_to(geom->global[0],
+                                 l->max_threads < CU_DEFAULT_BLOCK
+                                     ? l->max_threads
+                                     : CU_DEFAULT_BLOCK);
     for (int d = 0; d < geom->ndim; d++) {
         if (geom->global[d] % block[d] != 0)
             return et_error_set(err, ET_ERR_LAUNCH,

@@ -32,8 +32,10 @@ LIB     := $(BUILD)/libeintune.a
 # The shared library: libeintune.so.MAJOR.MINOR.PATCH with soname
 # libeintune.so.MAJOR, the version from include/eintune.h (ET_VERSION,
 # ET_VERSION_MAJOR). The build tree gets the .so.MAJOR and .so links too.
-VERSION := $(shell sed -n 's/^\#define ET_VERSION "\(.*\)"/\1/p' include/eintune.h)
-MAJOR   := $(shell sed -n 's/^\#define ET_VERSION_MAJOR \([0-9]*\).*/\1/p' include/eintune.h)
+ET_H    := include/eintune.h
+VERSION := $(shell sed -n 's/^\#define ET_VERSION "\(.*\)"/\1/p' $(ET_H))
+MAJOR   := $(shell sed -n \
+             's/^\#define ET_VERSION_MAJOR \([0-9]*\).*/\1/p' $(ET_H))
 MINOR   := $(word 2,$(subst ., ,$(VERSION)))
 PATCH   := $(word 3,$(subst ., ,$(VERSION)))
 SONAME  := libeintune.so.$(MAJOR)
@@ -162,7 +164,8 @@ fuzz:
 #   (about 9 s a kernel the first time: valgrind's CPU gives another
 #   cache key), so they take minutes even with their reduced work
 #   (the first time: test_transforms 7 min, test_roofline 6,
-#   test_kernel_matrix 16; with the cache warm test_transforms takes 1).
+#   test_kernel_matrix 16, test_api_kernel 2.5; with the cache warm
+#   test_transforms takes 1).
 # - `make valgrind-worker`: VALGRIND_WORKER_TESTS with the device worker
 #   itself under memcheck (tests/valgrind-worker.sh), so measure/'s device
 #   code in the worker is checked too (test_api 20 s, test_tune 5.5 min).
@@ -172,7 +175,8 @@ VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_timing test_limits \
                   test_reference test_db test_search test_verify test_api \
                   test_cli_check test_cli_run test_db_cli test_faults \
                   test_tune test_worker test_measure
-VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix
+VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix \
+                         test_api_kernel
 VALGRIND_WORKER_TESTS ?= test_api test_tune
 VALGRIND_CLI_TESTS ?= test_cli_check test_db_cli test_cli_run
 valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%) $(TEST_SO)

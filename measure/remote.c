@@ -86,8 +86,8 @@ static const et_backend_ops remote_ops;
 
 /* ---- finding and starting the worker ------------------------------------ */
 
-/* True when the program file `path` exists and is executable; buf gets
- * it either way (the last path tried is what an error names). */
+/* True when dir/rel exists and is executable; buf gets the path either
+ * way (the last path tried is what an error names). */
 static bool worker_at(char *buf, size_t cap, const char *dir,
                       const char *rel)
 {
@@ -112,7 +112,8 @@ int et_remote_worker_path(char *buf, size_t cap)
         if (base && !strncmp(base + 1, "libeintune.so", 13) &&
             realpath(dl.dli_fname, dir)) {
             *strrchr(dir, '/') = '\0';
-            if (worker_at(buf, cap, dir, "../libexec/eintune/eintune-worker") ||
+            if (worker_at(buf, cap, dir,
+                          "../libexec/eintune/eintune-worker") ||
                 worker_at(buf, cap, dir, "eintune-worker"))
                 return 0;
         }
@@ -147,9 +148,10 @@ static et_status spawn(remote *r, et_error *err)
     char path[PATH_MAX];
     if (et_remote_worker_path(path, sizeof path) != 0) {
         snprintf(err->msg, sizeof err->msg,
-                 "device worker not found (tried %.900s and the places "
-                 "of measure/remote.h); build it with make, install it "
-                 "with make install or set ET_WORKER",
+                 "device worker not found (last tried %.900s, after the "
+                 "directories of libeintune.so and of the program); build "
+                 "it with make, install it with make install or set "
+                 "ET_WORKER",
                  path);
         return ET_ERR_DEVICE;
     }

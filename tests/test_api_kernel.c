@@ -424,8 +424,8 @@ static void test_cuda_fake(void **state)
     if (!lib)
         fail_msg("cannot load %s: %s", path, dlerror());
     setenv("ET_LIBCUDA", path, 1);
-    fake_cuda_log_get_fn log_get = (fake_cuda_log_get_fn)sym(lib,
-                                                             "fake_cuda_log_get");
+    fake_cuda_log_get_fn log_get =
+        (fake_cuda_log_get_fn)sym(lib, "fake_cuda_log_get");
     fake_cuda_log_reset_fn log_reset =
         (fake_cuda_log_reset_fn)sym(lib, "fake_cuda_log_reset");
     cu_init_fn init = (cu_init_fn)sym(lib, "cuInit");

@@ -184,6 +184,22 @@ static void test_consumer_opencl(void **state)
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, "consumer_cl: ok"));
     free(out);
+    /* and the worker it ran is the installed one: without it, none */
+    assert_int_equal(run(NULL, "mv '%s/libexec/eintune/eintune-worker' "
+                               "'%s/worker.away'",
+                         f->prefix, f->work),
+                     0);
+    /* (`!`: the failure is the expected outcome, so run stays quiet) */
+    rc = run(&out, "! env -u ET_WORKER LD_LIBRARY_PATH='%s/lib' "
+                   "'%s/consumer_cl' '%s/cl2.db'",
+             f->prefix, f->work, f->work);
+    assert_int_equal(run(NULL, "mv '%s/worker.away' "
+                               "'%s/libexec/eintune/eintune-worker'",
+                         f->work, f->prefix),
+                     0);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "device worker not found"));
+    free(out);
 }
 
 static void test_consumer_static(void **state)

@@ -1,6 +1,6 @@
 # eintune - plain GNU make. `make`, `make test`, `make deps`, `make asan`,
-# `make fuzz`, `make valgrind`, `make bench`. Dependencies come from
-# pkg-config.
+# `make fuzz`, `make valgrind`, `make bench`, `make install`,
+# `make uninstall`. Dependencies come from pkg-config.
 
 CC      ?= cc
 BUILD   ?= build
@@ -11,8 +11,9 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
 # Flags every build needs, kept apart from CFLAGS so that a CFLAGS given on
-# the command line (as `make asan` does) cannot drop them.
-ET_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN)
+# the command line (as `make asan` does) cannot drop them. -fPIC: the same
+# objects make the static and the shared library.
+ET_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN)
 override CFLAGS += $(ET_CFLAGS) $(EXTRA_CFLAGS)
 CPPFLAGS += -Iinclude -I. -DCL_TARGET_OPENCL_VERSION=120 \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -28,6 +29,17 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB     := $(BUILD)/libeintune.a
+# The shared library: libeintune.so.MAJOR.MINOR.PATCH with soname
+# libeintune.so.MAJOR, the version from include/eintune.h (ET_VERSION,
+# ET_VERSION_MAJOR). The build tree gets the .so.MAJOR and .so links too.
+ET_H    := include/eintune.h
+VERSION := $(shell sed -n 's/^\#define ET_VERSION "\(.*\)"/\1/p' $(ET_H))
+MAJOR   := $(shell sed -n \
+             's/^\#define ET_VERSION_MAJOR \([0-9]*\).*/\1/p' $(ET_H))
+MINOR   := $(word 2,$(subst ., ,$(VERSION)))
+PATCH   := $(word 3,$(subst ., ,$(VERSION)))
+SONAME  := libeintune.so.$(MAJOR)
+SOLIB   := $(BUILD)/libeintune.so.$(MAJOR).$(MINOR).$(PATCH)
 BIN     := $(BUILD)/eintune
 # the device worker: a separate program the library starts with fork+exec
 # before any driver call (see measure/remote.h)
@@ -41,9 +53,20 @@ TEST_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 # shared libraries the tests build (a fake libcuda, ...)
 TEST_SO   := $(patsubst tests/so/%.c,$(BUILD)/tests/%.so,$(wildcard tests/so/*.c))
 
+# Installation directories (`make install PREFIX=... DESTDIR=...`). The
+# library finds the worker from its own location (measure/remote.h);
+# LIBEXECDIR is compiled in for programs linked with the static library.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR     ?= $(PREFIX)/lib
+LIBEXECDIR ?= $(PREFIX)/libexec/eintune
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
 .PHONY: all test deps asan fuzz valgrind valgrind-device valgrind-worker \
-        valgrind-cli bench clean check-deps
-all: $(BIN) $(WORKER)
+        valgrind-cli bench clean check-deps install uninstall
+all: $(BIN) $(WORKER) $(SOLIB)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -53,6 +76,15 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
+
+$(SOLIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) $^ $(LDLIBS) \
+	    -o $@
+	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libeintune.so
+
+$(BUILD)/measure/remote.o: CPPFLAGS += -DET_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
@@ -70,8 +102,39 @@ $(BUILD)/tests/%.so: tests/so/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -shared -fPIC $< -o $@
 
 # Runs every test program; tests/run.sh prints each summary and a total.
-test: deps $(BIN) $(WORKER) $(TEST_BIN) $(TEST_SO)
+# (test_install installs into a temporary PREFIX with this Makefile.)
+test: deps $(BIN) $(WORKER) $(SOLIB) $(TEST_BIN) $(TEST_SO)
 	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+# Installs what `make` built (nothing is rebuilt that is up to date):
+# the CLI, the header, the shared library with its soname and .so links,
+# the static library, eintune.pc (from eintune.pc.in), the worker in
+# LIBEXECDIR and the man page. `make uninstall` removes exactly those.
+INSTALLED := $(BINDIR)/eintune $(INCLUDEDIR)/eintune.h \
+             $(LIBDIR)/libeintune.so.$(MAJOR).$(MINOR).$(PATCH) \
+             $(LIBDIR)/$(SONAME) $(LIBDIR)/libeintune.so \
+             $(LIBDIR)/libeintune.a $(PKGCONFIGDIR)/eintune.pc \
+             $(LIBEXECDIR)/eintune-worker $(MANDIR)/man1/eintune.1
+install: $(BIN) $(WORKER) $(LIB) $(SOLIB)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	    $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/eintune
+	install -m 644 include/eintune.h $(DESTDIR)$(INCLUDEDIR)/eintune.h
+	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)/$(notdir $(SOLIB))
+	ln -sf $(notdir $(SOLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libeintune.so
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeintune.a
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@PKGS@|$(PKGS)|g' eintune.pc.in \
+	    > $(DESTDIR)$(PKGCONFIGDIR)/eintune.pc
+	install -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/eintune-worker
+	install -m 644 man/eintune.1 $(DESTDIR)$(MANDIR)/man1/eintune.1
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 # Installs the Debian packages that are missing; silent when all are there.
 deps:
@@ -101,7 +164,8 @@ fuzz:
 #   (about 9 s a kernel the first time: valgrind's CPU gives another
 #   cache key), so they take minutes even with their reduced work
 #   (the first time: test_transforms 7 min, test_roofline 6,
-#   test_kernel_matrix 16; with the cache warm test_transforms takes 1).
+#   test_kernel_matrix 16, test_api_kernel 2.5; with the cache warm
+#   test_transforms takes 1).
 # - `make valgrind-worker`: VALGRIND_WORKER_TESTS with the device worker
 #   itself under memcheck (tests/valgrind-worker.sh), so measure/'s device
 #   code in the worker is checked too (test_api 20 s, test_tune 5.5 min).
@@ -111,7 +175,8 @@ VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_timing test_limits \
                   test_reference test_db test_search test_verify test_api \
                   test_cli_check test_cli_run test_db_cli test_faults \
                   test_tune test_worker test_measure
-VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix
+VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix \
+                         test_api_kernel
 VALGRIND_WORKER_TESTS ?= test_api test_tune
 VALGRIND_CLI_TESTS ?= test_cli_check test_db_cli test_cli_run
 valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%) $(TEST_SO)

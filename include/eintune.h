@@ -365,6 +365,13 @@ et_status et_best_lookup(const et_problem *p, const char *device,
  * argument setting and enqueueing are serialized by a lock in the kernel
  * object (OpenCL's clSetKernelArg is not thread-safe on one cl_kernel).
  * Loading and freeing are not to be raced with launches of the same object.
+ * Distinct loaded kernels are independent. Nothing here starts a worker
+ * process: the build and the launches happen in the calling process, in
+ * the caller's context.
+ *
+ * The device's database key is its backend, name and driver version, as
+ * `eintune tune` recorded them; the kernel is rendered for the device's own
+ * limits, so the opts reproduce the tuned kernel.
  */
 typedef struct et_loaded_kernel et_loaded_kernel;
 
@@ -399,12 +406,14 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
 /*
  * Enqueues the kernel on the caller's queue q (asynchronous): out and
  * in[0..n_inputs-1] are the caller's cl_mem buffers. A kernel whose opts
- * include SPLIT needs its output zeroed: that fill is enqueued on q first.
+ * include SPLIT needs its output zeroed: that fill is enqueued on q first
+ * (et_loaded_kernel_zero_bytes bytes), and the launch waits for it.
  * sizes: the size of each of the problem's indices in et_problem_index
  * order where the kernel takes runtime sizes; NULL = the problem's sizes
  * (today every kernel has its sizes compiled in, and sizes other than
  * the problem's are ET_ERR_UNSUPPORTED). When event is non-NULL it gets
- * the launch's event (the caller releases it).
+ * the launch's event (the caller releases it). ET_ERR_INPUT for a wrong
+ * number of buffers or a NULL one, ET_ERR_LAUNCH when an enqueue fails.
  */
 et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
                               struct _cl_mem *out, struct _cl_mem *const *in,
@@ -415,7 +424,10 @@ et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
  * As et_cl_kernel_load for CUDA device `device` (a CUdevice ordinal); the
  * module is loaded into the calling thread's current context, which the
  * caller made (cuCtxSetCurrent / cuDevicePrimaryCtxRetain). The source is
- * compiled with NVRTC for the device's compute capability.
+ * compiled with NVRTC for the device's compute capability. ET_ERR_DEVICE
+ * when there is no CUDA driver, no such device, no current context or a
+ * current context on another device; ET_ERR_BUILD with NVRTC's log.
+ * The driver is libcuda.so.1, or $ET_LIBCUDA when set.
  */
 et_status et_cu_kernel_load(const et_problem *p, int device,
                             const et_load_options *o, et_loaded_kernel **out,
@@ -437,7 +449,9 @@ const char *et_loaded_kernel_name(const et_loaded_kernel *k);
 /* Bytes at the start of the output that the launch zeroes (SPLIT), 0 when
  * none. */
 size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k);
-/* Releases the program (the caller's context and buffers are untouched). */
+/* Releases the program (the caller's context and buffers are untouched);
+ * for CUDA, call it with the kernel's context current (cuModuleUnload).
+ * NULL is allowed. */
 void et_loaded_kernel_free(et_loaded_kernel *k);
 
 /* @@DB: the tuning database (stats, list, prune) */

@@ -17,6 +17,7 @@
 #include "measure/remote_proto.h"
 
 #include <assert.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -85,6 +86,15 @@ static const et_backend_ops remote_ops;
 
 /* ---- finding and starting the worker ------------------------------------ */
 
+/* True when dir/rel exists and is executable; buf gets the path either
+ * way (the last path tried is what an error names). */
+static bool worker_at(char *buf, size_t cap, const char *dir,
+                      const char *rel)
+{
+    snprintf(buf, cap, "%s/%s", dir, rel);
+    return access(buf, X_OK) == 0;
+}
+
 int et_remote_worker_path(char *buf, size_t cap)
 {
     const char *env = getenv("ET_WORKER");
@@ -92,21 +102,38 @@ int et_remote_worker_path(char *buf, size_t cap)
         snprintf(buf, cap, "%s", env);
         return access(buf, X_OK) == 0 ? 0 : -1;
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        snprintf(buf, cap, "/proc/self/exe");
-        return -1;
+    /* the shared library's own directory: lib/ of an installation or the
+     * build tree (dladdr names the program itself when eintune is linked
+     * statically: that case is the next one's) */
+    Dl_info dl;
+    char dir[PATH_MAX];
+    if (dladdr((void *)et_remote_worker_path, &dl) && dl.dli_fname) {
+        const char *base = strrchr(dl.dli_fname, '/');
+        if (base && !strncmp(base + 1, "libeintune.so", 13) &&
+            realpath(dl.dli_fname, dir)) {
+            *strrchr(dir, '/') = '\0';
+            if (worker_at(buf, cap, dir,
+                          "../libexec/eintune/eintune-worker") ||
+                worker_at(buf, cap, dir, "eintune-worker"))
+                return 0;
+        }
     }
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    snprintf(buf, cap, "%s/eintune-worker", exe);
-    if (access(buf, X_OK) == 0)
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n > 0) {
+        dir[n] = '\0';
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        if (worker_at(buf, cap, dir, "eintune-worker") ||
+            worker_at(buf, cap, dir, "../eintune-worker") ||
+            worker_at(buf, cap, dir, "../libexec/eintune/eintune-worker"))
+            return 0;
+    }
+#ifdef ET_LIBEXECDIR
+    if (worker_at(buf, cap, ET_LIBEXECDIR, "eintune-worker"))
         return 0;
-    snprintf(buf, cap, "%s/../eintune-worker", exe);
-    return access(buf, X_OK) == 0 ? 0 : -1;
+#endif
+    return -1;
 }
 
 static double now_s(void)
@@ -121,8 +148,10 @@ static et_status spawn(remote *r, et_error *err)
     char path[PATH_MAX];
     if (et_remote_worker_path(path, sizeof path) != 0) {
         snprintf(err->msg, sizeof err->msg,
-                 "device worker not found (tried %.900s); build it with "
-                 "make or set ET_WORKER",
+                 "device worker not found (last tried %.900s, after the "
+                 "directories of libeintune.so and of the program); build "
+                 "it with make, install it with make install or set "
+                 "ET_WORKER",
                  path);
         return ET_ERR_DEVICE;
     }

@@ -37,9 +37,16 @@
  * If the worker cannot be restarted, every later call fails with
  * ET_ERR_DEVICE.
  *
- * Finding the worker: $ET_WORKER if set, else "eintune-worker" next to
- * /proc/self/exe, else "../eintune-worker" relative to it (tests in
- * build/tests/ find build/eintune-worker).
+ * Finding the worker, with no environment needed: $ET_WORKER if set (an
+ * override), else from the shared library's own location (dladdr of a
+ * function in it): DIR/../libexec/eintune/eintune-worker (installed:
+ * PREFIX/lib and PREFIX/libexec/eintune) or DIR/eintune-worker (the build
+ * tree's build/libeintune.so); else from the program's (/proc/self/exe,
+ * for programs linked with the static library): "eintune-worker" next to
+ * it, "../eintune-worker" (tests in build/tests/ find
+ * build/eintune-worker), "../libexec/eintune/eintune-worker" (an installed
+ * bin/eintune); else ET_LIBEXECDIR/eintune-worker, the installation
+ * directory compiled in (make's LIBEXECDIR).
  *
  * Wire format (both ends are the same build): requests and answers are a
  * fixed header of 64-bit fields followed by a payload; see remote.c.

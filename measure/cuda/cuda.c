@@ -24,6 +24,7 @@
  */
 #include "measure/cuda/cuda.h"
 #include "measure/backend_impl.h"
+#include "measure/cuda/cuda_impl.h"
 #include "measure/cuda/nvrtc.h"
 
 #include <dlfcn.h>
@@ -31,75 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef ET_HAVE_CUDA_H
-#include <cuda.h>
-#else
-/* The few Driver API types and constants this file uses (ABI-stable). */
-typedef int CUresult;
-typedef int CUdevice;
-typedef int CUdevice_attribute;
-typedef int CUjit_option;
-typedef unsigned long long CUdeviceptr;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUmod_st *CUmodule;
-typedef struct CUfunc_st *CUfunction;
-typedef struct CUevent_st *CUevent;
-typedef struct CUstream_st *CUstream;
-#define CUDA_SUCCESS 0
-#define CUDA_ERROR_NOT_FOUND 500
-#define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK 1
-#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X 2
-#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y 3
-#define CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z 4
-#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X 5
-#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y 6
-#define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z 7
-#define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK 8
-#define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
-#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
-#define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
-#define CU_JIT_ERROR_LOG_BUFFER 5
-#define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
-#endif
-
-/* cuMemAlloc returns pointers aligned to at least this. */
-enum { CU_BASE_ALIGN = 256, CU_DEFAULT_BLOCK = 256 };
-
-/* ---- the Driver API table ---------------------------------------------- */
-
-typedef struct cu_api {
-    void *lib;
-    CUresult (*GetErrorName)(CUresult, const char **);
-    CUresult (*Init)(unsigned);
-    CUresult (*DriverGetVersion)(int *);
-    CUresult (*DeviceGetCount)(int *);
-    CUresult (*DeviceGet)(CUdevice *, int);
-    CUresult (*DeviceGetName)(char *, int, CUdevice);
-    CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
-    CUresult (*DeviceTotalMem)(size_t *, CUdevice);
-    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-    CUresult (*DevicePrimaryCtxRelease)(CUdevice);
-    CUresult (*CtxSetCurrent)(CUcontext);
-    CUresult (*CtxSynchronize)(void);
-    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
-    CUresult (*MemFree)(CUdeviceptr);
-    CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
-    CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
-    CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned,
-                                 CUjit_option *, void **);
-    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
-    CUresult (*ModuleUnload)(CUmodule);
-    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
-    CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
-    CUresult (*EventCreate)(CUevent *, unsigned);
-    CUresult (*EventRecord)(CUevent, CUstream);
-    CUresult (*EventSynchronize)(CUevent);
-    CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
-    CUresult (*EventDestroy)(CUevent);
-} cu_api;
 
 /* Each slot with the names to try, newest first. */
 static const struct {
@@ -120,6 +52,8 @@ static const struct {
      {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}},
     {offsetof(cu_api, CtxSetCurrent), {"cuCtxSetCurrent"}},
     {offsetof(cu_api, CtxSynchronize), {"cuCtxSynchronize"}},
+    {offsetof(cu_api, CtxGetCurrent), {"cuCtxGetCurrent"}},
+    {offsetof(cu_api, CtxGetDevice), {"cuCtxGetDevice"}},
     {offsetof(cu_api, MemAlloc), {"cuMemAlloc_v2"}},
     {offsetof(cu_api, MemFree), {"cuMemFree_v2"}},
     {offsetof(cu_api, MemcpyHtoD), {"cuMemcpyHtoD_v2"}},
@@ -137,9 +71,9 @@ static const struct {
     {offsetof(cu_api, EventDestroy), {"cuEventDestroy_v2", "cuEventDestroy"}},
 };
 
-/* The body of CU_FAILED. */
-static bool cu_failed(const cu_api *api, et_error *err, const char *text,
-                      CUresult rc)
+/* The body of CU_FAILED (cuda_impl.h). */
+bool et_cuda_failed(const cu_api *api, et_error *err, const char *text,
+                    CUresult rc)
 {
     if (rc == CUDA_SUCCESS)
         return false;
@@ -159,24 +93,17 @@ static bool cu_failed(const cu_api *api, et_error *err, const char *text,
     return true;
 }
 
-/*
- * The one checking macro: `call` is a call through the table, e.g.
- * CU_FAILED(api, err, api->MemAlloc(&p, n)). True on failure; err (may be
- * NULL) then holds "cuMemAlloc(&p, n) failed: CUDA_ERROR_NAME (code)".
- */
-#define CU_FAILED(api, err, call) cu_failed((api), (err), #call, (call))
-
 /* CU_FAILED in a function with `et_status st`, `err`, `api` and `cleanup`. */
 #define CU_TRY(status, call)                                                \
     do {                                                                    \
-        if (cu_failed(api, err, #call, (call))) {                           \
+        if (et_cuda_failed(api, err, #call, (call))) {                      \
             st = (status);                                                  \
             goto cleanup;                                                   \
         }                                                                   \
     } while (0)
 
 /* Opens libcuda and resolves the table; ET_ERR_DEVICE with the reason. */
-static et_status cu_api_load(cu_api *api, et_error *err)
+et_status et_cuda_api_load(cu_api *api, et_error *err)
 {
     memset(api, 0, sizeof *api);
     const char *env = getenv("ET_LIBCUDA");
@@ -216,7 +143,7 @@ static et_status cu_api_load(cu_api *api, et_error *err)
     return ET_OK;
 }
 
-static void cu_api_unload(cu_api *api)
+void et_cuda_api_unload(cu_api *api)
 {
     if (api->lib)
         dlclose(api->lib);
@@ -256,13 +183,8 @@ static et_status cu_enter(cu_ctx *c, et_error *err)
 
 /* ---- device info ------------------------------------------------------- */
 
-typedef struct cu_limits {
-    int cc_major, cc_minor, max_threads, sms, shared;
-    int block[3], grid[3];
-} cu_limits;
-
-static et_status cu_query(const cu_api *api, int ordinal, CUdevice *devp,
-                          et_device_info *info, cu_limits *lim, et_error *err)
+et_status et_cuda_query(const cu_api *api, int ordinal, CUdevice *devp,
+                        et_device_info *info, cu_limits *lim, et_error *err)
 {
     et_status st = ET_OK;
     CUdevice dev = 0;
@@ -596,7 +518,7 @@ static void cu_close(void *vctx)
     }
     if (c->context)
         CU_FAILED(api, NULL, api->DevicePrimaryCtxRelease(c->device));
-    cu_api_unload(api);
+    et_cuda_api_unload(api);
     free(c);
 }
 
@@ -623,7 +545,7 @@ et_status et_cuda_open(const et_device_spec *spec, et_device *dev,
         return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     cu_api *api = &c->api;
 
-    st = cu_api_load(api, err);
+    st = et_cuda_api_load(api, err);
     if (st != ET_OK)
         goto cleanup;
     CU_TRY(ET_ERR_DEVICE, api->DeviceGetCount(&count));
@@ -633,7 +555,7 @@ et_status et_cuda_open(const et_device_spec *spec, et_device *dev,
                        count);
         goto cleanup;
     }
-    st = cu_query(api, ordinal, &c->device, &dev->info, &lim, err);
+    st = et_cuda_query(api, ordinal, &c->device, &dev->info, &lim, err);
     if (st != ET_OK)
         goto cleanup;
     c->cc_major = lim.cc_major;
@@ -662,7 +584,7 @@ void et_cuda_list(et_device_info *out, int cap, int *n, char *notes,
     cu_api api;
     et_error err;
     int count = 0;
-    if (cu_api_load(&api, &err) != ET_OK) {
+    if (et_cuda_api_load(&api, &err) != ET_OK) {
         et_notes_add(notes, notes_cap, "cuda: %s", err.msg);
         return;
     }
@@ -675,11 +597,11 @@ void et_cuda_list(et_device_info *out, int cap, int *n, char *notes,
     for (int i = 0; i < count && *n < cap; i++) {
         CUdevice dev;
         cu_limits lim;
-        if (cu_query(&api, i, &dev, &out[*n], &lim, &err) != ET_OK) {
+        if (et_cuda_query(&api, i, &dev, &out[*n], &lim, &err) != ET_OK) {
             et_notes_add(notes, notes_cap, "cuda:%d: %s", i, err.msg);
             continue;
         }
         (*n)++;
     }
-    cu_api_unload(&api);
+    et_cuda_api_unload(&api);
 }

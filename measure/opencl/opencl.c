@@ -17,6 +17,7 @@
  */
 #include "measure/opencl/opencl.h"
 #include "measure/backend_impl.h"
+#include "measure/user_kernel.h"
 
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
@@ -872,4 +873,28 @@ void et_opencl_list(et_device_info *out, int cap, int *n, char *notes,
         (*n)++;
     }
     free(refs);
+}
+
+/* ---- the caller's own devices (measure/user_kernel.h) ------------------ */
+
+const char *et_opencl_error_name(int code)
+{
+    return ocl_error_name((cl_int)code);
+}
+
+et_status et_opencl_device_info(cl_device_id id, et_device_info *info,
+                                et_error *err)
+{
+    /* the spec names its place among all devices when it is found there */
+    ocl_dev_ref ref = {id, -1, -1}, *refs = NULL;
+    int n = 0;
+    if (ocl_collect(&refs, &n, NULL) == ET_OK)
+        for (int i = 0; i < n; i++)
+            if (refs[i].id == id)
+                ref = refs[i];
+    free(refs);
+    et_status st = ocl_device_info(&ref, info, err);
+    if (st == ET_OK && ref.platform < 0)
+        snprintf(info->spec, sizeof info->spec, "opencl");
+    return st;
 }

@@ -23,7 +23,7 @@ typedef struct fake_ctx *CUcontext;
 typedef struct fake_module *CUmodule;
 typedef struct fake_function *CUfunction;
 typedef struct fake_event *CUevent;
-typedef void *CUstream;
+typedef struct fake_stream *CUstream;
 
 enum {
     OK = 0,
@@ -50,6 +50,9 @@ struct fake_function {
 struct fake_event {
     double t;
 };
+struct fake_stream {
+    int flags;
+};
 
 static fake_cuda_log g_log;
 static int g_initialized;
@@ -65,13 +68,15 @@ const fake_cuda_log *fake_cuda_log_get(void) { return &g_log; }
 void fake_cuda_log_reset(void)
 {
     int live = g_log.live_allocs, retained = g_log.ctx_retained,
-        events = g_log.events_live, modules = g_log.modules_live;
+        events = g_log.events_live, modules = g_log.modules_live,
+        streams = g_log.streams_live;
     memset(&g_log, 0, sizeof g_log);
     /* the counts of live objects survive a reset */
     g_log.live_allocs = live;
     g_log.ctx_retained = retained;
     g_log.events_live = events;
     g_log.modules_live = modules;
+    g_log.streams_live = streams;
 }
 
 static int device_count(void)
@@ -226,6 +231,48 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     NEED_INIT();
     g_current = ctx;
+    return OK;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    NEED_INIT();
+    *ctx = g_current;
+    return OK;
+}
+
+CUresult cuCtxGetDevice(CUdevice *d)
+{
+    NEED_CTX();
+    *d = g_current->device;
+    return OK;
+}
+
+CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+    NEED_CTX();
+    *s = calloc(1, sizeof **s);
+    if (!*s)
+        return 2;
+    (*s)->flags = (int)flags;
+    g_log.streams_live++;
+    return OK;
+}
+
+CUresult cuStreamDestroy_v2(CUstream s)
+{
+    NEED_CTX();
+    if (!s)
+        return E_INVALID_HANDLE;
+    free(s);
+    g_log.streams_live--;
+    return OK;
+}
+
+CUresult cuStreamSynchronize(CUstream s)
+{
+    NEED_CTX();
+    (void)s;
     return OK;
 }
 
@@ -394,7 +441,6 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                         CUstream stream, void **params, void **extra)
 {
     NEED_CTX();
-    (void)stream;
     if (!f)
         return E_INVALID_HANDLE;
     if (!gx || !gy || !gz || !bx || !by || !bz || bx > 1024 || by > 1024 ||
@@ -402,6 +448,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         gz > 65535 || shmem > 49152 || (f->nparams > 0 && !params) || extra)
         return E_INVALID_VALUE;
     g_log.launches++;
+    g_log.launch_stream = (unsigned long long)(uintptr_t)stream;
     g_log.grid[0] = gx;
     g_log.grid[1] = gy;
     g_log.grid[2] = gz;
@@ -424,11 +471,11 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
                          CUstream stream)
 {
     NEED_CTX();
-    (void)stream;
     if (find_mem(p, n) < 0)
         return E_INVALID_VALUE;
     memset((void *)(uintptr_t)p, v, n);
     g_log.memsets++;
+    g_log.memset_stream = (unsigned long long)(uintptr_t)stream;
     g_log.memset_ptr = p;
     g_log.memset_bytes = n;
     g_log.memset_value = v;

@@ -6,7 +6,8 @@
  * The fake has FAKE_CUDA_DEVICES devices (env, default 1) of compute
  * capability 9.0; memory is host memory, so copies round-trip; a launch
  * runs nothing but records its arguments. The number of kernel parameters
- * is read from the .entry's .param list in the loaded PTX.
+ * is read from the .entry's .param list in the loaded PTX. Streams are
+ * plain handles (cuStreamCreate); work on them runs at once.
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -34,6 +35,9 @@ typedef struct fake_cuda_log {
     unsigned long long memset_ptr, memset_bytes;
     unsigned memset_value;
     int memset_before_launch;           /* launches counted at that time */
+    /* the streams of the last launch and the last memset (0: default) */
+    unsigned long long launch_stream, memset_stream;
+    int streams_live;                   /* created minus destroyed */
 } fake_cuda_log;
 
 typedef const fake_cuda_log *(*fake_cuda_log_get_fn)(void);

@@ -47,14 +47,14 @@ et_status et_device_desc_list(et_device_desc **out, int *n, char **notes,
     if (notes)
         *notes = NULL;
     et_device_info *infos = calloc(MAX_DEVICES, sizeof *infos);
-    char *text = calloc(1, NOTES_CAP);
+    char text[NOTES_CAP] = "";
     et_status st = ET_OK;
     int count = 0;
-    if (!infos || !text) {
+    if (!infos) {
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;
     }
-    if (et_device_list(infos, MAX_DEVICES, &count, text, NOTES_CAP) !=
+    if (et_device_list(infos, MAX_DEVICES, &count, text, sizeof text) !=
         ET_OK) {
         st = api_fail(diag, ET_ERR_DEVICE, ET_INPUT_NONE, "listing failed");
         goto out;
@@ -69,12 +69,13 @@ et_status et_device_desc_list(et_device_desc **out, int *n, char **notes,
             desc_fill(&infos[i], &(*out)[i]);
     }
     *n = count;
-    if (notes) {
-        *notes = text; /* ownership moves to the caller */
-        text = NULL;
+    if (notes && !(*notes = strdup(text))) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     }
 out:
-    free(text);
     free(infos);
     return st;
 }

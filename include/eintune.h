@@ -313,7 +313,9 @@ typedef struct et_tune_summary {
  * out->found; a cancelled run is ET_OK with out->cancelled set),
  * ET_ERR_INPUT for a bad option or space (diag says which input and why),
  * ET_ERR_DEVICE and others when the device cannot be used (diag->msg).
- * Reentrant: runs in different threads use different workers.
+ * The summary of et_tune_run_full (below), without the roofline: the
+ * device's peaks are not looked up. Reentrant: runs in different threads
+ * use different workers.
  */
 et_status et_tune(const et_problem *p, const et_tune_options *o,
                   et_tune_summary *out, et_diag *diag);

@@ -60,6 +60,16 @@ int cli_json_emit(cJSON *doc);
 /* Resets getopt for a subcommand's argv. */
 void cli_getopt_reset(void);
 
+/* For check, codegen, devices, peaks and tune (diag.c): */
+/* Prints the diagnostic of et_problem_init with the text it is about
+ * echoed with a caret: the einsum, --shape or --dtype. */
+void cli_input_diag(const et_diag *d, const char *einsum, const char *shape,
+                    const char *dtype);
+/* Writes JSON text the API gave (cJSON_Print's formatting) to g_cli.json
+ * as cli_json_emit does, and frees it with et_free; NULL text is out of
+ * memory. Returns 0, or prints why and returns 1. */
+int cli_json_emit_api(char *text);
+
 int cmd_check(int argc, char **argv);
 int cmd_codegen(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -3,10 +3,7 @@
  * and an opt list, with the launch geometry in a comment at its top.
  */
 #include "cli/cli.h"
-#include "einsum/einsum.h"
-#include "transforms/kernel.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
@@ -79,55 +76,32 @@ int cmd_codegen(int argc, char **argv)
         return cli_usage_error("codegen", "--shape is required");
     const char *text = argv[optind];
 
-    et_einsum *e = calloc(1, sizeof *e);
-    et_opt *opts = calloc(ET_MAX_OPTS, sizeof *opts);
-    et_kernel *k = NULL;
-    et_rendered r = {0};
-    int rc = EXIT_INPUT;
     et_diag d;
     memset(&d, 0, sizeof d);
     d.pos = -1;
-    if (!e || !opts) {
-        fprintf(stderr, "eintune codegen: out of memory\n");
-        rc = EXIT_RUN;
-        goto done;
-    }
-    et_status st = et_einsum_from_strings(text, shape, dtype, e, &d);
+    et_problem *p = NULL;
+    et_status st = et_problem_init(text, shape, dtype, &p, &d);
     if (st != ET_OK) {
         cli_diag("einsum", text, &d);
-        goto done;
+        return EXIT_INPUT;
     }
-    int n = 0;
-    st = et_opts_parse(opts_text, opts, ET_MAX_OPTS, &n, &d);
-    if (st != ET_OK) {
+    et_kernel_source *k = NULL;
+    st = et_codegen(p, opts_text, backend, &k, &d);
+    et_problem_free(p);
+    if (st == ET_OK) {
+        fputs(k->source, stdout);
+        et_kernel_source_free(k);
+        return 0;
+    }
+    if (st == ET_ERR_REFUSED) {
+        fprintf(stderr, "eintune codegen: opt refused: %s\n", d.msg);
+        return EXIT_INPUT;
+    }
+    if (d.input == ET_INPUT_OPTS) {
         cli_diag("opts", opts_text, &d);
-        goto done;
+        return EXIT_INPUT;
     }
-    et_target t = et_target_generic(backend);
-    st = et_kernel_init(e, &t, &k);
-    if (st != ET_OK) {
-        fprintf(stderr, "eintune codegen: %s\n", et_status_str(st));
-        goto done;
-    }
-    char reason[512];
-    st = et_kernel_apply_opts(k, opts, n, reason, sizeof reason);
-    if (st != ET_OK) {
-        fprintf(stderr, "eintune codegen: opt refused: %s\n", reason);
-        goto done;
-    }
-    st = et_kernel_render(k, backend, NULL, &r);
-    if (st != ET_OK) {
-        fprintf(stderr, "eintune codegen: cannot render: %s\n",
-                et_status_str(st));
-        rc = st == ET_ERR_UNSUPPORTED ? EXIT_INPUT : EXIT_RUN;
-        goto done;
-    }
-    fputs(r.source, stdout);
-    rc = 0;
-done:
-    et_rendered_free(&r);
-    et_kernel_free(k);
-    free(opts);
-    free(e);
-    return rc;
+    fprintf(stderr, "eintune codegen: %s\n", d.msg);
+    return st == ET_ERR_UNSUPPORTED || st == ET_ERR_INPUT ? EXIT_INPUT
+                                                          : EXIT_RUN;
 }

@@ -4,10 +4,6 @@
  * cache or measured (and then cached), with the spread of the runs.
  */
 #include "cli/cli.h"
-#include "measure/remote.h"
-#include "roofline/peaks.h"
-#include "roofline/report.h"
-#include "tune/peaks_db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +42,13 @@ static void usage(FILE *f)
             "2 bad input (flags, peaks file)\n");
 }
 
-static void log_line(void *arg, const char *msg)
+static void log_line(void *arg, et_log_level lvl, const char *msg)
 {
     (void)arg;
-    cli_log(LOG_INFO, "peaks", "%s", msg);
+    cli_log(lvl == ET_LOG_DEBUG  ? LOG_DEBUG
+            : lvl == ET_LOG_WARN ? LOG_WARN
+                                 : LOG_INFO,
+            "peaks", "%s", msg);
 }
 
 int cmd_peaks(int argc, char **argv)
@@ -61,25 +60,25 @@ int cmd_peaks(int argc, char **argv)
         {"quick", no_argument, 0, 'Q'},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0}};
-    et_peaks_get_opts o;
+    et_peaks_options o;
     memset(&o, 0, sizeof(o));
-    o.measure.log = log_line;
-    int quick = 0, opt;
+    o.log = log_line;
+    int opt;
     while ((opt = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
             continue;
         switch (opt) {
         case 'h': usage(stdout); return 0;
-        case 'r': o.remeasure = true; break;
+        case 'r': o.remeasure = 1; break;
         case 'p': o.peaks_file = optarg; break;
-        case 'Q': quick = 1; break;
+        case 'Q': o.quick = 1; break;
         case 'n': {
             char *end;
             long n = strtol(optarg, &end, 10);
             if (*end || n < 1 || n > 1000)
                 return cli_usage_error("peaks", "--runs wants 1..1000, not "
                                        "'%s'", optarg);
-            o.measure.runs = (int)n;
+            o.runs = (int)n;
             break;
         }
         default: return cli_usage_error("peaks", "unknown flag");
@@ -89,77 +88,19 @@ int cmd_peaks(int argc, char **argv)
         return cli_usage_error("peaks", "unexpected argument '%s'",
                                argv[optind]);
 
-    et_error err;
-    err.msg[0] = '\0';
-    et_device *dev = NULL;
-    et_db *db = NULL;
-    et_status st;
-    if (!quick) {
-        st = et_db_open(g_cli.db, &db, &err);
-        if (st != ET_OK && g_cli.db) {
-            fprintf(stderr, "eintune peaks: %s\n", err.msg);
-            return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
-        }
-        if (st != ET_OK)
-            cli_log(LOG_WARN, "peaks", "no tuning database: %s", err.msg);
-        err.msg[0] = '\0';
-    }
-    st = et_device_open_isolated(g_cli.device, NULL, &dev, &err);
-    if (st == ET_ERR_DEVICE && !dev) {
-        char path[1024];
-        if (et_remote_worker_path(path, sizeof(path)) != 0) {
-            cli_log(LOG_WARN, "peaks", "no device worker (%s): measuring "
-                    "in this process", path);
-            err.msg[0] = '\0';
-            st = et_device_open(g_cli.device, &dev, &err);
-        }
-    }
+    o.device = g_cli.device;
+    o.db = g_cli.db;
+    et_peaks_report *r = NULL;
+    et_diag d;
+    et_status st = et_peaks_report_init(&o, &r, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune peaks: %s\n", err.msg);
-        et_db_close(db);
+        fprintf(stderr, "eintune peaks: %s\n", d.msg);
         return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
     }
-    cli_log(LOG_INFO, "peaks", "device %s (%s, driver %s)", dev->info.name,
-            et_backend_name(dev->info.target.backend),
-            dev->info.driver_version);
-
-    et_peaks p;
-    if (quick) {
-        /* rough figures: shown, never cached */
-        o.measure.quick = true;
-        st = et_peaks_measure(dev, &o.measure, &p, &err);
-    } else {
-        st = et_peaks_get_db(dev, db, &o, &p, &err);
-    }
-    et_device_close(dev);
-    et_db_close(db);
-    if (st != ET_OK) {
-        fprintf(stderr, "eintune peaks: %s\n", err.msg);
-        return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
-    }
-    /* On a CPU device another busy process takes whole cores from the
-     * benchmark: its runs then spread widely (best ~2x worst on 2 cores). */
-    for (int t = 0; p.source == ET_PEAKS_MEASURED && t < ET_DTYPE_COUNT;
-         t++) {
-        const et_spread *s = &p.gflops_spread[t];
-        if (s->runs > 1 && s->min < 0.7 * s->max) {
-            cli_log(LOG_WARN, "peaks",
-                    "%s FMA runs varied from %.1f to %.1f GFLOP/s: the "
-                    "device may be busy with other work; the best run is "
-                    "kept (--remeasure on an idle device to refresh)",
-                    et_dtype_name((et_dtype)t), s->min, s->max);
-            break;
-        }
-    }
-    et_peaks_print(cli_table_out(), &p);
-    if (!g_cli.json)
-        return 0;
-    cJSON *doc = et_peaks_to_json(&p);
-    if (!doc) {
-        fprintf(stderr, "eintune peaks: out of memory\n");
-        return EXIT_RUN;
-    }
-    int rc = cli_json_emit(doc);
-    cJSON_Delete(doc);
+    et_peaks_report_print(r, cli_table_out());
+    int rc = 0;
+    if (g_cli.json)
+        rc = cli_json_emit_api(et_peaks_report_json(r));
+    et_peaks_report_free(r);
     return rc ? EXIT_RUN : 0;
 }

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -237,6 +238,12 @@ typedef struct et_progress {
     int have_best;          /* a verified best exists so far */
     const char *best_opts;  /* the best so far ("" when none) */
     double best_time_s;     /* its median, 0 when none */
+    /* --- since 0.3 --- */
+    int new_best;           /* this candidate is the new best so far */
+    const char *best_roofline; /* with new_best, in et_tune_run_full: the
+                             * roofline table of the new best (measured
+                             * against roofline GOps/s per dtype, several
+                             * lines ending in a newline); "" otherwise */
 } et_progress;
 
 /* Called after each answered candidate; return nonzero to cancel the run
@@ -306,16 +313,211 @@ typedef struct et_tune_summary {
  * out->found; a cancelled run is ET_OK with out->cancelled set),
  * ET_ERR_INPUT for a bad option or space (diag says which input and why),
  * ET_ERR_DEVICE and others when the device cannot be used (diag->msg).
- * Reentrant: runs in different threads use different workers.
+ * The summary of et_tune_run_full (below), without the roofline: the
+ * device's peaks are not looked up. Reentrant: runs in different threads
+ * use different workers.
  */
 et_status et_tune(const et_problem *p, const et_tune_options *o,
                   et_tune_summary *out, et_diag *diag);
 
-/* @@TUNE-REPORT: the full result of a run (candidates, report, JSON, plot) */
+/* ---- the full result of a run -------------------------------------------- */
+
+/* A finished run with every candidate, the device, the space and, where
+ * the device's peaks are known, the roofline (opaque). Freed with
+ * et_tune_report_free. */
+typedef struct et_tune_report et_tune_report;
+
+/* One candidate of a run in proposal order. The strings are owned by the
+ * report and live as long as it. */
+typedef struct et_tune_entry {
+    const char *opts;       /* its opts ("" untransformed) */
+    const char *params;     /* its space point "{'a': 1}" ("{}" when none) */
+    const char *kernel;     /* kernel name ("" when refused) */
+    et_outcome outcome;
+    const char *reason;     /* why it failed, "" when ok */
+    double time_s;          /* median device time, 0 when not timed */
+    double ci95_s[2];       /* its 95 % interval, 0 when not timed */
+    int cached;             /* answered from the database */
+} et_tune_entry;
+
+/*
+ * As et_tune, keeping the whole result: every candidate, the device's
+ * description, and the roofline from the device's peaks (the tuning
+ * database's, else the peaks cache, else measured and stored; a device
+ * whose peaks cannot be had is logged as a warning "no roofline: ..." and
+ * the report has no roofline). The device is opened before the database.
+ * Logs (o->log) "database PATH" and "device NAME (SPEC), space S, search
+ * K" before the search, then the search's own lines. o->progress also sees
+ * new_best and best_roofline. Errors as et_tune, with diag->input
+ * ET_INPUT_SPACE when the space does not fit the einsum. On ET_OK *out is
+ * set (freed with et_tune_report_free); on an error *out is NULL. p need
+ * not outlive *out.
+ */
+et_status et_tune_run_full(const et_problem *p, const et_tune_options *o,
+                           et_tune_report **out, et_diag *diag);
+void et_tune_report_free(et_tune_report *r);
+
+/* The run's summary, as et_tune gives it. */
+void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out);
+/* Number of candidates answered (in proposal order). */
+int et_tune_report_n_candidates(const et_tune_report *r);
+/* Candidate i (0-based) into *out; 0, or -1 when i is out of range. */
+int et_tune_report_candidate(const et_tune_report *r, int i,
+                             et_tune_entry *out);
+/* 1 when the report has the roofline (the device's peaks were known). */
+int et_tune_report_has_roofline(const et_tune_report *r);
+
+/*
+ * `eintune tune`'s report to f: einsum, device, space, search and why it
+ * stopped, the candidates' counts, where the time went, the untransformed
+ * kernel's time, then the best (opts, params, time with its interval, its
+ * verification) with the roofline table, or "none: no candidate passed".
+ */
+void et_tune_report_print(const et_tune_report *r, FILE *f);
+
+/*
+ * The report as a JSON document (cJSON_Print's formatting): einsum,
+ * device {name, backend, driver}, space, search, evaluations, cached,
+ * failures {outcome: count}, elapsed_s, time_s {baseline, build, verify,
+ * timing, other}, stop_reason, baseline {time_s}, best (null or {params,
+ * opts, kernel, time_s, ci95_s, gops, roofline_gops, verified {trials,
+ * max_norm_err, p_value}}) and candidates [{params, opts, status, reason,
+ * time_s, gops, cached}]. Returns text freed with et_free, NULL when out
+ * of memory.
+ */
+char *et_tune_report_json(const et_tune_report *r);
+
+/*
+ * Draws the roofline chart of the run's timed candidates (the best as a
+ * red diamond) to path, ".svg" or ".png". ET_ERR_UNSUPPORTED when the
+ * report has no roofline, ET_ERR_INPUT (ET_INPUT_FILE) for another
+ * extension, ET_ERR_IO when the file cannot be written; diag->msg says
+ * why.
+ */
+et_status et_tune_report_plot(const et_tune_report *r, const char *path,
+                              et_diag *diag);
 
 /* ---- devices, peaks and the roofline -------------------------------------- */
 
-/* @@DEVICES */
+/* A device as `eintune devices` lists it, with the limits kernels must
+ * respect. Plain value. */
+typedef struct et_device_desc {
+    char spec[64];          /* how to ask for it: "opencl:0:0", "cuda:0" */
+    et_backend_kind backend;
+    char name[256];
+    char vendor[256];
+    char driver[128];       /* driver version */
+    char version[128];      /* "OpenCL 3.0 PoCL ...", "CUDA 9.0" */
+    int64_t max_work_group_size;
+    int64_t max_work_item_sizes[3];
+    int64_t local_mem_bytes;
+    int compute_units;
+    int64_t global_mem_bytes;
+    int64_t mem_base_addr_align; /* bytes */
+    int fp64;               /* double precision */
+    int fp16;               /* native half arithmetic */
+    int preferred_vector_width[ET_DTYPE_COUNT];
+} et_device_desc;
+
+/*
+ * Every OpenCL device (over all platforms) and every CUDA device, in this
+ * process (no worker). *out gets an array of *n descriptions (freed with
+ * et_free; NULL when n is 0); *notes (may be NULL) gets one line per
+ * absent backend ("cuda: no CUDA device: ..."), "" when none, freed with
+ * et_free. ET_ERR_DEVICE when listing failed, ET_ERR_NOMEM.
+ */
+et_status et_device_desc_list(et_device_desc **out, int *n, char **notes,
+                              et_diag *diag);
+/* The table of `eintune devices` (spec, name, vendor, driver and the
+ * limits, one row per device) to f. */
+void et_device_desc_print(const et_device_desc *d, int n, FILE *f);
+/* The list as a JSON array (cJSON_Print's formatting) of {spec, backend,
+ * name, vendor, driver, device_version, max_work_group_size,
+ * max_work_item_sizes, local_mem_bytes, compute_units, global_mem_bytes,
+ * mem_base_addr_align, fp64, fp16, preferred_vector_width}; freed with
+ * et_free, NULL when out of memory. */
+char *et_device_desc_json(const et_device_desc *d, int n);
+
+/* Options of et_peaks_report_init; the zero value means the defaults. */
+typedef struct et_peaks_options {
+    const char *device;     /* "opencl:0", "cuda:0", ...; NULL: first OpenCL */
+    const char *db;         /* the tuning database that keeps peaks; NULL:
+                             * the default path (which may be missing:
+                             * then a warning, and the cache file alone) */
+    int remeasure;          /* measure again and replace what is kept */
+    const char *peaks_file; /* vendor figures that replace measured ones;
+                             * NULL: $ET_PEAKS_FILE */
+    int runs;               /* timed runs per figure; 0: 5 */
+    int quick;              /* small buffers, short runs: rough figures
+                             * measured now and never kept (no database,
+                             * no cache, no peaks file) */
+    et_log_fn log;          /* the device used, measurement progress, a
+                             * busy device; NULL: silent */
+    void *log_arg;
+} et_peaks_options;
+
+/* A device's peaks (opaque): FMA GFLOP/s per dtype and streaming GB/s,
+ * with the spread of the runs and where they came from. Freed with
+ * et_peaks_report_free. */
+typedef struct et_peaks_report et_peaks_report;
+
+/*
+ * The device's peaks as the roofline uses them: from the tuning database,
+ * else the per-device cache file, else measured (and then kept); the
+ * peaks file's figures replace the others. The device is opened through a
+ * worker (in this process when the worker program is missing). Errors:
+ * ET_ERR_INPUT for a bad device spec (ET_INPUT_DEVICE), a database that is
+ * not eintune's (ET_INPUT_FILE) or a refused peaks file (ET_INPUT_FILE);
+ * ET_ERR_DEVICE and others when the device or a measurement fails. *out
+ * is freed with et_peaks_report_free.
+ */
+et_status et_peaks_report_init(const et_peaks_options *o,
+                               et_peaks_report **out, et_diag *diag);
+void et_peaks_report_free(et_peaks_report *r);
+/* GFLOP/s of dtype t (0 when not known) and the model's bandwidth GB/s. */
+double et_peaks_report_gflops(const et_peaks_report *r, et_dtype t);
+double et_peaks_report_bandwidth(const et_peaks_report *r);
+/* "measured", "cached" or "override" (static). */
+const char *et_peaks_report_source(const et_peaks_report *r);
+/* `eintune peaks`'s table (the device, then one line per figure with min,
+ * median, max and runs) to f. */
+void et_peaks_report_print(const et_peaks_report *r, FILE *f);
+/* The peaks as JSON (cJSON_Print's formatting): device {name, backend,
+ * driver}, eintune_version, source, gflops {dtype: value},
+ * bandwidth_gbs, gflops_spread, bandwidth; freed with et_free, NULL when
+ * out of memory. */
+char *et_peaks_report_json(const et_peaks_report *r);
+
+/* What `eintune check` says about a problem (opaque). Freed with
+ * et_check_report_free. */
+typedef struct et_check_report et_check_report;
+
+/*
+ * Describes p: its normalized form, dtypes, every index with its size and
+ * role (free, summed, batch), the ops per dtype, the compulsory bytes and
+ * the intensity; with roofline nonzero also the roofline from the peaks
+ * of device (NULL: the first OpenCL device; peaks from the cache file,
+ * measured on a miss). A device that cannot be opened or has no peaks is
+ * no error: the report then says why the roofline is missing. ET_OK, or
+ * ET_ERR_NOMEM. *out is freed with et_check_report_free; p need not
+ * outlive it.
+ */
+et_status et_problem_check(const et_problem *p, const char *device,
+                           int roofline, et_check_report **out,
+                           et_diag *diag);
+void et_check_report_free(et_check_report *r);
+/* 1 when the report has the roofline. */
+int et_check_report_has_roofline(const et_check_report *r);
+/* The roofline time in seconds (0 without a roofline). */
+double et_check_report_roofline_s(const et_check_report *r);
+/* `eintune check`'s table to f ("roofline   n/a: why" when it is
+ * missing). */
+void et_check_report_print(const et_check_report *r, FILE *f);
+/* The report as JSON (cJSON_Print's formatting): einsum, indices [{name,
+ * size, role}], ops {dtype: count}, bytes, intensity and, with the
+ * roofline, roofline {roofline_s, bound, compute_s, memory_s,
+ * roofline_gops, peaks}; freed with et_free, NULL when out of memory. */
+char *et_check_report_json(const et_check_report *r);
 
 /* ---- the best known kernel ------------------------------------------------ */
 

@@ -11,9 +11,12 @@
 
 #include "eintune.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static void test_problem(void **state)
@@ -137,12 +140,427 @@ static void test_tune(void **state)
     rmdir(dir);
 }
 
+/* A scratch directory with a database path in it, removed by
+ * scratch_free. */
+typedef struct scratch {
+    char dir[64];
+    char db[256];
+} scratch;
+
+static void scratch_init(scratch *s)
+{
+    snprintf(s->dir, sizeof s->dir, "/tmp/et_api_XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    snprintf(s->db, sizeof s->db, "%s/t.db", s->dir);
+}
+
+static void scratch_free(scratch *s)
+{
+    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
+    char path[400];
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        snprintf(path, sizeof path, "%s%s", s->db, tails[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/plot.svg", s->dir);
+    unlink(path);
+    rmdir(s->dir);
+}
+
+/* What a FILE-writing report function wrote, as a string (malloc'ed). */
+static char *file_text(FILE *f)
+{
+    long n = ftell(f);
+    assert_true(n >= 0);
+    rewind(f);
+    char *text = calloc(1, (size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return text;
+}
+
+static et_problem *small_problem(void)
+{
+    et_problem *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("xik,kj->xij", "x=64,i=16,k=16,j=16",
+                                     "f32", &p, &d),
+                     ET_OK);
+    return p;
+}
+
+static void test_check_report(void **state)
+{
+    (void)state;
+    et_problem *p = small_problem();
+    et_check_report *r = NULL;
+    et_diag d;
+
+    /* Without the roofline: no device is opened. */
+    assert_int_equal(et_problem_check(p, NULL, 0, &r, &d), ET_OK);
+    assert_false(et_check_report_has_roofline(r));
+    assert_true(et_check_report_roofline_s(r) == 0);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    et_check_report_print(r, f);
+    char *text = file_text(f);
+    assert_non_null(strstr(text, "einsum     xik,kj->xij\n"));
+    assert_non_null(strstr(text, "dtypes     f32,f32 -> f32"));
+    assert_non_null(strstr(text, "k                        16  summed\n"));
+    assert_non_null(strstr(text, "ops f32                  524288\n"));
+    assert_null(strstr(text, "roofline"));
+    free(text);
+    char *json = et_check_report_json(r);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"einsum\":\t\"xik,kj->xij\""));
+    assert_non_null(strstr(json, "\"role\":\t\"summed\""));
+    assert_non_null(strstr(json, "\"f32\":\t524288"));
+    assert_null(strstr(json, "roofline"));
+    et_free(json);
+    et_check_report_free(r);
+
+    /* A device that does not exist: no error, the report says why. */
+    assert_int_equal(et_problem_check(p, "opencl:99", 1, &r, &d), ET_OK);
+    assert_false(et_check_report_has_roofline(r));
+    f = tmpfile();
+    et_check_report_print(r, f);
+    text = file_text(f);
+    assert_non_null(strstr(text, "roofline   n/a: "));
+    free(text);
+    et_check_report_free(r);
+
+    /* The PoCL device: the roofline from its peaks. */
+    assert_int_equal(et_problem_check(p, NULL, 1, &r, &d), ET_OK);
+    assert_true(et_check_report_has_roofline(r));
+    assert_true(et_check_report_roofline_s(r) > 0);
+    json = et_check_report_json(r);
+    assert_non_null(strstr(json, "\"roofline\":"));
+    assert_non_null(strstr(json, "\"bound\":"));
+    et_free(json);
+    et_check_report_free(r);
+    et_problem_free(p);
+}
+
+static void test_devices(void **state)
+{
+    (void)state;
+    et_device_desc *devs = NULL;
+    char *notes = NULL;
+    int n = -1;
+    et_diag d;
+    assert_int_equal(et_device_desc_list(&devs, &n, &notes, &d), ET_OK);
+    assert_true(n >= 1);
+    assert_non_null(notes);
+    int cl = -1;
+    for (int i = 0; i < n; i++)
+        if (devs[i].backend == ET_BACKEND_OPENCL && cl < 0)
+            cl = i;
+    assert_true(cl >= 0);
+    assert_non_null(strstr(devs[cl].spec, "opencl:"));
+    assert_true(devs[cl].name[0] != '\0');
+    assert_true(devs[cl].max_work_group_size >= 1);
+    assert_true(devs[cl].local_mem_bytes > 0);
+    assert_true(devs[cl].compute_units >= 1);
+    FILE *f = tmpfile();
+    et_device_desc_print(devs, n, f);
+    char *text = file_text(f);
+    assert_true(strncmp(text, "SPEC ", 5) == 0);
+    assert_non_null(strstr(text, devs[cl].spec));
+    free(text);
+    char *json = et_device_desc_json(devs, n);
+    assert_non_null(json);
+    assert_true(json[0] == '[');
+    assert_non_null(strstr(json, "\"max_work_item_sizes\":"));
+    assert_non_null(strstr(json, devs[cl].name));
+    et_free(json);
+    et_free(notes);
+    et_free(devs);
+
+    /* notes may be NULL */
+    assert_int_equal(et_device_desc_list(&devs, &n, NULL, &d), ET_OK);
+    et_free(devs);
+}
+
+static void log_count(void *arg, et_log_level lvl, const char *msg)
+{
+    (void)lvl;
+    (void)msg;
+    (*(int *)arg)++;
+}
+
+static void test_peaks(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_init(&s);
+    et_peaks_options o;
+    memset(&o, 0, sizeof o);
+    /* Measured now and never kept; under valgrind (the worker too, where
+     * PoCL's compiles take seconds each) the kept figures instead. */
+    int measure = getenv("ET_UNDER_VALGRIND") == NULL;
+    o.quick = measure;
+    o.runs = 1;
+    o.db = s.db;
+    int lines = 0;
+    o.log = log_count;
+    o.log_arg = &lines;
+    et_peaks_report *r = NULL;
+    et_diag d;
+    et_status st = et_peaks_report_init(&o, &r, &d);
+    if (st != ET_OK)
+        fail_msg("et_peaks_report_init: %s: %s", et_status_str(st), d.msg);
+    assert_true(lines >= 1);
+    if (measure)
+        assert_string_equal(et_peaks_report_source(r), "measured");
+    assert_true(et_peaks_report_gflops(r, ET_F32) > 0);
+    assert_true(et_peaks_report_bandwidth(r) > 0);
+    assert_true(et_peaks_report_gflops(r, (et_dtype)99) == 0);
+    FILE *f = tmpfile();
+    et_peaks_report_print(r, f);
+    char *text = file_text(f);
+    assert_non_null(strstr(text, "f32 FMA"));
+    free(text);
+    char *json = et_peaks_report_json(r);
+    assert_non_null(strstr(json, "\"source\":\t\""));
+    assert_non_null(strstr(json, "\"bandwidth_gbs\":"));
+    et_free(json);
+    et_peaks_report_free(r);
+
+    /* A device that does not exist is not measured. */
+    o.device = "opencl:99";
+    assert_int_not_equal(et_peaks_report_init(&o, &r, &d), ET_OK);
+    assert_null(r);
+    assert_non_null(strstr(d.msg, "99"));
+    scratch_free(&s);
+}
+
+typedef struct tune_watch {
+    int candidates;     /* progress calls */
+    int new_bests;
+    int tables;         /* new bests that came with a roofline table */
+    int logs;
+    int stop_after;     /* cancel from the callback after this many */
+    volatile int seen;  /* for the canceller thread */
+} tune_watch;
+
+static int watch_progress(void *arg, const et_progress *p)
+{
+    tune_watch *w = arg;
+    w->candidates++;
+    assert_int_equal(p->candidate, w->candidates);
+    if (p->new_best) {
+        w->new_bests++;
+        assert_true(p->have_best);
+        assert_string_equal(p->best_opts, p->opts);
+        if (p->best_roofline[0]) {
+            assert_non_null(strstr(p->best_roofline, "% of roofline"));
+            w->tables++;
+        }
+    } else {
+        assert_string_equal(p->best_roofline, "");
+    }
+    __atomic_store_n(&w->seen, w->candidates, __ATOMIC_SEQ_CST);
+    return w->stop_after && w->candidates >= w->stop_after;
+}
+
+static void watch_log(void *arg, et_log_level lvl, const char *msg)
+{
+    (void)lvl;
+    tune_watch *w = arg;
+    assert_non_null(msg);
+    w->logs++;
+}
+
+static void test_tune_full(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_init(&s);
+    et_problem *p = small_problem();
+    tune_watch w;
+    memset(&w, 0, sizeof w);
+    et_tune_options o;
+    memset(&o, 0, sizeof o);
+    /* under valgrind fewer candidates (each compile takes seconds) */
+    int budget = getenv("ET_UNDER_VALGRIND") ? 4 : 8;
+    o.db = s.db;
+    o.budget = budget;
+    o.progress = watch_progress;
+    o.progress_arg = &w;
+    o.log = watch_log;
+    o.log_arg = &w;
+    et_tune_report *r = NULL;
+    et_diag d;
+    et_status st = et_tune_run_full(p, &o, &r, &d);
+    if (st != ET_OK)
+        fail_msg("et_tune_run_full: %s: %s", et_status_str(st), d.msg);
+    et_problem_free(p); /* the report does not need it */
+
+    et_tune_summary sum;
+    et_tune_report_summary(r, &sum);
+    assert_true(sum.found);
+    assert_false(sum.cancelled);
+    assert_string_equal(sum.stop_reason, "budget");
+    assert_int_equal(sum.evaluations + sum.cached, budget);
+    assert_int_equal(et_tune_report_n_candidates(r), budget);
+    assert_int_equal(w.candidates, budget);
+    assert_true(w.new_bests >= 1);
+    assert_true(w.logs >= 2);
+    assert_true(et_tune_report_has_roofline(r));
+    assert_int_equal(w.tables, w.new_bests);
+
+    /* the best is among the candidates */
+    int hit = 0;
+    for (int i = 0; i < budget; i++) {
+        et_tune_entry e;
+        assert_int_equal(et_tune_report_candidate(r, i, &e), 0);
+        assert_non_null(e.opts);
+        assert_non_null(e.params);
+        if (e.outcome == ET_OUTCOME_OK) {
+            assert_true(e.time_s > 0);
+            assert_true(e.ci95_s[0] <= e.time_s && e.time_s <= e.ci95_s[1]);
+            hit += !strcmp(e.opts, sum.opts) && e.time_s == sum.time_s;
+        }
+    }
+    assert_true(hit >= 1);
+    et_tune_entry e;
+    assert_int_equal(et_tune_report_candidate(r, budget, &e), -1);
+
+    FILE *f = tmpfile();
+    et_tune_report_print(r, f);
+    char *text = file_text(f);
+    assert_non_null(strstr(text, "einsum      xik,kj->xij\n"));
+    assert_non_null(strstr(text, "budget after"));
+    assert_non_null(strstr(text, "% of roofline"));
+    free(text);
+    char *json = et_tune_report_json(r);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"stop_reason\":\t\"budget\""));
+    assert_non_null(strstr(json, "\"roofline_gops\":"));
+    assert_non_null(strstr(json, "\"candidates\":\t["));
+    et_free(json);
+
+    char path[300];
+    snprintf(path, sizeof path, "%s/plot.svg", s.dir);
+    assert_int_equal(et_tune_report_plot(r, path, &d), ET_OK);
+    assert_int_equal(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/plot.txt", s.dir);
+    assert_int_equal(et_tune_report_plot(r, path, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_FILE);
+    et_tune_report_free(r);
+
+    /* A device that does not exist: nothing is run. */
+    p = small_problem();
+    o.device = "opencl:99";
+    assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_DEVICE);
+    assert_null(r);
+    assert_non_null(strstr(d.msg, "99"));
+    /* Malformed start opts: bad input about the opts, with a position. */
+    o.device = NULL;
+    o.start_opts = "LOCAL(i,8";
+    assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_OPTS);
+    assert_true(d.pos >= 0);
+    /* A space file that is not there: about the space. */
+    o.start_opts = NULL;
+    o.space = "/nonexistent/space.yaml";
+    assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_SPACE);
+    et_problem_free(p);
+    scratch_free(&s);
+}
+
+static void test_tune_cancel_progress(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_init(&s);
+    et_problem *p = small_problem();
+    tune_watch w;
+    memset(&w, 0, sizeof w);
+    w.stop_after = 3;
+    et_tune_options o;
+    memset(&o, 0, sizeof o);
+    o.db = s.db;
+    o.budget = 8;
+    o.progress = watch_progress;
+    o.progress_arg = &w;
+    et_tune_summary sum;
+    et_diag d;
+    assert_int_equal(et_tune(p, &o, &sum, &d), ET_OK);
+    assert_true(sum.cancelled);
+    assert_string_equal(sum.stop_reason, "cancelled");
+    assert_int_equal(sum.evaluations + sum.cached, 3);
+    assert_int_equal(w.candidates, 3);
+    et_problem_free(p);
+    scratch_free(&s);
+}
+
+typedef struct canceller {
+    tune_watch *w;
+    volatile sig_atomic_t *flag;
+} canceller;
+
+/* Sets the cancel flag once the run has answered its first candidate. */
+static void *cancel_thread(void *arg)
+{
+    canceller *c = arg;
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    for (int i = 0; i < 12000; i++) {
+        if (__atomic_load_n(&c->w->seen, __ATOMIC_SEQ_CST) >= 1)
+            break;
+        nanosleep(&ts, NULL);
+    }
+    *c->flag = 1;
+    return NULL;
+}
+
+static void test_tune_cancel_thread(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_init(&s);
+    et_problem *p = small_problem();
+    tune_watch w;
+    memset(&w, 0, sizeof w);
+    volatile sig_atomic_t flag = 0;
+    et_tune_options o;
+    memset(&o, 0, sizeof o);
+    o.db = s.db;
+    o.budget = 1000;
+    o.progress = watch_progress;
+    o.progress_arg = &w;
+    o.cancel = &flag;
+    canceller c = {&w, &flag};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_thread, &c), 0);
+    et_tune_summary sum;
+    et_diag d;
+    et_status st = et_tune(p, &o, &sum, &d);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    if (st != ET_OK)
+        fail_msg("et_tune: %s: %s", et_status_str(st), d.msg);
+    assert_true(flag);
+    assert_true(sum.cancelled);
+    assert_int_equal(sum.evaluations + sum.cached, w.candidates);
+    assert_true(w.candidates >= 1 && w.candidates < 1000);
+    et_problem_free(p);
+    scratch_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_problem),
         cmocka_unit_test(test_codegen),
         cmocka_unit_test(test_tune),
+        cmocka_unit_test(test_check_report),
+        cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_peaks),
+        cmocka_unit_test(test_tune_full),
+        cmocka_unit_test(test_tune_cancel_progress),
+        cmocka_unit_test(test_tune_cancel_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -435,7 +435,7 @@ et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag)
 }
 
 et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
-                             et_diag *diag)
+                             int *drawn, et_diag *diag)
 {
     api_diag_clear(diag);
     if (!r->timed)
@@ -447,6 +447,8 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
     memset(&po, 0, sizeof po);
     char why[256] = "";
     double median = r->timing.median_s;
+    if (drawn)
+        *drawn = 0;
     if (et_peaks_get_db(r->dev, r->db, &po, &pk, &err) != ET_OK) {
         api_log(r->o.log, r->o.log_arg, ET_LOG_WARN, "no roofline: %s",
                 err.msg);
@@ -476,6 +478,8 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
             return st;
         }
     }
+    if (drawn)
+        *drawn = 1;
     return ET_OK;
 }
 

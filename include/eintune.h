@@ -611,12 +611,13 @@ et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag);
 /*
  * After et_runner_time: the peaks (database, cache, or measured), the
  * roofline table written to table (may be NULL), and with plot (may be
- * NULL) the roofline chart (.svg or .png). No peaks or no roofline is
- * logged as a warning and is ET_OK; a plot that cannot be written is
- * ET_ERR_INPUT / ET_ERR_IO with the reason.
+ * NULL) the roofline chart (.svg or .png); *drawn (may be NULL) is 1 when
+ * the roofline was computed and written. No peaks or no roofline is
+ * logged as a warning and is ET_OK with *drawn 0; a plot that cannot be
+ * written is ET_ERR_INPUT / ET_ERR_IO with the reason.
  */
 et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
-                             et_diag *diag);
+                             int *drawn, et_diag *diag);
 
 /* Fills *out. */
 void et_runner_info(const et_runner *r, et_run_info *out);

@@ -77,6 +77,16 @@ void cli_problem_diag(const et_diag *d, const char *einsum,
 /* Resets getopt for a subcommand's argv. */
 void cli_getopt_reset(void);
 
+int cmd_check(int argc, char **argv);
+int cmd_codegen(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_peaks(int argc, char **argv);
+int cmd_db(int argc, char **argv);
+int cmd_best(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
 /*
  * For `best` and `export`: the problem of text, shape and dtype (its
  * error echoed with a caret) and the best kernel known for it on --device
@@ -88,15 +98,5 @@ void cli_getopt_reset(void);
 int cli_best_find(const char *cmd, const char *text, const char *shape,
                   const char *dtype, int roofline, et_problem **p,
                   et_best_kernel **bk);
-
-int cmd_check(int argc, char **argv);
-int cmd_codegen(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_devices(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
-int cmd_peaks(int argc, char **argv);
-int cmd_db(int argc, char **argv);
-int cmd_best(int argc, char **argv);
-int cmd_export(int argc, char **argv);
 
 #endif

@@ -505,7 +505,7 @@ et_status et_opts_validate(const char *opts, et_diag *diag);
 /* ---- running a kernel on host arrays --------------------------------------- */
 
 /* Options of et_runner_open and et_run; the zero value means the
- * defaults. */
+ * defaults. The runner keeps the pointers: the strings must outlive it. */
 typedef struct et_run_options {
     const char *device;     /* NULL: the first OpenCL device */
     const char *db;         /* database for best and the peaks; NULL: the

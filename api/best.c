@@ -74,41 +74,19 @@ et_status et_best_lookup(const et_problem *p, const char *device,
                          const char *db, et_best_info *out, int *found,
                          et_diag *diag)
 {
-    et_diag local;
-    if (!diag)
-        diag = &local;
-    api_diag_clear(diag);
     *found = 0;
     memset(out, 0, sizeof *out);
-    /* the database first: a file that is not eintune's costs no worker */
-    et_error err = {{0}};
-    et_db *probe = NULL;
-    et_status st = et_db_open(db, &probe, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, ET_INPUT_FILE, &err);
-        if (db)
-            snprintf(diag->file, sizeof diag->file, "%s", db);
-        return st;
-    }
-    et_db_close(probe);
-    et_device *dev = NULL;
-    st = et_device_open_isolated(device, NULL, &dev, &err);
-    if (st != ET_OK)
-        return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
-                                                         : ET_INPUT_NONE,
-                            &err);
-    et_device_info info = dev->info;
-    et_device_close(dev);
-    et_best *best = calloc(1, sizeof *best);
-    if (!best)
-        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
-    bool hit = false;
-    st = api_best_find(&p->e, &info, db, best, &hit, NULL, 0, diag);
-    if (st == ET_OK && hit) {
-        api_best_info_fill(best, &info, out);
+    et_best_options o;
+    memset(&o, 0, sizeof o);
+    o.device = device;
+    o.db = db;
+    et_best_kernel *bk = NULL;
+    et_status st = et_best_kernel_find(p, &o, &bk, diag);
+    if (st == ET_OK && bk) {
+        et_best_kernel_info(bk, out);
         *found = 1;
     }
-    free(best);
+    et_best_kernel_free(bk);
     return st;
 }
 

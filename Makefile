@@ -21,7 +21,7 @@ CPPFLAGS += -DET_HAVE_CUDA_H -I$(CUDA)/include
 endif
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -lpthread
 
-LAYERS  := einsum transforms spaces measure measure/opencl measure/cuda db \
+LAYERS  := base einsum transforms spaces measure measure/opencl measure/cuda db \
            roofline tune api
 LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)

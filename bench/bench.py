@@ -69,7 +69,7 @@ def shape_str(shape):
     return ",".join("%s=%d" % kv for kv in shape.items())
 
 
-# The cases of issue 8. Peer operations (see peer_clblast.c,
+# The bench cases. Peer operations (see peer_clblast.c,
 # peer_openblas.c): every variant listed is timed, the fastest counts.
 def cases():
     c = []
@@ -486,7 +486,7 @@ def report(doc):
                     s["time_limit_s"]))
     if doc.get("targets"):
         L.append("")
-        L.append("Targets of issue 8 (measured in this run):")
+        L.append("Performance targets (measured in this run):")
         for t in doc["targets"]:
             L.append("- %s: %s (measured %s, target %s)" % (
                 t["what"], "met" if t["met"] else "MISSED", t["measured"],
@@ -497,7 +497,7 @@ def report(doc):
 
 
 def targets(doc):
-    """The targets of issue 8, checked against this run's numbers."""
+    """The performance targets, checked against this run's numbers."""
     out = []
 
     def case(cid, dt):

@@ -1,5 +1,5 @@
 /*
- * peer_stats.h - the timing protocol of DESIGN.md "Measurement", for the
+ * peer_stats.h - the timing protocol of docs/measurement.md, for the
  * peer drivers of the benchmark (peer_clblast.c, peer_openblas.c), so that
  * a peer's number is a statistic of the same kind as eintune's:
  *

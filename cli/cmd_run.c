@@ -5,11 +5,11 @@
  * process, so a kernel that hangs or crashes the driver costs this run,
  * never leaves a hung terminal.
  *
- * --verify does two things: the statistical verification (R input sets
- * drawn by the verifier, the untransformed kernel as the baseline of the
- * one-sided test), and a check of the output on the user's own inputs
- * against the extended-precision reference, element by element within the
- * rigorous bound.
+ * --verify does two things: the statistical verification of
+ * docs/measurement.md (R input sets drawn by the verifier, the untransformed
+ * kernel as the baseline of the one-sided test), and a check of the output
+ * on the user's own inputs against the extended-precision reference,
+ * element by element within the rigorous bound.
  */
 #include "cli/cli.h"
 

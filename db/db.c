@@ -9,18 +9,21 @@
  * the classification inside its write transaction (another process may
  * have created the schema in between).
  *
- * Migrations: migrations[v] takes a file from schema version v to v + 1;
- * version 0 is an empty file. Each step is recorded in schema_migrations,
- * all steps of one open run in one transaction.
+ * Migrations: a table of steps, migrations[v] taking a file from schema
+ * version v to v + 1 (version 0 is an empty file); see "schema" below for
+ * how to add one. Each step applied is recorded in schema_migrations; all
+ * steps of one open run in one transaction, so a step that fails leaves
+ * the file at the version it had.
  */
 #include "db/db.h"
+
+#include "base/cachedir.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +37,6 @@ struct et_db {
 };
 
 /* ---- errors ------------------------------------------------------------- */
-
-static void errf(et_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void errf(et_error *err, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-    va_end(ap);
-}
 
 /* The status an SQLite result code stands for. */
 static et_status status_of(int rc)
@@ -77,11 +68,11 @@ static et_status sql_fail(et_db *db, int rc, const char *what, et_error *err)
 {
     const char *msg = db && db->c ? sqlite3_errmsg(db->c) : sqlite3_errstr(rc);
     if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT)
-        errf(err, "%s: %s: file is not a database or is corrupt (%s)",
-             db ? db->path : "?", what, msg);
-    else
-        errf(err, "%s: %s: %s", db ? db->path : "?", what, msg);
-    return status_of(rc);
+        return et_errorf(err, status_of(rc),
+                         "%s: %s: file is not a database or is corrupt (%s)",
+                         db ? db->path : "?", what, msg);
+    return et_errorf(err, status_of(rc), "%s: %s: %s", db ? db->path : "?",
+                     what, msg);
 }
 
 static void copy_str(char *dst, size_t cap, const char *src)
@@ -162,11 +153,39 @@ static const char schema_v2[] =
     "ALTER TABLE devices ADD COLUMN peaks_measured_at INTEGER;"
     "ALTER TABLE devices ADD COLUMN peaks_eintune_version TEXT;";
 
-/* migrations[v]: schema version v -> v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2};
+/*
+ * One migration step: takes a file from version `to` - 1 to `to`, inside
+ * the open's write transaction. `sql` runs first (a script of statements;
+ * NULL for none), then `fn` (NULL for none) for what SQL alone cannot do,
+ * e.g. rewriting values in C. A step never commits, never changes
+ * user_version and never writes schema_migrations: migrate() does.
+ */
+typedef struct migration {
+    int to;
+    const char *what; /* for error messages: "migrating to version 2 (...)" */
+    const char *sql;
+    et_status (*fn)(et_db *db, et_error *err);
+} migration;
+
+/*
+ * The steps, in order: migrations[v].to == v + 1.
+ *
+ * To change the schema (a new column, table, index or CHECK): append one
+ * entry here (its SQL in a schema_v<n> text above, or a function), bump
+ * ET_DB_SCHEMA_VERSION in db.h, describe the version in db.h's header
+ * comment, and write what the readers and writers below need. Never edit
+ * a step that was released: files out there are at its version. A new
+ * column takes a DEFAULT (or is NULLable) so that rows of older versions
+ * stay valid; a new et_outcome changes the trials CHECK, which SQLite
+ * cannot ALTER: such a step rebuilds the trials table.
+ */
+static const migration migrations[] = {
+    {1, "devices, einsums, spaces, trials", schema_v1, NULL},
+    {2, "device peaks in the database", schema_v2, NULL},
+};
 static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
                   ET_DB_SCHEMA_VERSION,
-              "one migration per schema version");
+              "one migration step per schema version");
 
 /* ---- small SQL helpers -------------------------------------------------- */
 
@@ -244,60 +263,17 @@ static void col_text(sqlite3_stmt *st, int i, char *dst, size_t cap)
 
 /* ---- opening ------------------------------------------------------------ */
 
-static et_status cache_dir(char *buf, size_t cap, et_error *err)
-{
-    const char *x = getenv("XDG_CACHE_HOME");
-    int n;
-    if (x && x[0] == '/') {
-        n = snprintf(buf, cap, "%s/eintune", x);
-    } else {
-        const char *home = getenv("HOME");
-        if (!home || !home[0]) {
-            errf(err, "no place for the tuning database: neither "
-                      "XDG_CACHE_HOME nor HOME is set (use --db FILE)");
-            return ET_ERR_IO;
-        }
-        n = snprintf(buf, cap, "%s/.cache/eintune", home);
-    }
-    if (n < 0 || (size_t)n >= cap) {
-        errf(err, "cache directory path too long");
-        return ET_ERR_IO;
-    }
-    return ET_OK;
-}
-
 et_status et_db_default_path(char *buf, size_t cap, et_error *err)
 {
     char dir[4000];
-    et_status st = cache_dir(dir, sizeof(dir), err);
-    if (st != ET_OK)
+    et_status st = et_cache_dir_path(dir, sizeof(dir), err);
+    if (st != ET_OK) {
+        et_error_append(err, " (use --db FILE)");
         return st;
+    }
     int n = snprintf(buf, cap, "%s/tuning.db", dir);
-    if (n < 0 || (size_t)n >= cap) {
-        errf(err, "database path too long");
-        return ET_ERR_IO;
-    }
-    return ET_OK;
-}
-
-/* mkdir -p with mode 0700 for the components it creates. */
-static et_status make_dirs(const char *dir, et_error *err)
-{
-    char p[4096];
-    copy_str(p, sizeof(p), dir);
-    for (char *s = p + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-                errf(err, "cannot create %s: %s", p, strerror(errno));
-                return ET_ERR_IO;
-            }
-            *s = c;
-            if (c == '\0')
-                break;
-        }
-    }
+    if (n < 0 || (size_t)n >= cap)
+        return et_errorf(err, ET_ERR_IO, "database path too long");
     return ET_OK;
 }
 
@@ -311,29 +287,23 @@ static et_status check_magic(const char *path, bool *exists, et_error *err)
     if (stat(path, &sb) != 0) {
         if (errno == ENOENT)
             return ET_OK;
-        errf(err, "%s: %s", path, strerror(errno));
-        return ET_ERR_IO;
+        return et_errorf(err, ET_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    if (S_ISDIR(sb.st_mode)) {
-        errf(err, "%s: is a directory, not a database file", path);
-        return ET_ERR_INPUT;
-    }
+    if (S_ISDIR(sb.st_mode))
+        return et_errorf(err, ET_ERR_INPUT,
+                         "%s: is a directory, not a database file", path);
     *exists = true;
     if (sb.st_size == 0)
         return ET_OK;
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        errf(err, "%s: %s", path, strerror(errno));
-        return ET_ERR_IO;
-    }
+    if (!f)
+        return et_errorf(err, ET_ERR_IO, "%s: %s", path, strerror(errno));
     char head[16];
     size_t n = fread(head, 1, sizeof(head), f);
     fclose(f);
-    if (n != sizeof(head) || memcmp(head, magic, sizeof(head)) != 0) {
-        errf(err, "%s: file is not a database (not an SQLite file); "
-                  "not an eintune database", path);
-        return ET_ERR_INPUT;
-    }
+    if (n != sizeof(head) || memcmp(head, magic, sizeof(head)) != 0)
+        return et_errorf(err, ET_ERR_INPUT, "%s: file is not a database (not "
+                         "an SQLite file); not an eintune database", path);
     return ET_OK;
 }
 
@@ -360,32 +330,29 @@ static et_status classify(const char *path, const file_kind *k,
                           et_error *err)
 {
     if (k->app_id == ET_DB_APPLICATION_ID) {
-        if (k->version > ET_DB_SCHEMA_VERSION) {
-            errf(err, "%s: written by a newer eintune (database schema "
-                      "version %" PRId64 "; this eintune %s reads up to "
-                      "version %d): upgrade eintune or use another --db",
-                 path, k->version, ET_VERSION, ET_DB_SCHEMA_VERSION);
-            return ET_ERR_INPUT;
-        }
-        if (k->version < 0 || (k->version == 0 && k->objects > 0)) {
-            errf(err, "%s: not an eintune database (schema version %" PRId64
-                      " with %" PRId64 " tables)",
-                 path, k->version, k->objects);
-            return ET_ERR_INPUT;
-        }
+        if (k->version > ET_DB_SCHEMA_VERSION)
+            return et_errorf(err, ET_ERR_INPUT, "%s: written by a newer "
+                             "eintune (database schema version %" PRId64 "; "
+                             "this eintune %s reads up to version %d): "
+                             "upgrade eintune or use another --db", path,
+                             k->version, ET_VERSION, ET_DB_SCHEMA_VERSION);
+        if (k->version < 0 || (k->version == 0 && k->objects > 0))
+            return et_errorf(err, ET_ERR_INPUT, "%s: not an eintune database "
+                             "(schema version %" PRId64 " with %" PRId64 " "
+                             "tables)", path, k->version, k->objects);
         return ET_OK;
     }
     if (k->app_id == 0 && k->version == 0 && k->objects == 0)
         return ET_OK; /* an empty SQLite file */
     if (k->app_id != 0)
-        errf(err, "%s: not an eintune database (an SQLite file of another "
-                  "program: application id 0x%08" PRIx64 ")",
-             path, (uint64_t)k->app_id & 0xffffffffu);
-    else
-        errf(err, "%s: not an eintune database (an SQLite file with %" PRId64
-                  " schema objects of another program)",
-             path, k->objects);
-    return ET_ERR_INPUT;
+        return et_errorf(err, ET_ERR_INPUT,
+                         "%s: not an eintune database (an SQLite file of "
+                         "another program: application id 0x%08" PRIx64 ")",
+                         path, (uint64_t)k->app_id & 0xffffffffu);
+    return et_errorf(err, ET_ERR_INPUT,
+                     "%s: not an eintune database (an SQLite file with %" PRId64
+                     " schema objects of another program)",
+                     path, k->objects);
 }
 
 /* "file:" URI of path with ?immutable=1: SQLite then reads the main file
@@ -458,8 +425,21 @@ static et_status migrate(et_db *db, et_error *err)
         (s = classify(db->path, &k, err)) != ET_OK)
         goto fail;
     for (int64_t v = k.version; v < ET_DB_SCHEMA_VERSION; v++) {
-        if ((s = exec(db, migrations[v], err)) != ET_OK)
+        const migration *m = &migrations[v];
+        assert(m->to == v + 1);
+        char what[128];
+        snprintf(what, sizeof(what), "migrating to schema version %d (%s)",
+                 m->to, m->what);
+        int rc = m->sql ? sqlite3_exec(db->c, m->sql, NULL, NULL, NULL)
+                        : SQLITE_OK;
+        if (rc != SQLITE_OK) {
+            s = sql_fail(db, rc, what, err);
             goto fail;
+        }
+        if (m->fn && (s = m->fn(db, err)) != ET_OK) {
+            et_error_prefix(err, what);
+            goto fail;
+        }
         char sql[256];
         snprintf(sql, sizeof(sql),
                  "INSERT OR REPLACE INTO schema_migrations VALUES "
@@ -486,21 +466,17 @@ et_status et_db_open(const char *path, et_db **out, et_error *err)
 {
     *out = NULL;
     et_db *db = calloc(1, sizeof(*db));
-    if (!db) {
-        errf(err, "out of memory");
-        return ET_ERR_NOMEM;
-    }
+    if (!db)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     et_status s = ET_OK;
     if (!path || !path[0]) {
         char dir[4000];
-        if ((s = cache_dir(dir, sizeof(dir), err)) != ET_OK ||
-            (s = make_dirs(dir, err)) != ET_OK ||
+        if ((s = et_cache_dir_make(dir, sizeof(dir), err)) != ET_OK ||
             (s = et_db_default_path(db->path, sizeof(db->path), err)) !=
                 ET_OK)
             goto fail;
     } else if (strlen(path) >= sizeof(db->path)) {
-        errf(err, "database path too long");
-        s = ET_ERR_INPUT;
+        s = et_errorf(err, ET_ERR_INPUT, "database path too long");
         goto fail;
     } else {
         copy_str(db->path, sizeof(db->path), path);
@@ -521,11 +497,11 @@ et_status et_db_open(const char *path, et_db **out, et_error *err)
                              NULL);
     if (rc != SQLITE_OK) {
         const char *why = exists ? sqlite3_errstr(rc) : strerror(errno);
-        errf(err, "%s: cannot open the database: %s", db->path,
-             rc == SQLITE_CANTOPEN && !exists
-                 ? "no such directory or no permission"
-                 : why);
-        s = status_of(rc);
+        s = et_errorf(err, status_of(rc), "%s: cannot open the database: %s",
+                      db->path,
+                      rc == SQLITE_CANTOPEN && !exists
+                          ? "no such directory or no permission"
+                          : why);
         goto fail;
     }
     sqlite3_busy_timeout(db->c, ET_DB_BUSY_TIMEOUT_MS);
@@ -557,9 +533,9 @@ et_status et_db_open(const char *path, et_db **out, et_error *err)
         goto fail;
     }
     if (strcmp(mode, "wal") != 0) {
-        errf(err, "%s: cannot use WAL mode (journal mode is %s)", db->path,
-             mode);
-        s = ET_ERR_IO;
+        s = et_errorf(err, ET_ERR_IO,
+                      "%s: cannot use WAL mode (journal mode is %s)", db->path,
+                      mode);
         goto fail;
     }
     if ((s = exec(db, "PRAGMA synchronous = FULL", err)) != ET_OK)
@@ -677,10 +653,9 @@ et_status et_db_device_id(et_db *db, const et_device_info *info, int64_t *id,
     bool found;
     if ((s = et_db_device_find(db, info, id, &found, err)) != ET_OK)
         return s;
-    if (!found) {
-        errf(err, "%s: device row vanished after insert", db->path);
-        return ET_ERR_INTERNAL;
-    }
+    if (!found)
+        return et_errorf(err, ET_ERR_INTERNAL,
+                         "%s: device row vanished after insert", db->path);
     return ET_OK;
 }
 
@@ -753,10 +728,9 @@ static et_status einsum_id_tx(et_db *db, const et_einsum *e, int64_t *id,
     bool found;
     if ((s = einsum_lookup(db, canon, id, &found, err)) != ET_OK)
         return s;
-    if (!found) {
-        errf(err, "%s: einsum row vanished after insert", db->path);
-        return ET_ERR_INTERNAL;
-    }
+    if (!found)
+        return et_errorf(err, ET_ERR_INTERNAL,
+                         "%s: einsum row vanished after insert", db->path);
     return ET_OK;
 }
 
@@ -790,8 +764,8 @@ static et_status space_id_tx(et_db *db, const char *name,
     s = step_id(db, st, id, &found, "looking up a space", err);
     sqlite3_finalize(st);
     if (s == ET_OK && !found) {
-        errf(err, "%s: space row vanished after insert", db->path);
-        s = ET_ERR_INTERNAL;
+        s = et_errorf(err, ET_ERR_INTERNAL,
+                      "%s: space row vanished after insert", db->path);
     }
     return s;
 }
@@ -882,11 +856,10 @@ et_status et_db_trial_init(et_db_trial *t, int64_t einsum_id,
     t->einsum_id = einsum_id;
     copy_str(t->einsum_text, sizeof(t->einsum_text), e->text);
     t->device_id = device_id;
-    if (opts && strlen(opts) >= sizeof(t->opts)) {
-        errf(err, "opt list too long for the database (%zu bytes, at most "
-                  "%zu)", strlen(opts), sizeof(t->opts) - 1);
-        return ET_ERR_INPUT;
-    }
+    if (opts && strlen(opts) >= sizeof(t->opts))
+        return et_errorf(err, ET_ERR_INPUT, "opt list too long for the "
+                         "database (%zu bytes, at most %zu)", strlen(opts),
+                         sizeof(t->opts) - 1);
     copy_str(t->opts, sizeof(t->opts), opts);
     t->renderer_version = ET_RENDERER_VERSION;
     if (source)
@@ -1002,10 +975,9 @@ et_status et_db_trial_lookup(et_db *db, const et_db_trial *key,
 et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
                              et_error *err)
 {
-    if ((unsigned)t->outcome >= ET_OUTCOME_COUNT) {
-        errf(err, "trial with an invalid outcome %d", (int)t->outcome);
-        return ET_ERR_INPUT;
-    }
+    if ((unsigned)t->outcome >= ET_OUTCOME_COUNT)
+        return et_errorf(err, ET_ERR_INPUT, "trial with an invalid outcome %d",
+                         (int)t->outcome);
     sqlite3_stmt *st;
     et_status s = prep(
         db,
@@ -1059,13 +1031,11 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
-        if (rc == SQLITE_CONSTRAINT_FOREIGNKEY) {
-            errf(err, "%s: trial refers to an einsum, device or space that "
-                      "is not recorded (ids %" PRId64 ", %" PRId64
-                      ", %" PRId64 ")",
-                 db->path, t->einsum_id, t->device_id, t->space_id);
-            return ET_ERR_INPUT;
-        }
+        if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+            return et_errorf(err, ET_ERR_INPUT, "%s: trial refers to an "
+                             "einsum, device or space that is not recorded "
+                             "(ids %" PRId64 ", %" PRId64 ", %" PRId64 ")",
+                             db->path, t->einsum_id, t->device_id, t->space_id);
         return sql_fail(db, rc, "recording a trial", err);
     }
     if (!id)
@@ -1135,11 +1105,10 @@ et_status et_db_peaks_store(et_db *db, int64_t device_id, const char *json,
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return sql_fail(db, rc, "storing peaks", err);
-    if (sqlite3_changes(db->c) != 1) {
-        errf(err, "%s: no device with id %" PRId64 " to store peaks for",
-             db->path, device_id);
-        return ET_ERR_INPUT;
-    }
+    if (sqlite3_changes(db->c) != 1)
+        return et_errorf(err, ET_ERR_INPUT,
+                         "%s: no device with id %" PRId64 " to store peaks for",
+                         db->path, device_id);
     return ET_OK;
 }
 
@@ -1164,8 +1133,7 @@ et_status et_db_peaks_load(et_db *db, int64_t device_id, char **json,
         const char *text = (const char *)sqlite3_column_text(st, 0);
         *json = strdup(text ? text : "");
         if (!*json) {
-            errf(err, "out of memory");
-            s = ET_ERR_NOMEM;
+            s = et_errorf(err, ET_ERR_NOMEM, "out of memory");
         } else {
             *found = true;
             if (measured_at)
@@ -1247,8 +1215,8 @@ et_status et_db_integrity(et_db *db, char *msg, size_t cap, et_error *err)
     if (rc == SQLITE_ROW) {
         col_text(st, 0, msg, cap);
         if (strcmp(msg, "ok") != 0) {
-            errf(err, "%s: integrity check failed: %s", db->path, msg);
-            s = ET_ERR_INPUT;
+            s = et_errorf(err, ET_ERR_INPUT, "%s: integrity check failed: %s",
+                          db->path, msg);
         }
     } else {
         s = sql_fail(db, rc, "integrity check", err);
@@ -1302,8 +1270,7 @@ et_status et_db_list(et_db *db, const et_db_filter *f, et_db_list_fn fn,
     et_db_row *row = malloc(sizeof(*row));
     if (!row) {
         sqlite3_finalize(st);
-        errf(err, "out of memory");
-        return ET_ERR_NOMEM;
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     }
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1334,11 +1301,9 @@ et_status et_db_prune(et_db *db, const et_db_prune_opts *o, int64_t *deleted,
 {
     if (deleted)
         *deleted = 0;
-    if (!o->failed && !(o->older_than_days > 0) && !o->renderer_old) {
-        errf(err, "prune needs at least one criterion (failed, older than, "
-                  "old renderer)");
-        return ET_ERR_INPUT;
-    }
+    if (!o->failed && !(o->older_than_days > 0) && !o->renderer_old)
+        return et_errorf(err, ET_ERR_INPUT, "prune needs at least one "
+                         "criterion (failed, older than, old renderer)");
     char where[512];
     size_t n = (size_t)snprintf(where, sizeof(where), "1");
     if (o->failed)

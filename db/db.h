@@ -1,17 +1,19 @@
 /*
- * db.h - the tuning database (DESIGN.md "Tuning database"): every trial
- * kept, runs that resume, answers for `best`, `export` and `run --best`.
+ * db.h - the tuning database (docs/database.md): every trial kept, runs
+ * that resume, answers for `best`, `export` and `run --best`.
  *
  * File. One SQLite file: $XDG_CACHE_HOME/eintune/tuning.db by default
  * (~/.cache/eintune/tuning.db when XDG_CACHE_HOME is unset or relative;
  * directories made with mode 0700), or any path given (--db). The file
  * carries PRAGMA application_id = ET_DB_APPLICATION_ID ("ETDB") and PRAGMA
- * user_version = the schema version. Tables (schema version 2):
+ * user_version = the schema version. Tables (schema version 2; [v2] marks
+ * what version 2 added to version 1):
  *
  *   devices  (id, backend, name, driver_version  -- UNIQUE: the device key
  *             vendor, device_version, limits_json (et_target as JSON),
- *             peaks_json, peaks_measured_at, peaks_eintune_version,
- *             first_seen, last_seen)
+ *             first_seen, last_seen,
+ *             [v2] peaks_json, peaks_measured_at, peaks_eintune_version
+ *             (NULL until peaks are stored))
  *   einsums  (id, canonical UNIQUE (et_einsum_canonical: structure, sizes
  *             and dtypes), text (normalized text first seen), sizes
  *             ("i=4,j=5" in that text's names), dtypes ("f32,f32->f32"),
@@ -25,7 +27,18 @@
  *             max_norm_err, p_value, gops, compile_s, created_at,
  *             eintune_version)
  *   schema_migrations (version, applied_at, eintune_version): one row per
- *             migration applied to this file.
+ *             migration step applied to this file.
+ *
+ * Schema versions (each one step of db.c's migrations table):
+ *   1  the tables above without the [v2] columns
+ *   2  the device peaks move from their cache file into the database
+ * A file at an older version is brought to ET_DB_SCHEMA_VERSION when it is
+ * opened, one step after another in one transaction. To change the schema:
+ * append a step to the migrations table in db.c (SQL text or a function),
+ * bump ET_DB_SCHEMA_VERSION, add the version to the list above and mark
+ * its columns in the tables; test_db's migration test opens a version-1
+ * file written by hand and checks that everything comes through.
+ *
  * Time stamps are Unix seconds (UTC). A NaN figure is stored as NULL and
  * read back as NaN.
  *
@@ -102,6 +115,7 @@
  * recorded trial becomes a miss. May move to transforms/ later. */
 #define ET_RENDERER_VERSION 1
 
+/* The number of steps in db.c's migrations table (see above). */
 #define ET_DB_SCHEMA_VERSION 2
 #define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
 #define ET_DB_BUSY_TIMEOUT_MS 15000

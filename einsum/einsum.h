@@ -11,7 +11,7 @@
  * et_einsum layout (the contract with transforms/, measure/, roofline/):
  *   - idx[0 .. n_out-1] are the output indices in output order;
  *     idx[n_out .. n_idx-1] are the summed indices in order of first
- *     appearance in the operands. So "axis position" of DESIGN.md is simply
+ *     appearance in the operands. So "axis position" of docs/opts.md is simply
  *     the index number.
  *   - Ellipsis dimensions become ordinary indices named "_0", "_1", ...
  *     (leftmost first); they appear in the output where NumPy puts them.
@@ -164,7 +164,7 @@ int64_t et_einsum_operand_elems(const et_einsum *e, int k);
 /* Product of all index sizes (the iteration space). */
 int64_t et_einsum_iter_size(const et_einsum *e);
 
-/* Ops per dtype (DESIGN.md "Roofline"): ops[acc_dtype] = |I|*((m-1)+s). */
+/* Ops per dtype (docs/roofline.md): ops[acc_dtype] = |I|*((m-1)+s). */
 void et_einsum_ops(const et_einsum *e, int64_t ops[ET_DTYPE_COUNT]);
 
 /* Compulsory bytes: every input read once, the output written once. */

@@ -109,7 +109,7 @@ typedef enum et_backend_kind {
 /* "opencl", "cuda". */
 const char *et_backend_name(et_backend_kind k);
 
-/* ---- problems: an einsum with its sizes and dtypes ----------------------- */
+/* ---- problems: an einsum with its sizes and dtypes ------------------------ */
 
 typedef struct et_problem et_problem; /* opaque */
 
@@ -128,7 +128,7 @@ void et_problem_free(et_problem *p);
 
 /* The normalized explicit form, e.g. "xik,kj->xij"; owned by p. */
 const char *et_problem_einsum(const et_problem *p);
-/* Operations booked to dtype t (DESIGN.md's count) and compulsory bytes. */
+/* Operations booked to dtype t (docs/roofline.md) and compulsory bytes. */
 int64_t et_problem_ops(const et_problem *p, et_dtype t);
 int64_t et_problem_bytes(const et_problem *p);
 
@@ -502,7 +502,7 @@ et_status et_einsum_count_operands(const char *einsum, int *n,
  * kernel: ET_ERR_INPUT (ET_INPUT_OPTS, diag->pos) when malformed. */
 et_status et_opts_validate(const char *opts, et_diag *diag);
 
-/* ---- running a kernel on host arrays --------------------------------------- */
+/* ---- running a kernel on host arrays -------------------------------------- */
 
 /* Options of et_runner_open and et_run; the zero value means the
  * defaults. The runner keeps the pointers: the strings must outlive it. */

@@ -5,6 +5,12 @@
  * style). Every device operation goes through et_device_* below, so the
  * callers do not change when the work moves into a worker process.
  *
+ * Files: registry.c parses specs and opens and lists the devices of every
+ * backend; device.c holds the wrappers over the function table; each
+ * backend (opencl/, cuda/) declares its open and list functions in its own
+ * header for the registry and shares helpers through backend_impl.h.
+ * Errors are base/error.h's et_error.
+ *
  * Errors: every function that can fail returns et_status and writes a
  * human-readable reason into an et_error (the failing API call's text and
  * the vendor's error name, or the build log's first error). No global
@@ -22,15 +28,12 @@
 #ifndef ET_BACKEND_H
 #define ET_BACKEND_H
 
+#include "base/error.h"
 #include "eintune.h"
 #include "transforms/target.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-typedef struct et_error {
-    char msg[2048];
-} et_error;
 
 typedef struct et_device_info {
     char name[256];

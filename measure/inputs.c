@@ -193,10 +193,8 @@ static et_status write_canaries(et_device *dev, const et_guarded *g,
                                 et_error *err)
 {
     unsigned char *c = malloc(g->guard);
-    if (!c) {
-        snprintf(err->msg, sizeof err->msg, "guard: out of memory");
-        return ET_ERR_NOMEM;
-    }
+    if (!c)
+        return et_errorf(err, ET_ERR_NOMEM, "guard: out of memory");
     canary(c, g->guard, 0);
     et_status st = et_buffer_write(dev, g->buf, 0, c, g->guard, err);
     if (st == ET_OK) {
@@ -239,10 +237,8 @@ et_status et_guarded_fill_nan(et_device *dev, const et_guarded *g,
 {
     size_t n = g->bytes / et_dtype_size(t);
     void *nan = malloc(g->bytes ? g->bytes : 1);
-    if (!nan) {
-        snprintf(err->msg, sizeof err->msg, "guard: out of memory");
-        return ET_ERR_NOMEM;
-    }
+    if (!nan)
+        return et_errorf(err, ET_ERR_NOMEM, "guard: out of memory");
     et_fill_nan(nan, t, n);
     et_status st = et_guarded_write(dev, g, nan, err);
     free(nan);
@@ -265,10 +261,8 @@ et_status et_guarded_check(et_device *dev, const et_guarded *g,
 {
     *intact = true;
     unsigned char *got = malloc(2 * g->guard);
-    if (!got) {
-        snprintf(err->msg, sizeof err->msg, "guard: out of memory");
-        return ET_ERR_NOMEM;
-    }
+    if (!got)
+        return et_errorf(err, ET_ERR_NOMEM, "guard: out of memory");
     unsigned char *want = got + g->guard;
     et_status st = ET_OK;
     for (int which = 0; which < 2 && *intact; which++) {

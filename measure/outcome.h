@@ -5,7 +5,7 @@
  * Every outcome travels with a reason string: the refusing rule, the build
  * log's first error, the CL/CUDA error name, the failing element with its
  * error, the time limit that was exceeded. Names are the exact strings of
- * DESIGN.md "Measurement" and are stable (scripts and the database key on
+ * docs/measurement.md and are stable (scripts and the database key on
  * them).
  */
 #ifndef ET_OUTCOME_H

@@ -1,6 +1,8 @@
 /* timing.c - warm-ups, timed runs, the median's order-statistic interval. */
 #include "measure/timing.h"
 
+#include "base/clock.h"
+
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_sort.h>
@@ -9,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define CI_LEVEL 0.95
 
@@ -34,13 +35,6 @@ int et_median_ci_ranks(int n, double conf, int *lo, int *hi)
     *lo = best;
     *hi = n + 1 - best;
     return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Fills median, interval, mean and cv from the n samples in x. */
@@ -93,15 +87,13 @@ et_status et_time_kernel(et_device *dev, et_program *p, const et_launch *geom,
     et_buffer *flush = NULL;
     unsigned char *flush_host = NULL;
     if (!x) {
-        snprintf(err->msg, sizeof err->msg, "timing: out of memory");
-        st = ET_ERR_NOMEM;
+        st = et_errorf(err, ET_ERR_NOMEM, "timing: out of memory");
         goto done;
     }
     if (o.flush_bytes > 0) {
         flush_host = malloc(o.flush_bytes);
         if (!flush_host) {
-            snprintf(err->msg, sizeof err->msg, "timing: out of memory");
-            st = ET_ERR_NOMEM;
+            st = et_errorf(err, ET_ERR_NOMEM, "timing: out of memory");
             goto done;
         }
         st = et_buffer_alloc(dev, o.flush_bytes, &flush, err);
@@ -115,7 +107,7 @@ et_status et_time_kernel(et_device *dev, et_program *p, const et_launch *geom,
             goto done;
     }
 
-    double t0 = now_s();
+    double t0 = et_now_s();
     for (;;) {
         if (flush) {
             memset(flush_host, n & 0xff, o.flush_bytes);
@@ -147,7 +139,7 @@ et_status et_time_kernel(et_device *dev, et_program *p, const et_launch *geom,
             t->converged = true;
             break;
         }
-        double wall = now_s() - t0;
+        double wall = et_now_s() - t0;
         if (n >= o.max_runs || total >= o.max_seconds ||
             wall >= o.max_seconds)
             break;

@@ -1,5 +1,5 @@
 /*
- * timing.h - the timing protocol of DESIGN.md "Measurement".
+ * timing.h - the timing protocol of docs/measurement.md.
  *
  * Durations come from the device's own timers (the backend's launch slot
  * with a non-NULL `seconds`: OpenCL profiling events, CUDA events). The

@@ -2,6 +2,8 @@
  * one-sided Welch test against the baseline, and the device-side runs. */
 #include "measure/verify.h"
 
+#include "base/clock.h"
+
 #include "measure/inputs.h"
 #include "measure/remote.h"
 
@@ -11,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define DEFAULT_SEED 0x65696e74756e65ull /* "eintune" */
 
@@ -55,8 +56,7 @@ static double unit_roundoff(et_dtype t)
 
 static et_status nomem(et_error *err)
 {
-    snprintf(err->msg, sizeof err->msg, "verify: out of memory");
-    return ET_ERR_NOMEM;
+    return et_errorf(err, ET_ERR_NOMEM, "verify: out of memory");
 }
 
 et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
@@ -131,9 +131,8 @@ et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
         st = et_reference_eval(e, (const void *const *)t->in, t->ref,
                                abs_terms);
         if (st != ET_OK) {
-            snprintf(err->msg, sizeof err->msg,
-                     "verify: reference evaluation failed: %s",
-                     et_status_str(st));
+            et_errorf(err, st, "verify: reference evaluation failed: %s",
+                      et_status_str(st));
             goto fail;
         }
         for (size_t i = 0; i < n_out; i++) {
@@ -597,9 +596,8 @@ static et_status verify_device(et_verifier *v, et_device *dev, et_program *p,
             st = et_verifier_set_baseline(v, (const void *const *)outs, res);
         }
         if (st != ET_OK)
-            snprintf(err->msg, sizeof err->msg,
-                     "baseline kernel fails verification: %.1000s",
-                     res->reason);
+            et_errorf(err, st, "baseline kernel fails verification: %.1000s",
+                      res->reason);
     } else {
         st = et_verify_outputs(v, (const void *const *)outs, faults, res);
         if (st != ET_OK)
@@ -636,13 +634,6 @@ et_status et_verifier_baseline_kernel(et_verifier *v, et_device *dev,
     return verify_device(v, dev, p, geom, true, res, err);
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
                              const char *source, const char *name,
                              const et_launch *geom,
@@ -651,9 +642,9 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
 {
     memset(ev, 0, sizeof *ev);
     et_program *p = NULL;
-    double t0 = wall_s();
+    double t0 = et_now_s();
     et_status st = et_program_build(dev, source, name, &p, err);
-    double t1 = wall_s();
+    double t1 = et_now_s();
     ev->build_s = t1 - t0;
     if (st != ET_OK) {
         et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
@@ -678,7 +669,7 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
         if (st != ET_OK) {
             et_result_set(&ev->result, et_outcome_from_status(st),
                           "%.1000s", err->msg);
-            ev->timing_s = wall_s() - t1;
+            ev->timing_s = et_now_s() - t1;
             goto done;
         }
         if (s > topts->bound_s) {
@@ -690,14 +681,14 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
                           "first timed run %.6g s exceeds the bound %.6g s "
                           "(not verified: it cannot be chosen)",
                           s, topts->bound_s);
-            ev->timing_s = wall_s() - t1;
+            ev->timing_s = et_now_s() - t1;
             goto done;
         }
     }
-    double tp = wall_s();
+    double tp = et_now_s();
     ev->timing_s = tp - t1;
     st = et_verify_kernel(v, dev, p, geom, &ev->verify, err);
-    double t2 = wall_s();
+    double t2 = et_now_s();
     ev->verify_s = t2 - tp;
     if (st != ET_OK) {
         et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
@@ -721,7 +712,7 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
     }
     st = et_time_kernel(dev, p, geom, args, offsets, nargs, topts,
                         &ev->timing, &ev->result, err);
-    ev->timing_s += wall_s() - t2;
+    ev->timing_s += et_now_s() - t2;
     ev->timed = st == ET_OK;
 done:
     /* a dead worker took the program with it: freeing it is harmless */

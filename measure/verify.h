@@ -1,6 +1,6 @@
 /*
- * verify.h - statistical verification of a kernel's output (DESIGN.md
- * "Measurement").
+ * verify.h - statistical verification of a kernel's output
+ * (docs/measurement.md).
  *
  * A verifier is made once per run and einsum: it draws R input sets (R = 3
  * by default; trial r uses distribution r mod 3: uniform on [-1, 1],

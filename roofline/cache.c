@@ -5,6 +5,8 @@
 #include "roofline/peaks.h"
 #include "roofline/report.h"
 
+#include "base/cachedir.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,19 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Sets err's message; through a va_list so that long paths are cut
- * quietly rather than warned about at every call. */
-static void errf(et_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void errf(et_error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-    va_end(ap);
-}
 
 /* ---- path and key ------------------------------------------------------- */
 
@@ -56,30 +45,6 @@ static void append_safe(char *buf, size_t cap, const char *s, size_t max)
     buf[n] = '\0';
 }
 
-/* $XDG_CACHE_HOME/eintune, or ~/.cache/eintune (XDG: a relative
- * XDG_CACHE_HOME is ignored). */
-static et_status cache_dir(char *buf, size_t cap, et_error *err)
-{
-    const char *x = getenv("XDG_CACHE_HOME");
-    int n;
-    if (x && x[0] == '/') {
-        n = snprintf(buf, cap, "%s/eintune", x);
-    } else {
-        const char *home = getenv("HOME");
-        if (!home || !home[0]) {
-            errf(err,     "no cache directory: neither XDG_CACHE_HOME nor HOME "
-                     "is set");
-            return ET_ERR_IO;
-        }
-        n = snprintf(buf, cap, "%s/.cache/eintune", home);
-    }
-    if (n < 0 || (size_t)n >= cap) {
-        errf(err, "cache directory path too long");
-        return ET_ERR_IO;
-    }
-    return ET_OK;
-}
-
 static const char *backend_of(const et_device_info *info)
 {
     return et_backend_name(info->target.backend);
@@ -89,7 +54,7 @@ et_status et_peaks_cache_path(const et_device_info *info, char *buf,
                               size_t cap, et_error *err)
 {
     char dir[4096];
-    et_status st = cache_dir(dir, sizeof(dir), err);
+    et_status st = et_cache_dir_path(dir, sizeof(dir), err);
     if (st != ET_OK)
         return st;
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -104,32 +69,8 @@ et_status et_peaks_cache_path(const et_device_info *info, char *buf,
     append_safe(base, sizeof(base), "-", 1);
     append_safe(base, sizeof(base), info->driver_version, 32);
     int n = snprintf(buf, cap, "%s/%s-%016" PRIx64 ".json", dir, base, h);
-    if (n < 0 || (size_t)n >= cap) {
-        errf(err, "cache file path too long");
-        return ET_ERR_IO;
-    }
-    return ET_OK;
-}
-
-/* mkdir -p with mode 0700 for the components it creates. */
-static et_status make_dirs(const char *dir, et_error *err)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s", dir);
-    for (char *s = p + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-                errf(err, "cannot create %s: %s",
-                         p, strerror(errno));
-                return ET_ERR_IO;
-            }
-            *s = c;
-            if (c == '\0')
-                break;
-        }
-    }
+    if (n < 0 || (size_t)n >= cap)
+        return et_errorf(err, ET_ERR_IO, "cache file path too long");
     return ET_OK;
 }
 
@@ -139,8 +80,8 @@ static char *slurp(const char *path, et_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        errf(err, "cannot read %s: %s", path,
-                 strerror(errno));
+        et_errorf(err, ET_ERR_IO, "cannot read %s: %s", path,
+                  strerror(errno));
         return NULL;
     }
     size_t cap = 4096, n = 0;
@@ -153,7 +94,7 @@ static char *slurp(const char *path, et_error *err)
         if (cap >= (size_t)1 << 20) { /* a peaks file is tiny */
             free(buf);
             buf = NULL;
-            errf(err, "%s: file too large", path);
+            et_errorf(err, ET_ERR_IO, "%s: file too large", path);
             fclose(f);
             return NULL;
         }
@@ -169,7 +110,7 @@ static char *slurp(const char *path, et_error *err)
     fclose(f);
     if (!buf || bad) {
         free(buf);
-        errf(err, "cannot read %s", path);
+        et_errorf(err, ET_ERR_IO, "cannot read %s", path);
         return NULL;
     }
     buf[n] = '\0';
@@ -179,8 +120,7 @@ static char *slurp(const char *path, et_error *err)
 static et_status bad_key(et_error *err, const char *path, const char *key,
                          const char *what)
 {
-    errf(err, "%s: \"%s\" %s", path, key, what);
-    return ET_ERR_INPUT;
+    return et_errorf(err, ET_ERR_INPUT, "%s: \"%s\" %s", path, key, what);
 }
 
 /* A positive finite number at obj[key]; 1 found, 0 absent, -1 bad. */
@@ -236,10 +176,9 @@ et_status et_peaks_read_file(const char *path, et_peaks *out, unsigned *given,
         int line = 1;
         for (const char *c = text; at && c < at && *c; c++)
             line += *c == '\n';
-        errf(err, "%s:%d: not a JSON object (expected {\"gflops\": {\"f32\": "
-                 "..}, \"bandwidth_gbs\": ..})",
-                 path, line);
-        st = ET_ERR_INPUT;
+        st = et_errorf(err, ET_ERR_INPUT, "%s:%d: not a JSON object (expected "
+                       "{\"gflops\": {\"f32\": ..}, \"bandwidth_gbs\": ..})",
+                       path, line);
         goto out;
     }
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(doc, "device");
@@ -302,10 +241,9 @@ et_status et_peaks_read_file(const char *path, et_peaks *out, unsigned *given,
         }
     }
     if (g == 0) {
-        errf(err, "%s: no figures (expected \"gflops\": {\"f32\": ..} and/or "
-                 "\"bandwidth_gbs\": ..)",
-                 path);
-        st = ET_ERR_INPUT;
+        st = et_errorf(err, ET_ERR_INPUT, "%s: no figures (expected "
+                       "\"gflops\": {\"f32\": ..} and/or \"bandwidth_gbs\": "
+                       "..)", path);
     }
 out:
     if (given)
@@ -322,10 +260,8 @@ et_status et_peaks_load(const et_device_info *info, et_peaks *out,
     et_status st = et_peaks_cache_path(info, path, sizeof(path), err);
     if (st != ET_OK)
         return st;
-    if (access(path, F_OK) != 0) {
-        errf(err, "no cached peaks (%s)", path);
-        return ET_ERR_IO;
-    }
+    if (access(path, F_OK) != 0)
+        return et_errorf(err, ET_ERR_IO, "no cached peaks (%s)", path);
     et_peaks p;
     memset(&p, 0, sizeof(p));
     unsigned given = 0;
@@ -336,15 +272,12 @@ et_status et_peaks_load(const et_device_info *info, et_peaks *out,
         strcmp(p.backend, backend_of(info)) != 0 ||
         strcmp(p.driver, info->driver_version) != 0 ||
         strcmp(p.eintune_version, ET_VERSION) != 0) {
-        errf(err, "cached peaks in %s are for another device, driver or "
-                 "eintune version",
-                 path);
-        return ET_ERR_IO;
+        return et_errorf(err, ET_ERR_IO, "cached peaks in %s are for another "
+                         "device, driver or eintune version", path);
     }
-    if (!(given & (1u << ET_F32)) || !(given & (1u << ET_DTYPE_COUNT))) {
-        errf(err, "cached peaks in %s lack f32 or bandwidth", path);
-        return ET_ERR_INPUT;
-    }
+    if (!(given & (1u << ET_F32)) || !(given & (1u << ET_DTYPE_COUNT)))
+        return et_errorf(err, ET_ERR_INPUT,
+                         "cached peaks in %s lack f32 or bandwidth", path);
     p.source = ET_PEAKS_CACHED;
     *out = p;
     return ET_OK;
@@ -363,9 +296,7 @@ et_status et_peaks_store(const et_peaks *p, et_error *err)
     char path[4096], dir[4096], tmp[4200];
     et_status st = et_peaks_cache_path(&info, path, sizeof(path), err);
     if (st == ET_OK)
-        st = cache_dir(dir, sizeof(dir), err);
-    if (st == ET_OK)
-        st = make_dirs(dir, err);
+        st = et_cache_dir_make(dir, sizeof(dir), err);
     if (st != ET_OK)
         return st;
 
@@ -374,10 +305,8 @@ et_status et_peaks_store(const et_peaks *p, et_error *err)
     cJSON *doc = et_peaks_to_json(&q);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
-    if (!text) {
-        errf(err, "out of memory");
-        return ET_ERR_NOMEM;
-    }
+    if (!text)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     /* O_EXCL: never follow a symlink or reuse a file planted under the
      * temporary name; a stale one of ours (same pid, killed) goes first */
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
@@ -386,8 +315,7 @@ et_status et_peaks_store(const et_peaks *p, et_error *err)
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     st = ET_ERR_IO;
     if (fd < 0) {
-        errf(err, "cannot write %s: %s", tmp,
-                 strerror(errno));
+        et_errorf(err, st, "cannot write %s: %s", tmp, strerror(errno));
         goto out;
     }
     size_t len = strlen(text), done = 0;
@@ -404,14 +332,13 @@ et_status et_peaks_store(const et_peaks *p, et_error *err)
     if (close(fd) != 0)
         ok = 0;
     if (!ok) {
-        errf(err, "cannot write %s: %s", tmp,
-                 strerror(saved));
+        et_errorf(err, st, "cannot write %s: %s", tmp, strerror(saved));
         unlink(tmp);
         goto out;
     }
     if (rename(tmp, path) != 0) {
-        errf(err, "cannot rename %s to %s: %s",
-                 tmp, path, strerror(errno));
+        et_errorf(err, st, "cannot rename %s to %s: %s", tmp, path,
+                  strerror(errno));
         unlink(tmp);
         goto out;
     }
@@ -471,11 +398,10 @@ et_status et_peaks_get(et_device *dev, const et_peaks_get_opts *opts,
         et_status st = et_peaks_read_file(file, &ov, &given, err);
         if (st != ET_OK)
             return st == ET_ERR_IO ? ET_ERR_INPUT : st;
-        if (ov.device_name[0] && !strcasestr(info->name, ov.device_name)) {
-            errf(err,     "%s: peaks for device \"%s\", not for \"%s\"", file,
-                     ov.device_name, info->name);
-            return ET_ERR_INPUT;
-        }
+        if (ov.device_name[0] && !strcasestr(info->name, ov.device_name))
+            return et_errorf(err, ET_ERR_INPUT,
+                             "%s: peaks for device \"%s\", not for \"%s\"",
+                             file, ov.device_name, info->name);
         unsigned need = 1u << ET_F32 | 1u << ET_DTYPE_COUNT;
         if (info->target.has_fp64)
             need |= 1u << ET_F64;

@@ -5,61 +5,13 @@
  */
 #include "roofline/peaks.h"
 
+#include "base/sbuf.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- a growing string for generated source ----------------------------- */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b,
-                                                            const char *fmt,
-                                                            ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = true;
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-}
-
-static char *sb_take(sbuf *b)
-{
-    if (b->oom || !b->p) {
-        free(b->p);
-        return NULL;
-    }
-    return b->p;
-}
 
 /* ---- FMA throughput ----------------------------------------------------- */
 
@@ -79,7 +31,7 @@ static int clamp_width(int w)
 /* Component names of an OpenCL vector: s0..sf. */
 static const char hexdigit[] = "0123456789abcdef";
 
-static void fma_opencl(sbuf *b, et_dtype t, int w)
+static void fma_opencl(et_sbuf *b, et_dtype t, int w)
 {
     const char *scalar = t == ET_F64 ? "double" : t == ET_F16 ? "half"
                                                                : "float";
@@ -88,47 +40,52 @@ static void fma_opencl(sbuf *b, et_dtype t, int w)
         snprintf(vec, sizeof(vec), "%s%d", scalar, w);
     else
         snprintf(vec, sizeof(vec), "%s", scalar);
-    sb_printf(b,
-              "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
-              " * %d x %d fma rounds per work-item. in = {a, b, seed scale,"
-              " chain offset}. */\n",
-              et_dtype_name(t), ET_PEAK_FMA_CHAINS, vec, ET_PEAK_FMA_ITERS,
-              ET_PEAK_FMA_UNROLL);
+    et_sbuf_printf(b,
+                   "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
+                   " * %d x %d fma rounds per work-item. in = {a, b, seed "
+                   "scale, chain offset}. */\n",
+                   et_dtype_name(t), ET_PEAK_FMA_CHAINS, vec, ET_PEAK_FMA_ITERS,
+                   ET_PEAK_FMA_UNROLL);
     if (t == ET_F64)
-        sb_printf(b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+        et_sbuf_printf(b, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
     if (t == ET_F16)
-        sb_printf(b, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
+        et_sbuf_printf(b, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
     /* f16 constants come as f32 (storage) and are converted once. */
     const char *in_t = t == ET_F64 ? "double" : "float";
-    sb_printf(b,
-              "__kernel void %s(__global %s *out, __global const %s *in)\n"
-              "{\n"
-              "    const size_t gid = get_global_id(0);\n"
-              "    const %s a = (%s)((%s)in[0]);\n"
-              "    const %s b = (%s)((%s)in[1]);\n"
-              "    const %s seed = (%s)((%s)gid * in[2]);\n",
-              fma_names[t], in_t, in_t, vec, vec, scalar, vec, vec, scalar,
-              vec, vec, scalar);
+    et_sbuf_printf(b,
+                   "__kernel void %s(__global %s *out, __global const %s *in)\n"
+                   "{\n"
+                   "    const size_t gid = get_global_id(0);\n"
+                   "    const %s a = (%s)((%s)in[0]);\n"
+                   "    const %s b = (%s)((%s)in[1]);\n"
+                   "    const %s seed = (%s)((%s)gid * in[2]);\n",
+                   fma_names[t], in_t, in_t, vec, vec, scalar, vec, vec, scalar,
+                   vec, vec, scalar);
     for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-        sb_printf(b, "    %s x%d = seed + (%s)((%s)(%d) * (%s)in[3]);\n", vec,
-                  c, vec, scalar, c, scalar);
-    sb_printf(b, "    for (int it = 0; it < %d; it++) {\n",
-              ET_PEAK_FMA_ITERS);
+        et_sbuf_printf(b,
+                       "    %s x%d = seed + (%s)((%s)(%d) * (%s)in[3]);\n",
+                       vec, c, vec, scalar, c, scalar);
+    et_sbuf_printf(b, "    for (int it = 0; it < %d; it++) {\n",
+                   ET_PEAK_FMA_ITERS);
     for (int u = 0; u < ET_PEAK_FMA_UNROLL; u++)
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-            sb_printf(b, "        x%d = fma(x%d, a, b);\n", c, c);
-    sb_printf(b, "    }\n    const %s s = x0", vec);
+            et_sbuf_printf(b, "        x%d = fma(x%d, a, b);\n", c, c);
+    et_sbuf_printf(b, "    }\n    const %s s = x0", vec);
     for (int c = 1; c < ET_PEAK_FMA_CHAINS; c++)
-        sb_printf(b, " + x%d", c);
-    sb_printf(b, ";\n    /* every work-item stores; the slots are shared, the values\n     * do not matter */\n    out[gid & 1023] = (%s)(", in_t);
+        et_sbuf_printf(b, " + x%d", c);
+    et_sbuf_printf(b,
+                   ";\n    /* every work-item stores; the slots are shared, "
+                   "the values\n     * do not matter */\n"
+                   "    out[gid & 1023] = (%s)(",
+                   in_t);
     if (w == 1)
-        sb_printf(b, "s");
+        et_sbuf_printf(b, "s");
     for (int l = 0; l < w && w > 1; l++)
-        sb_printf(b, "%ss.s%c", l ? " + " : "", hexdigit[l]);
-    sb_printf(b, ");\n}\n");
+        et_sbuf_printf(b, "%ss.s%c", l ? " + " : "", hexdigit[l]);
+    et_sbuf_printf(b, ");\n}\n");
 }
 
-static void fma_cuda(sbuf *b, et_dtype t)
+static void fma_cuda(et_sbuf *b, et_dtype t)
 {
     /* f16 runs as half2 pairs in inline PTX (fma.rn.f16x2, sm_53 and up;
      * NVRTC has no cuda_fp16.h without the toolkit's include path): one
@@ -136,81 +93,82 @@ static void fma_cuda(sbuf *b, et_dtype t)
     const char *st = t == ET_F64 ? "double" : t == ET_F16 ? "unsigned int"
                                                            : "float";
     const char *in_t = t == ET_F64 ? "double" : "float";
-    sb_printf(b,
-              "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
-              " * %d x %d fma rounds per thread. in = {a, b, seed scale,"
-              " chain offset}. */\n",
-              et_dtype_name(t), ET_PEAK_FMA_CHAINS,
-              t == ET_F16 ? "half2" : st, ET_PEAK_FMA_ITERS,
-              ET_PEAK_FMA_UNROLL);
+    et_sbuf_printf(b,
+                   "/* eintune peak: %s FMA throughput, %d chains of %s,\n"
+                   " * %d x %d fma rounds per thread. in = {a, b, seed scale,"
+                   " chain offset}. */\n",
+                   et_dtype_name(t), ET_PEAK_FMA_CHAINS,
+                   t == ET_F16 ? "half2" : st, ET_PEAK_FMA_ITERS,
+                   ET_PEAK_FMA_UNROLL);
     if (t == ET_F16)
-        sb_printf(b,
-                  "static __device__ unsigned int half2_of(float v)\n"
-                  "{\n"
-                  "    unsigned short h;\n"
-                  "    asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : "
-                  "\"f\"(v));\n"
-                  "    return (unsigned int)h | ((unsigned int)h << 16);\n"
-                  "}\n"
-                  "static __device__ float half2_sum(unsigned int x)\n"
-                  "{\n"
-                  "    float lo, hi;\n"
-                  "    asm(\"{ .reg .f16 l, h; mov.b32 {l, h}, %%2;\"\n"
-                  "        \" cvt.f32.f16 %%0, l; cvt.f32.f16 %%1, h; }\"\n"
-                  "        : \"=f\"(lo), \"=f\"(hi) : \"r\"(x));\n"
-                  "    return lo + hi;\n"
-                  "}\n"
-                  "#define HFMA2(x, a, b) asm volatile(\"fma.rn.f16x2 %%0, "
-                  "%%0, %%1, %%2;\" \\\n"
-                  "    : \"+r\"(x) : \"r\"(a), \"r\"(b))\n");
-    sb_printf(b,
-              "extern \"C\" __global__ void %s(%s *out, const %s *in)\n"
-              "{\n"
-              "    const unsigned long long gid =\n"
-              "        (unsigned long long)blockIdx.x * blockDim.x + "
-              "threadIdx.x;\n",
-              fma_names[t], in_t, in_t);
+        et_sbuf_printf(b,
+                       "static __device__ unsigned int half2_of(float v)\n"
+                       "{\n"
+                       "    unsigned short h;\n"
+                       "    asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : "
+                       "\"f\"(v));\n"
+                       "    return (unsigned int)h | ((unsigned int)h << 16);\n"
+                       "}\n"
+                       "static __device__ float half2_sum(unsigned int x)\n"
+                       "{\n"
+                       "    float lo, hi;\n"
+                       "    asm(\"{ .reg .f16 l, h; mov.b32 {l, h}, %%2;\"\n"
+                       "        \" cvt.f32.f16 %%0, l; cvt.f32.f16 %%1, h; "
+                       "}\"\n"
+                       "        : \"=f\"(lo), \"=f\"(hi) : \"r\"(x));\n"
+                       "    return lo + hi;\n"
+                       "}\n"
+                       "#define HFMA2(x, a, b) asm volatile("
+                       "\"fma.rn.f16x2 %%0, %%0, %%1, %%2;\" \\\n"
+                       "    : \"+r\"(x) : \"r\"(a), \"r\"(b))\n");
+    et_sbuf_printf(b,
+                   "extern \"C\" __global__ void %s(%s *out, const %s *in)\n"
+                   "{\n"
+                   "    const unsigned long long gid =\n"
+                   "        (unsigned long long)blockIdx.x * blockDim.x + "
+                   "threadIdx.x;\n",
+                   fma_names[t], in_t, in_t);
     if (t == ET_F16) {
-        sb_printf(b,
-                  "    const unsigned int a = half2_of(in[0]);\n"
-                  "    const unsigned int b = half2_of(in[1]);\n"
-                  "    const float seed = (float)gid * in[2];\n");
+        et_sbuf_printf(b,
+                       "    const unsigned int a = half2_of(in[0]);\n"
+                       "    const unsigned int b = half2_of(in[1]);\n"
+                       "    const float seed = (float)gid * in[2];\n");
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-            sb_printf(b,
-                      "    unsigned int x%d = half2_of(seed + %d.0f * "
-                      "in[3]);\n",
-                      c, c);
+            et_sbuf_printf(b,
+                           "    unsigned int x%d = half2_of(seed + %d.0f * "
+                           "in[3]);\n",
+                           c, c);
     } else {
-        sb_printf(b,
-                  "    const %s a = in[0];\n"
-                  "    const %s b = in[1];\n"
-                  "    const %s seed = (%s)gid * in[2];\n",
-                  st, st, st, st);
+        et_sbuf_printf(b,
+                       "    const %s a = in[0];\n"
+                       "    const %s b = in[1];\n"
+                       "    const %s seed = (%s)gid * in[2];\n",
+                       st, st, st, st);
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-            sb_printf(b, "    %s x%d = seed + (%s)%d * in[3];\n", st, c, st,
-                      c);
+            et_sbuf_printf(b, "    %s x%d = seed + (%s)%d * in[3];\n", st,
+                           c, st, c);
     }
-    sb_printf(b, "    for (int it = 0; it < %d; it++) {\n",
-              ET_PEAK_FMA_ITERS);
+    et_sbuf_printf(b, "    for (int it = 0; it < %d; it++) {\n",
+                   ET_PEAK_FMA_ITERS);
     for (int u = 0; u < ET_PEAK_FMA_UNROLL; u++)
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++) {
             if (t == ET_F16)
-                sb_printf(b, "        HFMA2(x%d, a, b);\n", c);
+                et_sbuf_printf(b, "        HFMA2(x%d, a, b);\n", c);
             else
-                sb_printf(b, "        x%d = %s(x%d, a, b);\n", c,
-                          t == ET_F64 ? "fma" : "fmaf", c);
+                et_sbuf_printf(b, "        x%d = %s(x%d, a, b);\n", c,
+                               t == ET_F64 ? "fma" : "fmaf", c);
         }
-    sb_printf(b, "    }\n");
+    et_sbuf_printf(b, "    }\n");
     if (t == ET_F16) {
-        sb_printf(b, "    float s = 0.0f;\n");
+        et_sbuf_printf(b, "    float s = 0.0f;\n");
         for (int c = 0; c < ET_PEAK_FMA_CHAINS; c++)
-            sb_printf(b, "    s += half2_sum(x%d);\n", c);
-        sb_printf(b, "    out[gid & 1023] = s;\n}\n");
+            et_sbuf_printf(b, "    s += half2_sum(x%d);\n", c);
+        et_sbuf_printf(b, "    out[gid & 1023] = s;\n}\n");
     } else {
-        sb_printf(b, "    out[gid & 1023] = x0");
+        et_sbuf_printf(b, "    out[gid & 1023] = x0");
         for (int c = 1; c < ET_PEAK_FMA_CHAINS; c++)
-            sb_printf(b, " + x%d", c);
-        sb_printf(b, ";\n}\n");
+            et_sbuf_printf(b, " + x%d", c);
+        et_sbuf_printf(b, ";\n}\n");
     }
 }
 
@@ -219,14 +177,14 @@ char *et_peaks_fma_source(et_backend_kind backend, et_dtype t, int width,
 {
     if ((unsigned)t >= ET_DTYPE_COUNT)
         return NULL;
-    sbuf b = {0};
+    et_sbuf b = {0};
     if (backend == ET_BACKEND_CUDA)
         fma_cuda(&b, t);
     else
         fma_opencl(&b, t, clamp_width(width));
     if (name)
         *name = fma_names[t];
-    return sb_take(&b);
+    return et_sbuf_take(&b);
 }
 
 /* ---- bandwidth ---------------------------------------------------------- */
@@ -235,106 +193,111 @@ static const char *const bw_names[ET_BW_COUNT] = {
     "et_peak_bw_read", "et_peak_bw_write", "et_peak_bw_copy",
     "et_peak_bw_triad"};
 
-static void bw_opencl(sbuf *b, et_bw_kind k)
+static void bw_opencl(et_sbuf *b, et_bw_kind k)
 {
-    sb_printf(b, "/* eintune peak: %s bandwidth over float4 elements. */\n",
-              et_bw_kind_name(k));
+    et_sbuf_printf(b,
+                   "/* eintune peak: %s bandwidth over float4 elements. */\n",
+                   et_bw_kind_name(k));
     switch (k) {
     case ET_BW_READ:
         /* Work-item g sums x[g + r*n] for r < R over the three buffers:
          * 3R streams, each read contiguously by consecutive work-items
          * (coalesced on a GPU, vectorizable across work-items on a CPU);
          * three buffers so that a launch moves as much as a triad. */
-        sb_printf(b,
-                  "__kernel void %s(__global float4 *sums,\n"
-                  "                 __global const float4 *a,\n"
-                  "                 __global const float4 *b,\n"
-                  "                 __global const float4 *c)\n"
-                  "{\n"
-                  "    const size_t g = get_global_id(0);\n"
-                  "    const size_t n = get_global_size(0);\n"
-                  "    float4 s = a[g] + b[g] + c[g];\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "__kernel void %s(__global float4 *sums,\n"
+                       "                 __global const float4 *a,\n"
+                       "                 __global const float4 *b,\n"
+                       "                 __global const float4 *c)\n"
+                       "{\n"
+                       "    const size_t g = get_global_id(0);\n"
+                       "    const size_t n = get_global_size(0);\n"
+                       "    float4 s = a[g] + b[g] + c[g];\n",
+                       bw_names[k]);
         for (int r = 1; r < ET_PEAK_READ_STREAMS; r++)
-            sb_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
-                      "c[g + %d * n];\n", r, r, r);
-        sb_printf(b, "    sums[g] = s;\n}\n");
+            et_sbuf_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
+                           "c[g + %d * n];\n", r, r, r);
+        et_sbuf_printf(b, "    sums[g] = s;\n}\n");
         break;
     case ET_BW_WRITE:
-        sb_printf(b,
-                  "__kernel void %s(__global float4 *a,\n"
-                  "                 __global const float *k)\n"
-                  "{\n"
-                  "    a[get_global_id(0)] = (float4)(k[0]);\n"
-                  "}\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "__kernel void %s(__global float4 *a,\n"
+                       "                 __global const float *k)\n"
+                       "{\n"
+                       "    a[get_global_id(0)] = (float4)(k[0]);\n"
+                       "}\n",
+                       bw_names[k]);
         break;
     case ET_BW_COPY:
-        sb_printf(b,
-                  "__kernel void %s(__global float4 *b,\n"
-                  "                 __global const float4 *a)\n"
-                  "{\n"
-                  "    const size_t g = get_global_id(0);\n"
-                  "    b[g] = a[g];\n"
-                  "}\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "__kernel void %s(__global float4 *b,\n"
+                       "                 __global const float4 *a)\n"
+                       "{\n"
+                       "    const size_t g = get_global_id(0);\n"
+                       "    b[g] = a[g];\n"
+                       "}\n",
+                       bw_names[k]);
         break;
     default:
-        sb_printf(b,
-                  "__kernel void %s(__global float4 *a,\n"
-                  "                 __global const float4 *b,\n"
-                  "                 __global const float4 *c,\n"
-                  "                 __global const float *k)\n"
-                  "{\n"
-                  "    const size_t g = get_global_id(0);\n"
-                  "    a[g] = b[g] + k[1] * c[g];\n"
-                  "}\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "__kernel void %s(__global float4 *a,\n"
+                       "                 __global const float4 *b,\n"
+                       "                 __global const float4 *c,\n"
+                       "                 __global const float *k)\n"
+                       "{\n"
+                       "    const size_t g = get_global_id(0);\n"
+                       "    a[g] = b[g] + k[1] * c[g];\n"
+                       "}\n",
+                       bw_names[k]);
         break;
     }
 }
 
-static void bw_cuda(sbuf *b, et_bw_kind k)
+static void bw_cuda(et_sbuf *b, et_bw_kind k)
 {
-    sb_printf(b,
-              "/* eintune peak: %s bandwidth over floats. */\n"
-              "#define GID ((unsigned long long)blockIdx.x * blockDim.x + "
-              "threadIdx.x)\n"
-              "#define GSIZE ((unsigned long long)gridDim.x * blockDim.x)\n",
-              et_bw_kind_name(k));
+    et_sbuf_printf(b,
+                   "/* eintune peak: %s bandwidth over floats. */\n"
+                   "#define GID ((unsigned long long)blockIdx.x * blockDim.x + "
+                   "threadIdx.x)\n"
+                   "#define GSIZE ((unsigned long long)gridDim.x * "
+                   "blockDim.x)\n",
+                   et_bw_kind_name(k));
     switch (k) {
     case ET_BW_READ:
-        sb_printf(b,
-                  "extern \"C\" __global__ void %s(float *sums, "
-                  "const float *a,\n"
-                  "    const float *b, const float *c)\n"
-                  "{\n"
-                  "    const unsigned long long g = GID, n = GSIZE;\n"
-                  "    float s = a[g] + b[g] + c[g];\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "extern \"C\" __global__ void %s(float *sums, "
+                       "const float *a,\n"
+                       "    const float *b, const float *c)\n"
+                       "{\n"
+                       "    const unsigned long long g = GID, n = GSIZE;\n"
+                       "    float s = a[g] + b[g] + c[g];\n",
+                       bw_names[k]);
         for (int r = 1; r < ET_PEAK_READ_STREAMS; r++)
-            sb_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
-                      "c[g + %d * n];\n", r, r, r);
-        sb_printf(b, "    sums[g] = s;\n}\n");
+            et_sbuf_printf(b, "    s += a[g + %d * n] + b[g + %d * n] + "
+                           "c[g + %d * n];\n", r, r, r);
+        et_sbuf_printf(b, "    sums[g] = s;\n}\n");
         break;
     case ET_BW_WRITE:
-        sb_printf(b,
-                  "extern \"C\" __global__ void %s(float *a, const float *k)\n"
-                  "{\n    a[GID] = k[0];\n}\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "extern \"C\" __global__ void %s(float *a, "
+                       "const float *k)\n"
+                       "{\n    a[GID] = k[0];\n}\n",
+                       bw_names[k]);
         break;
     case ET_BW_COPY:
-        sb_printf(b,
-                  "extern \"C\" __global__ void %s(float *b, const float *a)\n"
-                  "{\n    b[GID] = a[GID];\n}\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "extern \"C\" __global__ void %s(float *b, "
+                       "const float *a)\n"
+                       "{\n    b[GID] = a[GID];\n}\n",
+                       bw_names[k]);
         break;
     default:
-        sb_printf(b,
-                  "extern \"C\" __global__ void %s(float *a, const float *b,\n"
-                  "    const float *c, const float *k)\n"
-                  "{\n    a[GID] = b[GID] + k[1] * c[GID];\n}\n",
-                  bw_names[k]);
+        et_sbuf_printf(b,
+                       "extern \"C\" __global__ void %s(float *a, "
+                       "const float *b,\n"
+                       "    const float *c, const float *k)\n"
+                       "{\n    a[GID] = b[GID] + k[1] * c[GID];\n}\n",
+                       bw_names[k]);
         break;
     }
 }
@@ -344,14 +307,14 @@ char *et_peaks_bw_source(et_backend_kind backend, et_bw_kind k,
 {
     if ((unsigned)k >= ET_BW_COUNT)
         return NULL;
-    sbuf b = {0};
+    et_sbuf b = {0};
     if (backend == ET_BACKEND_CUDA)
         bw_cuda(&b, k);
     else
         bw_opencl(&b, k);
     if (name)
         *name = bw_names[k];
-    return sb_take(&b);
+    return et_sbuf_take(&b);
 }
 
 /* ---- measurement -------------------------------------------------------- */
@@ -389,26 +352,6 @@ static et_spread spread_of(double *rates, int n)
     return s;
 }
 
-/* Through a va_list, so that a long message is cut quietly. */
-static void errf(et_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void errf(et_error *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-    va_end(ap);
-}
-
-static void prefix_err(et_error *err, const char *what)
-{
-    char tmp[sizeof(err->msg)];
-    memcpy(tmp, err->msg, sizeof(tmp));
-    tmp[sizeof(tmp) - 1] = '\0';
-    errf(err, "%s: %s", what, tmp);
-}
-
 /* Launches `runs` timed times after one untimed launch; rates[i] = work /
  * duration. */
 static et_status time_runs(et_device *dev, et_program *p, const et_launch *g,
@@ -420,9 +363,8 @@ static et_status time_runs(et_device *dev, et_program *p, const et_launch *g,
         double s = 0;
         st = et_launch_kernel(dev, p, g, args, NULL, nargs, &s, err);
         if (st == ET_OK && !(s > 0)) {
-            snprintf(err->msg, sizeof(err->msg),
-                     "device timer gave a duration of %g s", s);
-            st = ET_ERR_DEVICE;
+            st = et_errorf(err, ET_ERR_DEVICE,
+                           "device timer gave a duration of %g s", s);
         }
         if (st == ET_OK)
             rates[i] = work / s;
@@ -451,10 +393,8 @@ static et_status measure_fma(et_device *dev, et_dtype t,
     const char *name = NULL;
     char *src = et_peaks_fma_source(tg->backend, t,
                                     tg->preferred_vector_width[t], &name);
-    if (!src) {
-        snprintf(err->msg, sizeof(err->msg), "out of memory");
-        return ET_ERR_NOMEM;
-    }
+    if (!src)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     int width = tg->backend == ET_BACKEND_CUDA
                     ? (t == ET_F16 ? 2 : 1)
                     : clamp_width(tg->preferred_vector_width[t]);
@@ -524,12 +464,12 @@ static et_status measure_fma(et_device *dev, et_dtype t,
              out->gflops_spread[t].median, runs, (long long)global,
              ET_PEAK_FMA_CHAINS, width);
     } else if (st == ET_ERR_NOMEM && err->msg[0] == '\0') {
-        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        et_errorf(err, st, "out of memory");
     }
     if (st != ET_OK) {
         char what[64];
         snprintf(what, sizeof(what), "%s FMA benchmark", et_dtype_name(t));
-        prefix_err(err, what);
+        et_error_prefix(err, what);
     }
     if (bin)
         et_buffer_free(dev, bin);
@@ -553,7 +493,7 @@ static et_status measure_bw(et_device *dev, const et_peaks_opts *o, int runs,
     double *rates = calloc((size_t)runs, sizeof(double));
     et_status st = rates ? ET_OK : ET_ERR_NOMEM;
     if (st != ET_OK)
-        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        et_errorf(err, st, "out of memory");
     for (int i = 0; i < 3 && st == ET_OK; i++)
         st = et_buffer_alloc(dev, bytes, &buf[i], err);
     if (st == ET_OK)
@@ -570,8 +510,7 @@ static et_status measure_bw(et_device *dev, const et_peaks_opts *o, int runs,
         const char *name = NULL;
         char *src = et_peaks_bw_source(be, (et_bw_kind)k, &name);
         if (!src) {
-            snprintf(err->msg, sizeof(err->msg), "out of memory");
-            st = ET_ERR_NOMEM;
+            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
             break;
         }
         st = et_program_build(dev, src, name, &prog[k], err);
@@ -632,7 +571,7 @@ static et_status measure_bw(et_device *dev, const et_peaks_opts *o, int runs,
     if (st != ET_OK) {
         char w[64];
         snprintf(w, sizeof(w), "%s bandwidth benchmark", what);
-        prefix_err(err, w);
+        et_error_prefix(err, w);
     }
     for (int k = 0; k < ET_BW_COUNT; k++)
         if (prog[k])
@@ -691,10 +630,9 @@ et_status et_peaks_measure(et_device *dev, const et_peaks_opts *opts,
         st = measure_bw(dev, &o, runs, bytes, out, err);
     for (int t = 0; st == ET_OK && t < ET_DTYPE_COUNT; t++)
         if (!isfinite(out->gflops[t])) {
-            snprintf(err->msg, sizeof(err->msg),
-                     "%s FMA benchmark gave a non-finite figure",
-                     et_dtype_name((et_dtype)t));
-            st = ET_ERR_DEVICE;
+            st = et_errorf(err, ET_ERR_DEVICE,
+                           "%s FMA benchmark gave a non-finite figure",
+                           et_dtype_name((et_dtype)t));
         }
     return st;
 }

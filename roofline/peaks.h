@@ -29,8 +29,8 @@
  * directories made 0700, files written to a temporary name and renamed).
  * The key is (backend, device name, driver version, eintune version): the
  * file name holds a readable form and a hash of it, the file repeats the
- * key, and a file whose key differs is a miss. A later issue moves the
- * peaks into the tuning database; callers only see these two functions.
+ * key, and a file whose key differs is a miss. The tuning database keeps
+ * a second copy (tune/peaks_db.h); callers only see these two functions.
  *
  * Override file (--peaks-file FILE or $ET_PEAKS_FILE), for a device whose
  * vendor figures are known. JSON, every key optional except that at least

@@ -1,6 +1,6 @@
 /*
  * report.h - roofline reports: the human table, the JSON pieces of
- * DESIGN.md "Machine-readable output", and the roofline chart.
+ * docs/roofline.md ("Reports and JSON"), and the roofline chart.
  *
  * Used by `eintune peaks`, `check` (roofline part), `run --time` and
  * `tune`. The JSON builders return cJSON objects the caller owns (free

@@ -1,5 +1,5 @@
 /*
- * roofline.h - device peaks and the roofline model (DESIGN.md "Roofline").
+ * roofline.h - device peaks and the roofline model (docs/roofline.md).
  *
  * Peaks (et_peaks) are plain values: the FMA throughput per dtype in
  * GFLOP/s and the streaming bandwidth in GB/s, with the spread of the runs
@@ -22,7 +22,7 @@
  *
  * Bandwidth used by the model: `bandwidth_gbs`, the best of the streaming
  * kernels (read, write, copy, triad), each counted as (bytes read + bytes
- * written) / time. DESIGN.md names the copy; the best of the four is the
+ * written) / time. The copy is the usual figure; the best of the four is the
  * honest roof for kernels that mostly read (reductions, matvec), which a
  * copy-only figure would let exceed 100 % of the roofline.
  *

@@ -10,11 +10,12 @@
  */
 #include "spaces/search.h"
 
+#include "base/clock.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *const search_names[] = {"beam", "random", "grid"};
 _Static_assert(sizeof(search_names) / sizeof(search_names[0]) == ET_SEARCH_COUNT,
@@ -199,7 +200,7 @@ typedef struct srch {
     et_search_stats *st;
     rng r;
     kmap seen;
-    struct timespec t0;
+    double t0; /* et_now_s() at the start */
     bool stop;
     long seq;
     int budget;          /* budget of the current phase (absolute count) */
@@ -209,10 +210,7 @@ typedef struct srch {
 
 static double elapsed(const srch *S)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - S->t0.tv_sec) +
-           1e-9 * (double)(t.tv_nsec - S->t0.tv_nsec);
+    return et_now_s() - S->t0;
 }
 
 static void set_stop(srch *S, const char *why)
@@ -799,7 +797,7 @@ et_status et_search_run(const et_binding *b, const et_search_opts *o,
     S.user = user;
     S.st = stats;
     rng_seed(&S.r, S.o.seed);
-    clock_gettime(CLOCK_MONOTONIC, &S.t0);
+    S.t0 = et_now_s();
     bool has_param = S.s->n_steps > 0;
     bool has_act = S.s->n_actions > 0;
     if (has_act && S.o.kind == ET_SEARCH_GRID && S.s->max_depth > 2) {

@@ -1,6 +1,6 @@
 /*
- * search.h - searches over a bound space: random, grid, beam (DESIGN.md
- * "Search").
+ * search.h - searches over a bound space: random, grid, beam
+ * (docs/spaces.md, "Searches").
  *
  * A search never touches a device. It proposes candidates (a point of the
  * parametric space and/or a sequence of actions, always with the opt list
@@ -50,7 +50,7 @@ const char *et_search_name(et_search_kind k);
 /* Parses a name as et_search_name gives it; 0 on success, -1 if unknown. */
 int et_search_parse(const char *name, et_search_kind *out);
 
-/* Options; the zero value means the defaults of DESIGN.md. */
+/* Options; the zero value means the defaults (docs/spaces.md). */
 typedef struct et_search_opts {
     et_search_kind kind;
     int budget;             /* answered candidates; 0 = 100 */

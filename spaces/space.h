@@ -2,7 +2,7 @@
  * space.h - transform spaces: the YAML loader, binding a space to a user's
  * einsum, and turning a point of a bound space into an opt list.
  *
- * A space (DESIGN.md "Transform spaces in YAML") is loaded once with
+ * A space (docs/spaces.md) is loaded once with
  * et_space_load(); every error names file:line:column (1-based) and what
  * was expected, in d->msg, with d->line and d->col set as well. A loaded
  * space is read-only and can be bound to many einsums.

@@ -1,7 +1,7 @@
 /*
  * kernel_check.h - test helper: render a kernel, build and run it on a
  * device, compare every output element with a high-precision reference
- * within the rigorous bound of DESIGN.md ("Statistical verification"):
+ * within the rigorous bound of docs/measurement.md ("Verification"):
  *   |err| <= gamma_n * sum|terms| + u_out * |ref|,  n = K + m - 2,
  *   gamma_n = n*u / (1 - n*u), u the unit roundoff of the accumulator.
  * The output is pre-filled with NaN, so an element never written fails.

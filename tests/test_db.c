@@ -1090,6 +1090,45 @@ static const char schema_v1[] =
     "CREATE INDEX trials_space ON trials (space_id);"
     "INSERT INTO schema_migrations VALUES (1, 1600000000, '0.0.9');";
 
+/* A version-1 file at path as eintune 0.0.9 wrote it: schema_v1 with a
+ * device, a space, an einsum, a verified trial t and a refused trial r;
+ * `extra` (SQL) runs last, before the version is set. */
+static void write_v1(const char *path, const et_einsum *e,
+                     const et_db_trial *t, const et_db_trial *r,
+                     const char *extra)
+{
+    char canon[ET_DB_CANON_LEN];
+    et_einsum_canonical(e, canon, sizeof(canon));
+    char sql[12288];
+    snprintf(sql, sizeof(sql),
+             "%s"
+             "INSERT INTO devices VALUES (1, 'opencl', 'pthread-test', '3.1',"
+             "  'Test Vendor', 'OpenCL 3.0', '{\"max_wg\": 4096}',"
+             "  1600000000, 1600000100);"
+             "INSERT INTO spaces VALUES (1, 'matmul.yaml', 'abcdef0123456789',"
+             "  1600000000);"
+             "INSERT INTO einsums VALUES (1, '%s', 'ij,jk->ik', "
+             "  'i=4,j=5,k=6', 'f32,f32->f32', 1600000000);"
+             "INSERT INTO trials (einsum_id, einsum_text, device_id, opts,"
+             "  renderer_version, source_hash, space_id, params_json,"
+             "  kernel_name, outcome, median_s, low_s, high_s, cv, runs,"
+             "  verify_trials, max_norm_err, compile_s, created_at,"
+             "  eintune_version) VALUES (1, 'ij,jk->ik', 1, '%s', %d, '%s',"
+             "  1, '{\"tile\": 2}', 'r_2_6', 'ok', 0.001, 0.00099, 0.00101,"
+             "  0.01, 8, 3, 0.25, 0.5, 1600000200, '0.0.9');"
+             "INSERT INTO trials (einsum_id, einsum_text, device_id, opts,"
+             "  renderer_version, source_hash, outcome, reason, created_at,"
+             "  eintune_version) VALUES (1, 'ij,jk->ik', 1, '%s', %d, '',"
+             "  'refused', 'made-up reason', 1600000300, '0.0.9');"
+             "%s"
+             "PRAGMA application_id = %d; PRAGMA user_version = 1;",
+             schema_v1, canon, t->opts, ET_RENDERER_VERSION, t->source_hash,
+             r->opts, ET_RENDERER_VERSION, extra ? extra : "",
+             ET_DB_APPLICATION_ID);
+    sql_exec(path, sql);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+}
+
 static void test_migrate_v1(void **state)
 {
     (void)state;
@@ -1097,50 +1136,100 @@ static void test_migrate_v1(void **state)
     new_path(path, sizeof(path), "v1");
     et_einsum e;
     einsum_ok("ij,jk->ik", "i=4,j=5,k=6", "f32", &e);
-    char canon[ET_DB_CANON_LEN];
-    et_einsum_canonical(&e, canon, sizeof(canon));
     et_db_trial t = trial_of(1, &e, 1, "LOCAL(i,2)", ET_OUTCOME_OK, 1e-3);
-    char sql[8192];
-    snprintf(sql, sizeof(sql),
-             "%s"
-             "INSERT INTO devices VALUES (1, 'opencl', 'pthread-test', '3.1',"
-             "  'Test Vendor', 'OpenCL 3.0', '{}', 1600000000, 1600000000);"
-             "INSERT INTO einsums VALUES (1, '%s', 'ij,jk->ik', "
-             "  'i=4,j=5,k=6', 'f32,f32->f32', 1600000000);"
-             "INSERT INTO trials (einsum_id, einsum_text, device_id, opts,"
-             "  renderer_version, source_hash, outcome, median_s,"
-             "  created_at, eintune_version) VALUES (1, 'ij,jk->ik', 1,"
-             "  'LOCAL(i,2)', %d, '%s', 'ok', 0.001, 1600000000, '0.0.9');"
-             "PRAGMA application_id = %d; PRAGMA user_version = 1;",
-             schema_v1, canon, ET_RENDERER_VERSION, t.source_hash,
-             ET_DB_APPLICATION_ID);
-    sql_exec(path, sql);
+    et_db_trial r = trial_of(1, &e, 1, "UPCAST(j,4)", ET_OUTCOME_REFUSED, 0);
+    write_v1(path, &e, &t, &r, NULL);
 
     et_db *db = open_ok(path);
     et_db_stats s;
     CHECK(et_db_stats_get(db, &s, &err_));
     assert_int_equal(s.schema_version, ET_DB_SCHEMA_VERSION);
-    assert_int_equal(s.trials, 1);
+    assert_int_equal(s.trials, 2);
+    /* every field of the verified trial comes through */
     et_db_trial got;
     assert_true(lookup(db, &t, &got));
     assert_string_equal(got.eintune_version, "0.0.9");
+    assert_int_equal(got.outcome, ET_OUTCOME_OK);
+    assert_int_equal(got.space_id, 1);
+    assert_string_equal(got.params_json, "{\"tile\": 2}");
+    assert_string_equal(got.kernel_name, "r_2_6");
+    assert_true(got.median_s == 0.001 && got.low_s == 0.00099 &&
+                got.high_s == 0.00101 && got.cv == 0.01);
+    assert_int_equal(got.runs, 8);
+    assert_int_equal(got.verify_trials, 3);
+    assert_true(got.max_norm_err == 0.25 && got.compile_s == 0.5);
+    assert_true(isnan(got.p_value)); /* NULL in the file */
+    assert_int_equal(got.created_at, 1600000200);
+    /* and the refused one, NULL figures and all */
+    assert_true(lookup(db, &r, &got));
+    assert_int_equal(got.outcome, ET_OUTCOME_REFUSED);
+    assert_string_equal(got.reason, "made-up reason");
+    assert_string_equal(got.source_hash, "");
+    /* the rows it refers to keep their ids */
     et_device_info dev = device_of("pthread-test", "3.1");
     assert_int_equal(device_id(db, &dev), 1);
+    assert_int_equal(einsum_id(db, &e), 1);
+    int64_t sid = 0;
+    CHECK(et_db_space_id(db, "matmul.yaml", "abcdef0123456789", &sid,
+                         &err_));
+    assert_int_equal(sid, 1);
     bool found;
     CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
     assert_true(found);
-    /* what version 2 added works */
+    assert_string_equal(got.opts, t.opts);
+    /* what version 2 added works: no peaks yet, then stored and read */
+    char *json = NULL;
+    CHECK(et_db_peaks_load(db, 1, &json, NULL, &found, &err_));
+    assert_false(found);
+    free(json);
     CHECK(et_db_peaks_store(db, 1, "{}", 0, &err_));
-    char *json;
     CHECK(et_db_peaks_load(db, 1, &json, NULL, &found, &err_));
     assert_true(found);
     free(json);
+    /* new trials go in beside the old ones */
+    et_db_trial n = trial_of(1, &e, 1, "LOCAL(i,4)", ET_OUTCOME_OK, 5e-4);
+    CHECK(et_db_trial_record(db, &n, NULL, &err_));
+    CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
+    assert_string_equal(got.opts, "LOCAL(i,4)");
     et_db_close(db);
+
+    assert_int_equal(sql_int(path, "PRAGMA user_version"),
+                     ET_DB_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "PRAGMA application_id"),
+                     ET_DB_APPLICATION_ID);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM trials"), 3);
+    /* (et_db_device_id above updated its limits, not its history) */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM devices WHERE "
+                                   "first_seen = 1600000000"),
+                     1);
+    /* one row per step: the old one as it was, then each step applied */
     assert_int_equal(sql_int(path, "SELECT count(*) FROM schema_migrations"),
-                     2);
+                     ET_DB_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "SELECT applied_at FROM schema_migrations "
+                                   "WHERE version = 1"),
+                     1600000000);
     assert_int_equal(sql_int(path, "SELECT max(version) FROM "
                                    "schema_migrations"),
                      ET_DB_SCHEMA_VERSION);
+    /* opening again migrates nothing */
+    db = open_ok(path);
+    et_db_close(db);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM schema_migrations"),
+                     ET_DB_SCHEMA_VERSION);
+
+    /* a step that fails (here: version 2's column is already there) leaves
+     * the file at version 1 with its rows */
+    new_path(path, sizeof(path), "v1bad");
+    write_v1(path, &e, &t, &r, "ALTER TABLE devices ADD COLUMN peaks_json;");
+    et_error err = {{0}};
+    db = NULL;
+    assert_int_not_equal(et_db_open(path, &db, &err), ET_OK);
+    assert_null(db);
+    assert_non_null(strstr(err.msg, "migrating to schema version 2"));
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM trials"), 2);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM schema_migrations"),
+                     1);
 
     /* version 0: an eintune-marked file with no schema yet */
     new_path(path, sizeof(path), "v0");

@@ -1,5 +1,5 @@
 /*
- * test_kernel_matrix.c - the broad correctness matrix of issue 3: many
+ * test_kernel_matrix.c - the broad correctness matrix: many
  * einsums (matmul and its transposes, batched matmul, matvec, dot, outer
  * product, reductions, diagonals, 3 to 5 operands, ellipsis, scalars,
  * broadcasting, sizes 1, 7, 35, 129) times opts (every ordered pair of opt

@@ -364,7 +364,7 @@ static void test_table_and_json(void **state)
     assert_close(cJSON_GetObjectItem(o, "roofline_s")->valuedouble, r.time_s);
     cJSON_Delete(o);
 
-    /* the peaks document of DESIGN.md */
+    /* the peaks document of docs/roofline.md */
     p.gflops_spread[ET_F32] = (et_spread){5, 90, 95, 100};
     p.bw_gbs[ET_BW_COPY] = 10;
     p.bw_spread[ET_BW_COPY] = (et_spread){5, 8, 9, 10};

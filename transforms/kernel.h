@@ -218,7 +218,7 @@ et_status et_kernel_launch(const et_kernel *k, et_backend_kind b,
 /*
  * Test-only hook: a planted bug in the rendered kernel, so tests can show
  * that verification catches it. ET_PLANT_NONE renders the correct kernel;
- * other issues add cases.
+ * a new kind of planted bug gets its own value before ET_PLANT_COUNT.
  */
 typedef enum et_plant {
     ET_PLANT_NONE = 0,

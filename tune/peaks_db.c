@@ -39,9 +39,8 @@ static et_status parse(const char *text, et_peaks *p, et_error *err)
     cJSON *doc = cJSON_Parse(text);
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
-        snprintf(err->msg, sizeof err->msg,
-                 "stored peaks are not a JSON object");
-        return ET_ERR_INPUT;
+        return et_errorf(err, ET_ERR_INPUT,
+                         "stored peaks are not a JSON object");
     }
     memset(p, 0, sizeof *p);
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(doc, "device");
@@ -90,23 +89,19 @@ et_status et_peaks_db_load(et_db *db, const et_device_info *info,
         st = et_db_peaks_load(db, id, &json, NULL, &found, err);
     if (st != ET_OK)
         return st;
-    if (!found) {
-        snprintf(err->msg, sizeof err->msg,
-                 "no peaks in the database for %s (driver %s)", info->name,
-                 info->driver_version);
-        return ET_ERR_IO;
-    }
+    if (!found)
+        return et_errorf(err, ET_ERR_IO,
+                         "no peaks in the database for %s (driver %s)",
+                         info->name, info->driver_version);
     et_peaks p;
     st = parse(json, &p, err);
     free(json);
     if (st != ET_OK)
         return st;
-    if (!(p.gflops[ET_F32] > 0) || !(p.bandwidth_gbs > 0)) {
-        snprintf(err->msg, sizeof err->msg,
-                 "peaks in the database for %s lack f32 or bandwidth",
-                 info->name);
-        return ET_ERR_IO;
-    }
+    if (!(p.gflops[ET_F32] > 0) || !(p.bandwidth_gbs > 0))
+        return et_errorf(err, ET_ERR_IO,
+                         "peaks in the database for %s lack f32 or bandwidth",
+                         info->name);
     *out = p;
     return ET_OK;
 }

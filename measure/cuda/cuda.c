@@ -22,9 +22,9 @@
  * Every cu* call goes through CU_FAILED, which records the call's text and
  * cuGetErrorName's name for the result.
  */
-#include "measure/backend.h"
+#include "measure/cuda/cuda.h"
+#include "measure/backend_impl.h"
 #include "measure/cuda/nvrtc.h"
-#include "measure/device_impl.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -153,8 +153,8 @@ static bool cu_failed(const cu_api *api, et_error *err, const char *text,
             call += 5;
         else if ((call = strstr(text, "api.")) != NULL)
             call += 4;
-        snprintf(err->msg, sizeof err->msg, "%s%s failed: %s (%d)",
-                 call ? "cu" : "", call ? call : text, name, (int)rc);
+        et_errorf(err, ET_ERR_DEVICE, "%s%s failed: %s (%d)",
+                  call ? "cu" : "", call ? call : text, name, (int)rc);
     }
     return true;
 }
@@ -184,13 +184,13 @@ static et_status cu_api_load(cu_api *api, et_error *err)
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         if (env && *env)
-            return et_error_set(err, ET_ERR_DEVICE,
-                                "no CUDA device: the CUDA driver named by "
-                                "ET_LIBCUDA (%s) cannot be loaded: %s",
-                                path, dlerror());
-        return et_error_set(err, ET_ERR_DEVICE,
-                            "no CUDA device: the CUDA driver (libcuda.so.1) "
-                            "is not installed");
+            return et_errorf(err, ET_ERR_DEVICE,
+                             "no CUDA device: the CUDA driver named by "
+                             "ET_LIBCUDA (%s) cannot be loaded: %s",
+                             path, dlerror());
+        return et_errorf(err, ET_ERR_DEVICE,
+                         "no CUDA device: the CUDA driver (libcuda.so.1) "
+                         "is not installed");
     }
     for (size_t i = 0; i < sizeof cu_symbols / sizeof cu_symbols[0]; i++) {
         void *sym = NULL;
@@ -198,17 +198,17 @@ static et_status cu_api_load(cu_api *api, et_error *err)
             sym = dlsym(lib, cu_symbols[i].names[k]);
         if (!sym) {
             dlclose(lib);
-            return et_error_set(err, ET_ERR_DEVICE,
-                                "no CUDA device: %s lacks %s (driver too "
-                                "old?)",
-                                path, cu_symbols[i].names[0]);
+            return et_errorf(err, ET_ERR_DEVICE,
+                             "no CUDA device: %s lacks %s (driver too "
+                             "old?)",
+                             path, cu_symbols[i].names[0]);
         }
         memcpy((char *)api + cu_symbols[i].off, &sym, sizeof sym);
     }
     api->lib = lib;
     if (CU_FAILED(api, err, api->Init(0))) {
         et_error tmp = *err;
-        et_error_set(err, ET_ERR_DEVICE, "no CUDA device: %s", tmp.msg);
+        et_errorf(err, ET_ERR_DEVICE, "no CUDA device: %s", tmp.msg);
         dlclose(lib);
         memset(api, 0, sizeof *api);
         return ET_ERR_DEVICE;
@@ -342,7 +342,7 @@ static et_status cu_buffer_alloc(void *vctx, size_t bytes, et_buffer **out,
         return st;
     cu_buffer *b = calloc(1, sizeof *b);
     if (!b)
-        return et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     CU_TRY(ET_ERR_DEVICE, api->MemAlloc(&b->ptr, bytes));
     b->bytes = bytes;
     *out = (et_buffer *)b;
@@ -358,10 +358,10 @@ static et_status cu_buffer_write(void *vctx, et_buffer *vb, size_t off,
     cu_ctx *c = vctx;
     cu_buffer *b = (cu_buffer *)vb;
     if (!et_range_ok(b->bytes, off, n))
-        return et_error_set(err, ET_ERR_INPUT,
-                            "write of %zu bytes at offset %zu outside a "
-                            "buffer of %zu bytes",
-                            n, off, b->bytes);
+        return et_errorf(err, ET_ERR_INPUT,
+                         "write of %zu bytes at offset %zu outside a "
+                         "buffer of %zu bytes",
+                         n, off, b->bytes);
     if (n == 0)
         return ET_OK;
     et_status st = cu_enter(c, err);
@@ -377,10 +377,10 @@ static et_status cu_buffer_read(void *vctx, et_buffer *vb, size_t off,
     cu_ctx *c = vctx;
     cu_buffer *b = (cu_buffer *)vb;
     if (!et_range_ok(b->bytes, off, n))
-        return et_error_set(err, ET_ERR_INPUT,
-                            "read of %zu bytes at offset %zu outside a "
-                            "buffer of %zu bytes",
-                            n, off, b->bytes);
+        return et_errorf(err, ET_ERR_INPUT,
+                         "read of %zu bytes at offset %zu outside a "
+                         "buffer of %zu bytes",
+                         n, off, b->bytes);
     if (n == 0)
         return ET_OK;
     et_status st = cu_enter(c, err);
@@ -413,7 +413,7 @@ static et_status cu_program_build(void *vctx, const char *source,
     char jit_log[4096] = "";
     cu_program *p = calloc(1, sizeof *p);
     if (!p)
-        return et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
 
     char arch[32];
     snprintf(arch, sizeof arch, "compute_%d%d", c->cc_major, c->cc_minor);
@@ -444,10 +444,10 @@ static et_status cu_program_build(void *vctx, const char *source,
                   rc = api->ModuleGetFunction(&p->function, p->module,
                                               name))) {
         if (rc == CUDA_ERROR_NOT_FOUND)
-            et_error_set(err, ET_ERR_BUILD,
-                         "no kernel named '%s' in the module (is it "
-                         "declared extern \"C\"?)",
-                         name);
+            et_errorf(err, ET_ERR_BUILD,
+                      "no kernel named '%s' in the module (is it "
+                      "declared extern \"C\"?)",
+                      name);
         st = ET_ERR_BUILD;
         goto cleanup;
     }
@@ -505,42 +505,42 @@ static et_status cu_launch(void *vctx, et_program *vp, const et_launch *geom,
     int64_t threads = 1;
     for (int d = 0; d < geom->ndim; d++) {
         if (geom->global[d] % block[d] != 0)
-            return et_error_set(err, ET_ERR_LAUNCH,
-                                "dimension %d: global size %lld is not a "
-                                "multiple of the block size %lld",
-                                d, (long long)geom->global[d],
-                                (long long)block[d]);
+            return et_errorf(err, ET_ERR_LAUNCH,
+                             "dimension %d: global size %lld is not a "
+                             "multiple of the block size %lld",
+                             d, (long long)geom->global[d],
+                             (long long)block[d]);
         grid[d] = geom->global[d] / block[d];
         if (block[d] > c->max_block[d])
-            return et_error_set(err, ET_ERR_LAUNCH,
-                                "dimension %d: block size %lld exceeds the "
-                                "device's %d",
-                                d, (long long)block[d], c->max_block[d]);
+            return et_errorf(err, ET_ERR_LAUNCH,
+                             "dimension %d: block size %lld exceeds the "
+                             "device's %d",
+                             d, (long long)block[d], c->max_block[d]);
         if (grid[d] > c->max_grid[d])
-            return et_error_set(err, ET_ERR_LAUNCH,
-                                "dimension %d: grid of %lld blocks exceeds "
-                                "the device's limit of %d (flatten the "
-                                "launch into dimension 0)",
-                                d, (long long)grid[d], c->max_grid[d]);
+            return et_errorf(err, ET_ERR_LAUNCH,
+                             "dimension %d: grid of %lld blocks exceeds "
+                             "the device's limit of %d (flatten the "
+                             "launch into dimension 0)",
+                             d, (long long)grid[d], c->max_grid[d]);
         threads *= block[d];
     }
     if (threads > c->max_threads)
-        return et_error_set(err, ET_ERR_LAUNCH,
-                            "%lld threads per block exceed the device's %d",
-                            (long long)threads, c->max_threads);
+        return et_errorf(err, ET_ERR_LAUNCH,
+                         "%lld threads per block exceed the device's %d",
+                         (long long)threads, c->max_threads);
     for (int i = 0; i < nargs; i++) {
         const cu_buffer *b = (const cu_buffer *)args[i];
         size_t off = offsets ? offsets[i] : 0;
         if (off != 0 && off >= b->bytes)
-            return et_error_set(err, ET_ERR_LAUNCH,
-                                "argument %d: offset %zu is outside its "
-                                "buffer of %zu bytes",
-                                i, off, b->bytes);
+            return et_errorf(err, ET_ERR_LAUNCH,
+                             "argument %d: offset %zu is outside its "
+                             "buffer of %zu bytes",
+                             i, off, b->bytes);
         if (off % CU_BASE_ALIGN != 0)
-            return et_error_set(err, ET_ERR_LAUNCH,
-                                "argument %d: offset %zu is not a multiple "
-                                "of the base address alignment (%d bytes)",
-                                i, off, CU_BASE_ALIGN);
+            return et_errorf(err, ET_ERR_LAUNCH,
+                             "argument %d: offset %zu is not a multiple "
+                             "of the base address alignment (%d bytes)",
+                             i, off, CU_BASE_ALIGN);
         ptrs[i] = b->ptr + off;
         params[i] = &ptrs[i];
     }
@@ -552,10 +552,10 @@ static et_status cu_launch(void *vctx, et_program *vp, const et_launch *geom,
         (nargs < 1 || (uint64_t)geom->zero_bytes >
                           ((const cu_buffer *)args[0])->bytes -
                               (offsets ? offsets[0] : 0)))
-        return et_error_set(err, ET_ERR_LAUNCH,
-                            "the output to zero (%lld bytes) is larger than "
-                            "argument 0",
-                            (long long)geom->zero_bytes);
+        return et_errorf(err, ET_ERR_LAUNCH,
+                         "the output to zero (%lld bytes) is larger than "
+                         "argument 0",
+                         (long long)geom->zero_bytes);
     CU_TRY(ET_ERR_DEVICE, api->EventRecord(c->start, NULL));
     /* SPLIT kernels add into the output: it starts at zero, timed */
     if (geom->zero_bytes > 0)
@@ -620,7 +620,7 @@ et_status et_cuda_open(const et_device_spec *spec, et_device *dev,
     cu_limits lim;
     cu_ctx *c = calloc(1, sizeof *c);
     if (!c)
-        return et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     cu_api *api = &c->api;
 
     st = cu_api_load(api, err);
@@ -628,9 +628,9 @@ et_status et_cuda_open(const et_device_spec *spec, et_device *dev,
         goto cleanup;
     CU_TRY(ET_ERR_DEVICE, api->DeviceGetCount(&count));
     if (ordinal >= count) {
-        st = et_error_set(err, ET_ERR_DEVICE,
-                          "no CUDA device %d: the driver sees %d", ordinal,
-                          count);
+        st = et_errorf(err, ET_ERR_DEVICE,
+                       "no CUDA device %d: the driver sees %d", ordinal,
+                       count);
         goto cleanup;
     }
     st = cu_query(api, ordinal, &c->device, &dev->info, &lim, err);

@@ -4,7 +4,7 @@
  * and nvrtcGetErrorString's name for the result.
  */
 #include "measure/cuda/nvrtc.h"
-#include "measure/device_impl.h"
+#include "measure/backend_impl.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -100,7 +100,7 @@ bool et_cuda_have_nvrtc(et_error *err)
     pthread_once(&g_nv_once, nv_load_once);
     if (g_nv.lib)
         return true;
-    et_error_set(err, ET_ERR_UNSUPPORTED, "%s", g_nv_why);
+    et_errorf(err, ET_ERR_UNSUPPORTED, "%s", g_nv_why);
     return false;
 }
 
@@ -112,8 +112,8 @@ static bool nv_failed(et_error *err, const char *text, nvrtcResult rc)
     if (err) {
         const char *name = g_nv.GetErrorString ? g_nv.GetErrorString(rc)
                                                : NULL;
-        snprintf(err->msg, sizeof err->msg, "%s failed: %s (%d)", text,
-                 name ? name : "unknown NVRTC error", (int)rc);
+        et_errorf(err, ET_ERR_BUILD, "%s failed: %s (%d)", text,
+                  name ? name : "unknown NVRTC error", (int)rc);
     }
     return true;
 }
@@ -154,10 +154,10 @@ et_status et_cuda_compile_ptx(const char *source, const char *arch,
     if (ptx_len)
         *ptx_len = 0;
     if (!source || !arch || !arch_ok(arch, &cubin))
-        return et_error_set(err, ET_ERR_INPUT,
-                            "NVRTC: architecture '%s' is not compute_XY or "
-                            "sm_XY",
-                            arch ? arch : "(null)");
+        return et_errorf(err, ET_ERR_INPUT,
+                         "NVRTC: architecture '%s' is not compute_XY or "
+                         "sm_XY",
+                         arch ? arch : "(null)");
     if (!et_cuda_have_nvrtc(err))
         return ET_ERR_UNSUPPORTED;
 
@@ -183,10 +183,10 @@ et_status et_cuda_compile_ptx(const char *source, const char *arch,
         char first[512], call[256];
         et_log_first_error(log, first, sizeof first);
         snprintf(call, sizeof call, "%.200s", err->msg);
-        et_error_set(err, ET_ERR_BUILD,
-                     "NVRTC compile for %s failed: %s\n[%s]\ncompile "
-                     "log:\n%s",
-                     arch, first[0] ? first : "(empty log)", call, log);
+        et_errorf(err, ET_ERR_BUILD,
+                  "NVRTC compile for %s failed: %s\n[%s]\ncompile "
+                  "log:\n%s",
+                  arch, first[0] ? first : "(empty log)", call, log);
         goto cleanup;
     }
     if (cubin ? NV_FAILED(err, g_nv.GetCUBINSize(prog, &size))
@@ -196,7 +196,7 @@ et_status et_cuda_compile_ptx(const char *source, const char *arch,
     }
     image = calloc(size + 1, 1);
     if (!image) {
-        st = et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
     if (cubin ? NV_FAILED(err, g_nv.GetCUBIN(prog, image))

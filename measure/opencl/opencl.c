@@ -15,8 +15,8 @@
  * Every cl* call goes through CL_FAILED, which records the call's text and
  * the error's name. Not thread-safe: one thread uses a device at a time.
  */
-#include "measure/backend.h"
-#include "measure/device_impl.h"
+#include "measure/opencl/opencl.h"
+#include "measure/backend_impl.h"
 
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
@@ -151,8 +151,8 @@ static bool ocl_failed(et_error *err, const char *text, cl_int rc)
     if (err) {
         char call[512];
         ocl_call_text(text, call, sizeof call);
-        snprintf(err->msg, sizeof err->msg, "%s failed: %s (%d)", call,
-                 ocl_error_name(rc), (int)rc);
+        et_errorf(err, ET_ERR_DEVICE, "%s failed: %s (%d)", call,
+                  ocl_error_name(rc), (int)rc);
     }
     return true;
 }
@@ -233,15 +233,15 @@ static et_status ocl_collect(ocl_dev_ref **out, int *n, et_error *err)
         }
     }
     if (nplat == 0) {
-        st = et_error_set(err, ET_ERR_DEVICE,
-                          "no OpenCL platform: the ICD loader found no "
-                          "driver (install one, e.g. pocl-opencl-icd for "
-                          "the CPU)");
+        st = et_errorf(err, ET_ERR_DEVICE,
+                       "no OpenCL platform: the ICD loader found no "
+                       "driver (install one, e.g. pocl-opencl-icd for "
+                       "the CPU)");
         goto cleanup;
     }
     plats = calloc(nplat, sizeof *plats);
     if (!plats) {
-        st = et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
     CL_TRY(ET_ERR_DEVICE, clGetPlatformIDs(nplat, plats, NULL));
@@ -262,7 +262,7 @@ static et_status ocl_collect(ocl_dev_ref **out, int *n, et_error *err)
         if (!ids || !grown) {
             if (grown)
                 refs = grown;
-            st = et_error_set(err, ET_ERR_NOMEM, "out of memory");
+            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
             goto cleanup;
         }
         refs = grown;
@@ -276,9 +276,9 @@ static et_status ocl_collect(ocl_dev_ref **out, int *n, et_error *err)
         }
     }
     if (count == 0) {
-        st = et_error_set(err, ET_ERR_DEVICE,
-                          "no OpenCL device: %u platform(s) but no device",
-                          (unsigned)nplat);
+        st = et_errorf(err, ET_ERR_DEVICE,
+                       "no OpenCL device: %u platform(s) but no device",
+                       (unsigned)nplat);
         goto cleanup;
     }
     *out = refs;
@@ -302,7 +302,7 @@ static et_status ocl_device_string(cl_device_id id, cl_device_info param,
     CL_TRY(ET_ERR_DEVICE, clGetDeviceInfo(id, param, 0, NULL, &len));
     s = calloc(len + 1, 1);
     if (!s) {
-        st = et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
     CL_TRY(ET_ERR_DEVICE, clGetDeviceInfo(id, param, len, s, NULL));
@@ -389,7 +389,7 @@ static et_status ocl_device_info(const ocl_dev_ref *ref, et_device_info *info,
     if (dims >= 3) {
         size_t *all = calloc(dims, sizeof *all);
         if (!all) {
-            st = et_error_set(err, ET_ERR_NOMEM, "out of memory");
+            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
             goto cleanup;
         }
         bool bad = CL_FAILED(err, clGetDeviceInfo(
@@ -451,10 +451,10 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
             *pick = spec->index;
             return ET_OK;
         }
-        return et_error_set(err, ET_ERR_DEVICE,
-                            "no OpenCL device %d: there are %d (see "
-                            "'eintune devices')",
-                            spec->index, n);
+        return et_errorf(err, ET_ERR_DEVICE,
+                         "no OpenCL device %d: there are %d (see "
+                         "'eintune devices')",
+                         spec->index, n);
     case ET_SPEC_PLATFORM_DEVICE:
         for (int i = 0; i < n; i++) {
             if (refs[i].platform == spec->platform &&
@@ -463,10 +463,10 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                 return ET_OK;
             }
         }
-        return et_error_set(err, ET_ERR_DEVICE,
-                            "no OpenCL device %d on platform %d (see "
-                            "'eintune devices')",
-                            spec->device, spec->platform);
+        return et_errorf(err, ET_ERR_DEVICE,
+                         "no OpenCL device %d on platform %d (see "
+                         "'eintune devices')",
+                         spec->device, spec->platform);
     case ET_SPEC_NAME:
         for (int i = 0; i < n; i++) {
             char name[256];
@@ -479,13 +479,13 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                 return ET_OK;
             }
         }
-        return et_error_set(err, ET_ERR_DEVICE,
-                            "no OpenCL device whose name contains '%s' "
-                            "(see 'eintune devices')",
-                            spec->name);
+        return et_errorf(err, ET_ERR_DEVICE,
+                         "no OpenCL device whose name contains '%s' "
+                         "(see 'eintune devices')",
+                         spec->name);
     default:
-        return et_error_set(err, ET_ERR_INTERNAL, "bad spec kind %d",
-                            (int)spec->kind);
+        return et_errorf(err, ET_ERR_INTERNAL, "bad spec kind %d",
+                         (int)spec->kind);
     }
 }
 
@@ -499,7 +499,7 @@ static et_status ocl_buffer_alloc(void *vctx, size_t bytes, et_buffer **out,
     cl_int rc;
     ocl_buffer *b = calloc(1, sizeof *b);
     if (!b)
-        return et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     CL_TRY(ET_ERR_DEVICE, (b->mem = clCreateBuffer(c->context,
                                                    CL_MEM_READ_WRITE, bytes,
                                                    NULL, &rc),
@@ -518,10 +518,10 @@ static et_status ocl_buffer_write(void *vctx, et_buffer *vb, size_t off,
     ocl_ctx *c = vctx;
     ocl_buffer *b = (ocl_buffer *)vb;
     if (!et_range_ok(b->bytes, off, n))
-        return et_error_set(err, ET_ERR_INPUT,
-                            "write of %zu bytes at offset %zu outside a "
-                            "buffer of %zu bytes",
-                            n, off, b->bytes);
+        return et_errorf(err, ET_ERR_INPUT,
+                         "write of %zu bytes at offset %zu outside a "
+                         "buffer of %zu bytes",
+                         n, off, b->bytes);
     if (n == 0)
         return ET_OK;
     if (CL_FAILED(err, clEnqueueWriteBuffer(c->queue, b->mem, CL_TRUE, off, n,
@@ -536,10 +536,10 @@ static et_status ocl_buffer_read(void *vctx, et_buffer *vb, size_t off,
     ocl_ctx *c = vctx;
     ocl_buffer *b = (ocl_buffer *)vb;
     if (!et_range_ok(b->bytes, off, n))
-        return et_error_set(err, ET_ERR_INPUT,
-                            "read of %zu bytes at offset %zu outside a "
-                            "buffer of %zu bytes",
-                            n, off, b->bytes);
+        return et_errorf(err, ET_ERR_INPUT,
+                         "read of %zu bytes at offset %zu outside a "
+                         "buffer of %zu bytes",
+                         n, off, b->bytes);
     if (n == 0)
         return ET_OK;
     if (CL_FAILED(err, clEnqueueReadBuffer(c->queue, b->mem, CL_TRUE, off, n,
@@ -573,16 +573,16 @@ static et_status ocl_buffer_view(ocl_ctx *c, ocl_buffer *b, size_t off,
         return ET_OK;
     }
     if (off >= b->bytes)
-        return et_error_set(err, ET_ERR_LAUNCH,
-                            "argument %d: offset %zu is outside its buffer "
-                            "of %zu bytes",
-                            arg, off, b->bytes);
+        return et_errorf(err, ET_ERR_LAUNCH,
+                         "argument %d: offset %zu is outside its buffer "
+                         "of %zu bytes",
+                         arg, off, b->bytes);
     if (off % c->align != 0)
-        return et_error_set(err, ET_ERR_LAUNCH,
-                            "argument %d: offset %zu is not a multiple of "
-                            "the device's base address alignment (%zu "
-                            "bytes)",
-                            arg, off, c->align);
+        return et_errorf(err, ET_ERR_LAUNCH,
+                         "argument %d: offset %zu is not a multiple of "
+                         "the device's base address alignment (%zu "
+                         "bytes)",
+                         arg, off, c->align);
     for (int i = 0; i < b->nsub; i++) {
         if (b->sub[i].off == off) {
             *mem = b->sub[i].mem;
@@ -620,7 +620,7 @@ static et_status ocl_program_build(void *vctx, const char *source,
     cl_int rc;
     ocl_program *p = calloc(1, sizeof *p);
     if (!p)
-        return et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
 
     CL_TRY(ET_ERR_DEVICE,
            (p->program = clCreateProgramWithSource(c->context, 1, &source,
@@ -645,18 +645,18 @@ static et_status ocl_program_build(void *vctx, const char *source,
         et_log_first_error(log, first, sizeof first);
         char call[256];
         snprintf(call, sizeof call, "%.200s", err->msg);
-        et_error_set(err, ET_ERR_BUILD,
-                     "OpenCL build of '%s' failed: %s\n[%s]\nbuild log:\n%s",
-                     name, first[0] ? first : ocl_error_name(rc), call, log);
+        et_errorf(err, ET_ERR_BUILD,
+                  "OpenCL build of '%s' failed: %s\n[%s]\nbuild log:\n%s",
+                  name, first[0] ? first : ocl_error_name(rc), call, log);
         goto cleanup;
     }
     if (CL_FAILED(err, (p->kernel = clCreateKernel(p->program, name, &rc),
                         rc))) {
         if (rc == CL_INVALID_KERNEL_NAME)
-            et_error_set(err, ET_ERR_BUILD,
-                         "no kernel named '%s' in the program "
-                         "(CL_INVALID_KERNEL_NAME)",
-                         name);
+            et_errorf(err, ET_ERR_BUILD,
+                      "no kernel named '%s' in the program "
+                      "(CL_INVALID_KERNEL_NAME)",
+                      name);
         st = ET_ERR_BUILD;
         goto cleanup;
     }
@@ -699,10 +699,10 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
     cl_event ev = NULL, zev = NULL;
 
     if ((cl_uint)nargs != p->nargs)
-        return et_error_set(err, ET_ERR_LAUNCH,
-                            "the kernel takes %u arguments, the launch gives "
-                            "%d",
-                            (unsigned)p->nargs, nargs);
+        return et_errorf(err, ET_ERR_LAUNCH,
+                         "the kernel takes %u arguments, the launch gives "
+                         "%d",
+                         (unsigned)p->nargs, nargs);
     for (int i = 0; i < nargs; i++) {
         cl_mem mem;
         st = ocl_buffer_view(c, (ocl_buffer *)args[i],
@@ -720,10 +720,10 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
         size_t off0 = offsets ? offsets[0] : 0;
         ocl_buffer *b0 = nargs > 0 ? (ocl_buffer *)args[0] : NULL;
         if (!b0 || (uint64_t)geom->zero_bytes > b0->bytes - off0) {
-            st = et_error_set(err, ET_ERR_LAUNCH,
-                              "the output to zero (%lld bytes) is larger "
-                              "than argument 0",
-                              (long long)geom->zero_bytes);
+            st = et_errorf(err, ET_ERR_LAUNCH,
+                           "the output to zero (%lld bytes) is larger "
+                           "than argument 0",
+                           (long long)geom->zero_bytes);
             goto cleanup;
         }
         const cl_uchar zero = 0;
@@ -736,8 +736,8 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
     for (int d = 0; d < geom->ndim; d++) {
         if ((uint64_t)geom->global[d] > SIZE_MAX ||
             (uint64_t)geom->local[d] > SIZE_MAX) {
-            st = et_error_set(err, ET_ERR_LAUNCH,
-                              "dimension %d: size does not fit size_t", d);
+            st = et_errorf(err, ET_ERR_LAUNCH,
+                           "dimension %d: size does not fit size_t", d);
             goto cleanup;
         }
         global[d] = (size_t)geom->global[d];
@@ -754,9 +754,9 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
            clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec,
                           &exec, NULL));
     if (exec < 0) {
-        st = et_error_set(err, ET_ERR_LAUNCH,
-                          "the kernel ended with %s (%d)",
-                          ocl_error_name(exec), (int)exec);
+        st = et_errorf(err, ET_ERR_LAUNCH,
+                       "the kernel ended with %s (%d)",
+                       ocl_error_name(exec), (int)exec);
         goto cleanup;
     }
     if (seconds) {
@@ -832,7 +832,7 @@ et_status et_opencl_open(const et_device_spec *spec, et_device *dev,
 
     c = calloc(1, sizeof *c);
     if (!c) {
-        st = et_error_set(err, ET_ERR_NOMEM, "out of memory");
+        st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
     c->device = refs[pick].id;

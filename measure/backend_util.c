@@ -1,0 +1,86 @@
+/*
+ * backend_util.c - the helpers the backends share (see backend_impl.h):
+ * notes for absent backends, the first error of a build log, substring
+ * and range checks.
+ */
+#include "measure/backend_impl.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+void et_notes_add(char *notes, size_t cap, const char *fmt, ...)
+{
+    if (!notes || cap == 0)
+        return;
+    size_t used = strnlen(notes, cap);
+    if (used + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(notes + used, cap - used, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    used = strnlen(notes, cap);
+    if (used + 1 < cap) {
+        notes[used] = '\n';
+        notes[used + 1] = '\0';
+    }
+}
+
+bool et_str_icontains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n == 0)
+        return true;
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return false;
+}
+
+bool et_range_ok(size_t bytes, size_t off, size_t n)
+{
+    return off <= bytes && n <= bytes - off;
+}
+
+void et_log_first_error(const char *log, char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    out[0] = '\0';
+    if (!log)
+        return;
+    const char *first_nonempty = NULL, *hit = NULL;
+    for (const char *line = log; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *p = line;
+        while (p < line + len && isspace((unsigned char)*p))
+            p++;
+        if (p < line + len && !first_nonempty)
+            first_nonempty = line;
+        for (const char *q = line; q + 5 <= line + len; q++) {
+            if (strncasecmp(q, "error", 5) == 0) {
+                hit = line;
+                break;
+            }
+        }
+        if (hit)
+            break;
+        line = end ? end + 1 : line + len;
+    }
+    const char *pick = hit ? hit : first_nonempty;
+    if (!pick)
+        return;
+    size_t len = strcspn(pick, "\n");
+    while (len > 0 && isspace((unsigned char)pick[len - 1]))
+        len--;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, pick, len);
+    out[len] = '\0';
+}

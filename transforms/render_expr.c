@@ -1,0 +1,296 @@
+/*
+ * render_expr.c - the pieces the emitters build lines from: output with
+ * indentation, address coefficients, sums of part indices, combinations
+ * of the unrolled (UPCAST/UNROLL) parts and their names, loads, masks and
+ * addresses.
+ */
+#include "transforms/render_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void rd_put(rd_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    et_sbuf_vprintf(&o->b, fmt, ap);
+    va_end(ap);
+}
+
+void rd_line(rd_out *o, const char *fmt, ...)
+{
+    for (int i = 0; i < o->indent; i++)
+        et_sbuf_puts(&o->b, "    ");
+    va_list ap;
+    va_start(ap, fmt);
+    et_sbuf_vprintf(&o->b, fmt, ap);
+    va_end(ap);
+    et_sbuf_puts(&o->b, "\n");
+}
+
+const char *rd_acc_type(et_dtype t) { return t == ET_F64 ? "double" : "float"; }
+
+const char *rd_store_type(const ctx *c, et_dtype t)
+{
+    switch (t) {
+    case ET_F16: return c->D->half_type;
+    case ET_F32: return "float";
+    default: return "double";
+    }
+}
+
+/* coefficient row of operand op (-1 = output) */
+const int64_t *rd_coefs(const ctx *c, int op)
+{
+    return c->coef[op < 0 ? c->n_ops : op];
+}
+
+bool rd_op_uses(const ctx *c, int op, int a)
+{
+    if (op < 0)
+        return a < c->k->e.n_out;
+    return et_kernel_op_uses(c->k, op, a);
+}
+
+bool rd_padded(const ctx *c, int a)
+{
+    return c->k->padded[a] != c->k->e.idx[a].size;
+}
+
+void rd_sum_terms(const ctx *c, char *buf, size_t cap, int axis,
+                  part_pred keep, const void *arg, const char *suffix)
+{
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
+    for (int p = 0; p < c->k->n_parts; p++) {
+        const et_part *pt = &c->k->part[p];
+        if (pt->axis != axis || pt->size == 1 || !keep(c, p, arg))
+            continue;
+        if (pt->stride == 1)
+            et_sbuf_printf(&b, "%s%s%s", b.len ? " + " : "", pt->name,
+                           suffix);
+        else
+            et_sbuf_printf(&b, "%s%s%s*%lld", b.len ? " + " : "", pt->name,
+                           suffix, (long long)pt->stride);
+    }
+    if (b.len == 0)
+        et_sbuf_puts(&b, "0");
+}
+
+bool rd_is_runtime(et_part_kind kd)
+{
+    return kd == ET_PART_GLOBAL || kd == ET_PART_REDUCE ||
+           kd == ET_PART_LOCAL || kd == ET_PART_GROUP ||
+           kd == ET_PART_PREFETCH || kd == ET_PART_SPLIT;
+}
+
+bool rd_keep_runtime(const ctx *c, int p, const void *arg)
+{
+    (void)arg;
+    return rd_is_runtime(c->k->part[p].kind);
+}
+
+int64_t rd_plist_count(const ctx *c, const plist *l)
+{
+    int64_t t = 1;
+    for (int i = 0; i < l->n; i++)
+        t *= c->k->part[l->p[i]].size;
+    return t;
+}
+
+/* Value of part l->p[i] in combination number idx (first part fastest). */
+static int64_t combo_val(const ctx *c, const plist *l, int64_t idx, int i)
+{
+    for (int j = 0; j < i; j++)
+        idx /= c->k->part[l->p[j]].size;
+    return idx % c->k->part[l->p[i]].size;
+}
+
+/* Value of part p in the full combination (vals indexed by part). */
+void rd_combo_fill(const ctx *c, const plist *l, int64_t idx,
+                   int64_t *vals)
+{
+    for (int i = 0; i < l->n; i++)
+        vals[l->p[i]] = combo_val(c, l, idx, i);
+}
+
+/* Name base + "_v" for each part of l, values from vals. */
+void rd_combo_name(const ctx *c, char *buf, size_t cap, const char *base,
+                   const plist *l, const int64_t *vals)
+{
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
+    et_sbuf_puts(&b, base);
+    (void)c;
+    for (int i = 0; i < l->n; i++)
+        et_sbuf_printf(&b, "_%lld", (long long)vals[l->p[i]]);
+}
+
+/* Offset of axis a contributed by const parts (values in vals). */
+static int64_t axis_off(const ctx *c, int a, const plist *consts,
+                        const int64_t *vals)
+{
+    int64_t off = 0;
+    for (int i = 0; i < consts->n; i++) {
+        const et_part *pt = &c->k->part[consts->p[i]];
+        if (pt->axis == a)
+            off += vals[consts->p[i]] * pt->stride;
+    }
+    return off;
+}
+
+void rd_plist_kind(const ctx *c, plist *l, et_part_kind kind, int op)
+{
+    l->n = 0;
+    for (int p = 0; p < c->k->n_parts; p++) {
+        const et_part *pt = &c->k->part[p];
+        if (pt->kind == kind && (op == -2 || rd_op_uses(c, op, pt->axis)))
+            l->p[l->n++] = p;
+    }
+}
+
+/* UPCAST then UNROLL parts used by operand op (-2: all). */
+void rd_const_parts(const ctx *c, plist *l, int op)
+{
+    plist u, r;
+    rd_plist_kind(c, &u, ET_PART_UPCAST, op);
+    rd_plist_kind(c, &r, ET_PART_UNROLL, op);
+    *l = u;
+    for (int i = 0; i < r.n; i++)
+        l->p[l->n++] = r.p[i];
+}
+
+/* Expression converting the stored value at address `addr` of operand op. */
+void rd_load_expr(const ctx *c, int op, const char *addr, char *buf,
+                  size_t cap)
+{
+    et_dtype t = c->k->e.op[op].dtype;
+    et_dtype acc = c->k->e.acc_dtype;
+    const char *cast = t == acc || (t == ET_F16 && acc == ET_F32)
+                           ? ""
+                           : (acc == ET_F64 ? "(double)" : "(float)");
+    if (t == ET_F16) {
+        c->D->half_load(buf, cap, cast, op, addr);
+    } else {
+        snprintf(buf, cap, "%sin%d[%s]", cast, op, addr);
+    }
+}
+
+static bool vec_width_ok(const ctx *c, et_dtype t, int64_t n)
+{
+    if (n != 2 && n != 4 && n != 8 && n != 16)
+        return false;
+    if (t == ET_F16)
+        return false;
+    return n <= (t == ET_F64 ? c->D->max_vec_f64 : c->D->max_vec_f32);
+}
+
+/*
+ * A part of `consts` along which operand op (-1: output) can use vector
+ * memory access: size n in {2,4,8,16} the dialect supports, address
+ * coefficient 1, every other coefficient a multiple of n, no padded axis
+ * and the stored dtype equal to the accumulator's. -1 if none.
+ */
+int rd_vector_part(const ctx *c, int op, const plist *consts)
+{
+    const et_kernel *k = c->k;
+    et_dtype t = op < 0 ? k->e.out.dtype : k->e.op[op].dtype;
+    if (t != k->e.acc_dtype)
+        return -1;
+    const int64_t *cf = rd_coefs(c, op);
+    for (int a = 0; a < k->e.n_idx; a++)
+        if (rd_op_uses(c, op, a) && rd_padded(c, a))
+            return -1;
+    for (int i = 0; i < consts->n; i++) {
+        const et_part *vp = &k->part[consts->p[i]];
+        int64_t n = vp->size;
+        if (!vec_width_ok(c, t, n) || cf[vp->axis] * vp->stride != 1)
+            continue;
+        bool ok = true;
+        for (int p = 0; p < k->n_parts && ok; p++) {
+            if (p == consts->p[i])
+                continue;
+            const et_part *pt = &k->part[p];
+            if (pt->size == 1)
+                continue;
+            int64_t co = cf[pt->axis] * pt->stride;
+            if (co % n != 0)
+                ok = false;
+        }
+        if (ok)
+            return consts->p[i];
+    }
+    return -1;
+}
+
+/* Address base of operand op (-1 output): sum of coef * <axis>_idx. */
+void rd_addr_base(const ctx *c, int op, char *buf, size_t cap)
+{
+    const int64_t *cf = rd_coefs(c, op);
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
+    for (int a = 0; a < c->k->e.n_idx; a++) {
+        if (!cf[a] || c->k->padded[a] == 1)
+            continue;
+        if (cf[a] == 1)
+            et_sbuf_printf(&b, "%s%s_idx", b.len ? " + " : "",
+                           c->k->e.idx[a].name);
+        else
+            et_sbuf_printf(&b, "%s%s_idx*%lld", b.len ? " + " : "",
+                           c->k->e.idx[a].name, (long long)cf[a]);
+    }
+    if (!b.len)
+        et_sbuf_puts(&b, "0");
+}
+
+/* Mask of operand op for the const values: padded axes in range. */
+bool rd_mask_expr(const ctx *c, int op, const plist *consts,
+                  const int64_t *vals, char *buf, size_t cap)
+{
+    et_sbuf b;
+    et_sbuf_fixed(&b, buf, cap);
+    for (int a = 0; a < c->k->e.n_idx; a++) {
+        if (!rd_op_uses(c, op, a) || !rd_padded(c, a))
+            continue;
+        int64_t off = axis_off(c, a, consts, vals);
+        if (off)
+            et_sbuf_printf(&b, "%s%s_idx + %lld < %lld", b.len ? " && " : "",
+                           c->k->e.idx[a].name, (long long)off,
+                           (long long)c->k->e.idx[a].size);
+        else
+            et_sbuf_printf(&b, "%s%s_idx < %lld", b.len ? " && " : "",
+                           c->k->e.idx[a].name,
+                           (long long)c->k->e.idx[a].size);
+    }
+    return b.len > 0;
+}
+
+int64_t rd_addr_off(const ctx *c, int op, const plist *consts,
+                    const int64_t *vals)
+{
+    const int64_t *cf = rd_coefs(c, op);
+    int64_t off = 0;
+    for (int i = 0; i < consts->n; i++) {
+        const et_part *pt = &c->k->part[consts->p[i]];
+        off += cf[pt->axis] * pt->stride * vals[consts->p[i]];
+    }
+    return off;
+}
+
+void rd_addr_str(char *buf, size_t cap, const char *base, int64_t off)
+{
+    if (off)
+        snprintf(buf, cap, "%s + %lld", base, (long long)off);
+    else
+        snprintf(buf, cap, "%s", base);
+}
+
+/* l without part p. */
+void rd_plist_without(const plist *l, int p, plist *out)
+{
+    out->n = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->p[i] != p)
+            out->p[out->n++] = l->p[i];
+}

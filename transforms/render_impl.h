@@ -1,0 +1,183 @@
+/*
+ * render_impl.h - internal to transforms/render*.c: the render context, the
+ * dialect table's type, lists of parts, and the functions one render file
+ * calls in another (prefixed rd_). Not part of the API.
+ *
+ * Files, by what they emit:
+ *   render.c          driver: context, header comments, signature, locals
+ *   render_expr.c     pieces of lines: sums, combinations, loads, masks
+ *   render_loops.c    positions, base indices, reduce loops, scalar FMAs
+ *   render_vector.c   vector accumulators (OpenCL)
+ *   render_prefetch.c PREFETCH tiles and their cooperative copy
+ *   render_store.c    GROUP combine and stores (SPLIT: atomic adds)
+ *   render_dialect.c  the dialect table: all that differs by backend
+ */
+#ifndef ET_RENDER_IMPL_H
+#define ET_RENDER_IMPL_H
+
+#include "base/sbuf.h"
+#include "transforms/kernel_impl.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAXP ET_MAX_PARTS
+
+/* The source being written: a growing et_sbuf and the indentation of the
+ * next rd_line. */
+typedef struct rd_out {
+    et_sbuf b;
+    int indent;
+} rd_out;
+
+/*
+ * What differs between OpenCL C and CUDA C, one entry per backend. Text
+ * slots that are NULL are left out of the kernel; function slots write a
+ * construct whose shape differs (argument order, casts).
+ */
+typedef struct dialect {
+    const char *kernel_kw;
+    const char *out_ptr;     /* printf: type, name */
+    const char *in_ptr;
+    const char *group_id[3];
+    const char *local_id[3];
+    const char *global_id[3];
+    const char *local_kw;
+    const char *barrier;
+    const char *long_type;
+    const char *half_type;   /* storage type of f16 */
+    const char *comp[16];    /* vector component names */
+    int max_vec_f32;
+    int max_vec_f64;
+    /* header comment on how the launch geometry maps to the API's */
+    const char *launch_note;
+    /* enables f64 when any operand, the output or the sum is f64 */
+    const char *fp64_pragma;
+    /* SPLIT: the atomic add the stores call, and the definitions it needs
+     * for an f64 and an f32 (or f16) output */
+    const char *atomic_add;
+    const char *atomic_add_f64;
+    const char *atomic_add_f32;
+    /* definitions an f16 operand's loads need */
+    const char *half_helper;
+    /* fused multiply-add of the f32 sum (f64 is always "fma") */
+    const char *fma_f32;
+    /* NOLOCALS launches round the grid up to whole blocks: the surplus
+     * work-items of each dimension return at once */
+    bool rounded_grid;
+    /* vector accumulators (see rd_choose_vector) */
+    bool vector_accumulators;
+    /* into buf: the f16 element in<op>[addr] converted, after `cast` */
+    void (*half_load)(char *buf, size_t cap, const char *cast, int op,
+                      const char *addr);
+    /* declares `<acc>n name` loaded from in<op> + addr */
+    void (*vector_load)(rd_out *s, const char *acc, int64_t n,
+                        const char *name, int op, const char *addr);
+    /* stores the n values `list` (comma-separated) at out + addr */
+    void (*vector_store)(rd_out *s, const char *type, int64_t n,
+                         const char *list, const char *addr);
+} dialect;
+
+/* Indexed by et_backend_kind. */
+extern const dialect rd_dialects[ET_BACKEND_COUNT];
+
+typedef struct ctx {
+    const et_kernel *k;
+    const dialect *D;
+    et_backend_kind b;
+    rd_out s;
+    const char *itype;       /* index type: "int" or the dialect's long */
+    const char *acc;         /* "float" / "double" */
+    const char *zero;        /* "0.0f" / "0.0" */
+    const char *fma;
+    int n_ops;
+    /* address coefficient of each axis per operand; row n_ops = output */
+    int64_t coef[ET_MAX_OPERANDS + 1][ET_MAX_INDICES];
+    int64_t L[3];            /* work-group size per dim (lanes in dim 0) */
+    int64_t wg;
+    bool flat;
+    et_launch launch;
+    /* vector accumulators (OpenCL): 0 scalar, 1 along an UPCAST part
+     * contiguous in the output, 2 along an UNROLL part (lanes summed after
+     * the reduce loops); vpart is that part, vn its size */
+    int vmode;
+    int vpart;
+    int64_t vn;
+} ctx;
+
+/* Which parts rd_sum_terms keeps. */
+typedef bool (*part_pred)(const ctx *c, int p, const void *arg);
+
+typedef struct plist {
+    int n;
+    int p[MAXP];
+} plist;
+
+#define MAX_CHUNKS 64
+
+/* ---- render_expr.c ----------------------------------------------- */
+
+/* Appends text; rd_line: one line at the current indentation. */
+void rd_put(rd_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void rd_line(rd_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *rd_acc_type(et_dtype t);
+const char *rd_store_type(const ctx *c, et_dtype t);
+const int64_t *rd_coefs(const ctx *c, int op);
+bool rd_op_uses(const ctx *c, int op, int a);
+bool rd_padded(const ctx *c, int a);
+/* "name*stride" terms of a sum into buf; parts filtered by keep(). */
+void rd_sum_terms(const ctx *c, char *buf, size_t cap, int axis,
+                  part_pred keep, const void *arg, const char *suffix);
+bool rd_is_runtime(et_part_kind kd);
+bool rd_keep_runtime(const ctx *c, int p, const void *arg);
+int64_t rd_plist_count(const ctx *c, const plist *l);
+void rd_combo_fill(const ctx *c, const plist *l, int64_t idx,
+                   int64_t *vals);
+void rd_combo_name(const ctx *c, char *buf, size_t cap, const char *base,
+                   const plist *l, const int64_t *vals);
+void rd_plist_kind(const ctx *c, plist *l, et_part_kind kind, int op);
+void rd_const_parts(const ctx *c, plist *l, int op);
+void rd_load_expr(const ctx *c, int op, const char *addr, char *buf,
+                  size_t cap);
+int rd_vector_part(const ctx *c, int op, const plist *consts);
+void rd_addr_base(const ctx *c, int op, char *buf, size_t cap);
+bool rd_mask_expr(const ctx *c, int op, const plist *consts,
+                  const int64_t *vals, char *buf, size_t cap);
+int64_t rd_addr_off(const ctx *c, int op, const plist *consts,
+                    const int64_t *vals);
+void rd_addr_str(char *buf, size_t cap, const char *base, int64_t off);
+void rd_plist_without(const plist *l, int p, plist *out);
+
+/* ---- render_loops.c ----------------------------------------------- */
+
+void rd_emit_ids(ctx *c);
+void rd_emit_axis_bases(ctx *c, bool global);
+void rd_emit_fmas_scalar(ctx *c);
+void rd_emit_loops(ctx *c);
+
+/* ---- render_vector.c ----------------------------------------------- */
+
+void rd_choose_vector(ctx *c);
+void rd_emit_vacc_decls(ctx *c);
+bool rd_direct_vec(const ctx *c, int op);
+void rd_emit_direct_vec_loads(ctx *c, int op);
+void rd_emit_vacc_unpack(ctx *c);
+bool rd_vstores_direct_ok(const ctx *c);
+bool rd_emit_vstores_direct(ctx *c);
+void rd_emit_fmas(ctx *c);
+
+/* ---- render_prefetch.c ----------------------------------------------- */
+
+int64_t rd_tile_strides(const ctx *c, int op, int64_t *ts);
+void rd_emit_tile_pos(ctx *c, int op, const int64_t *ts);
+void rd_emit_prefetch_copy(ctx *c, int op);
+
+/* ---- render_store.c ----------------------------------------------- */
+
+void rd_emit_stores(ctx *c);
+void rd_emit_group_combine(ctx *c);
+
+#endif

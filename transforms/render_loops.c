@@ -1,0 +1,340 @@
+/*
+ * render_loops.c - the body of a rendered kernel up to the stores: the
+ * work-group and work-item positions decoded into parts, the axes' base
+ * indices, the reduce loops and, in the innermost one, the operands' loads
+ * and the scalar multiply-adds.
+ */
+#include "transforms/render_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Parts of kind `kind` of the axes in launch dimension d, innermost first
+ * (launch order, then smaller stride first). d = -1: every dimension. For
+ * ET_PART_GLOBAL the SPLIT parts follow in their dimension, slowest. */
+static void dim_parts(const ctx *c, plist *l, int d, et_part_kind kind)
+{
+    const et_kernel *k = c->k;
+    l->n = 0;
+    for (int j = 0; j < k->e.n_out; j++) {
+        int a = k->order[j];
+        if (d >= 0 && et_kernel_axis_dim(k, a) != d)
+            continue;
+        int start = l->n;
+        for (int p = 0; p < k->n_parts; p++)
+            if (k->part[p].axis == a && k->part[p].kind == kind)
+                l->p[l->n++] = p;
+        /* insertion sort by stride */
+        for (int i = start + 1; i < l->n; i++)
+            for (int m = i;
+                 m > start &&
+                 k->part[l->p[m]].stride < k->part[l->p[m - 1]].stride;
+                 m--) {
+                int t = l->p[m];
+                l->p[m] = l->p[m - 1];
+                l->p[m - 1] = t;
+            }
+    }
+    if (kind == ET_PART_GLOBAL && (d < 0 || d == et_kernel_split_dim(k)))
+        for (int p = 0; p < k->n_parts; p++)
+            if (k->part[p].kind == ET_PART_SPLIT)
+                l->p[l->n++] = p;
+}
+
+/* Decodes `var` (already declared) into the parts of l, first fastest. */
+static void decode(ctx *c, const char *var, const plist *l)
+{
+    int64_t div = 1;
+    for (int i = 0; i < l->n; i++) {
+        const et_part *pt = &c->k->part[l->p[i]];
+        bool last = i == l->n - 1;
+        if (pt->size == 1)
+            continue; /* always 0; sums skip size-1 parts */
+        if (div == 1 && last)
+            rd_line(&c->s, "%s %s = %s;", c->itype, pt->name, var);
+        else if (div == 1)
+            rd_line(&c->s, "%s %s = %s %% %lld;", c->itype, pt->name, var,
+                    (long long)pt->size);
+        else if (last)
+            rd_line(&c->s, "%s %s = %s / %lld;", c->itype, pt->name, var,
+                    (long long)div);
+        else
+            rd_line(&c->s, "%s %s = %s / %lld %% %lld;", c->itype, pt->name,
+                    var, (long long)div, (long long)pt->size);
+        div *= pt->size;
+    }
+}
+
+void rd_emit_ids(ctx *c)
+{
+    const et_kernel *k = c->k;
+    rd_out *s = &c->s;
+    int ndim = c->launch.ndim;
+    int64_t N[3];
+    et_kernel_group_counts(k, N);
+    rd_line(s, "// position of this work-group");
+    if (c->flat) {
+        plist l;
+        dim_parts(c, &l, -1, ET_PART_GLOBAL);
+        /* dim_parts(-1) lists launch order, which is dims 0,1,2 order */
+        rd_line(s, "%s gidx = (%s)%s;", c->itype, c->itype,
+                k->nolocals ? c->D->global_id[0] : c->D->group_id[0]);
+        if (k->nolocals)
+            rd_line(s, "if (gidx >= %lld) return; /* rounded-up grid */",
+                    (long long)(N[0] * N[1] * N[2]));
+        decode(c, "gidx", &l);
+    } else {
+        for (int d = 0; d < ndim; d++) {
+            plist l;
+            dim_parts(c, &l, d, ET_PART_GLOBAL);
+            if (l.n == 0)
+                continue;
+            bool all_one = true;
+            for (int i = 0; i < l.n; i++)
+                all_one = all_one && k->part[l.p[i]].size == 1;
+            if (all_one && !k->nolocals) {
+                decode(c, "0", &l);
+                continue;
+            }
+            char var[16];
+            snprintf(var, sizeof var, "gidx%d", d);
+            rd_line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
+                    k->nolocals ? c->D->global_id[d] : c->D->group_id[d]);
+            if (k->nolocals && c->D->rounded_grid)
+                rd_line(s, "if (%s >= %lld) return; /* rounded-up grid */", var,
+                        (long long)N[d]);
+            decode(c, var, &l);
+        }
+    }
+    if (c->wg > 1) {
+        rd_line(s, "// position inside the work-group");
+        for (int d = 0; d < ndim; d++) {
+            if (c->L[d] == 1)
+                continue;
+            plist l;
+            dim_parts(c, &l, d, ET_PART_LOCAL);
+            if (d == 0 && k->group_part >= 0) {
+                memmove(l.p + 1, l.p, sizeof(int) * (size_t)l.n);
+                l.p[0] = k->group_part;
+                l.n++;
+            }
+            char var[16];
+            snprintf(var, sizeof var, "lidx%d", d);
+            rd_line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
+                    c->D->local_id[d]);
+            decode(c, var, &l);
+        }
+        if (k->group_part >= 0 || k->prefetch_axis >= 0) {
+            char expr[256];
+            et_sbuf e;
+            et_sbuf_fixed(&e, expr, sizeof expr);
+            int64_t mul = 1;
+            for (int d = 0; d < ndim; d++) {
+                if (c->L[d] > 1) {
+                    if (mul == 1)
+                        et_sbuf_printf(&e, "%slidx%d", e.len ? " + " : "", d);
+                    else
+                        et_sbuf_printf(&e, "%slidx%d*%lld",
+                                       e.len ? " + " : "", d, (long long)mul);
+                }
+                mul *= c->L[d];
+            }
+            rd_line(s, "%s lid_flat = %s;", c->itype, e.len ? expr : "0");
+        }
+    } else if (k->group_part >= 0 || k->prefetch_axis >= 0) {
+        rd_line(s, "%s lid_flat = 0;", c->itype);
+    }
+}
+
+/* Declares `<axis>_idx` for every axis of the given role: the runtime
+ * part of its index. */
+void rd_emit_axis_bases(ctx *c, bool global)
+{
+    const et_kernel *k = c->k;
+    int from = global ? 0 : k->e.n_out, to = global ? k->e.n_out : k->e.n_idx;
+    for (int a = from; a < to; a++) {
+        /* a reduce index read only through PREFETCH copies is not needed */
+        bool needed = global;
+        for (int op = 0; op < k->e.n_ops && !needed; op++)
+            needed = et_kernel_op_uses(k, op, a) &&
+                     !(k->prefetch_axis >= 0 && k->prefetch_op[op]);
+        if (!needed)
+            continue;
+        char sum[512];
+        rd_sum_terms(c, sum, sizeof sum, a, rd_keep_runtime, NULL, "");
+        rd_line(&c->s, "%s %s_idx = %s;", c->itype, k->e.idx[a].name, sum);
+    }
+}
+
+/* Loads of one operand in the innermost body. */
+static void emit_loads(ctx *c, int op)
+{
+    const et_kernel *k = c->k;
+    rd_out *s = &c->s;
+    plist consts;
+    rd_const_parts(c, &consts, op);
+    int64_t ncombo = rd_plist_count(c, &consts);
+    int64_t vals[MAXP] = {0};
+    char name[256], addr[600], expr[768], mask[512], base[512];
+    if (rd_direct_vec(c, op)) {
+        rd_emit_direct_vec_loads(c, op);
+        return;
+    }
+    if (k->prefetch_axis >= 0 && k->prefetch_op[op]) {
+        int64_t ts[MAXP];
+        rd_tile_strides(c, op, ts);
+        rd_emit_tile_pos(c, op, ts);
+        for (int64_t ci = 0; ci < ncombo; ci++) {
+            rd_combo_fill(c, &consts, ci, vals);
+            char bn[16];
+            snprintf(bn, sizeof bn, "a%d", op);
+            rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+            int64_t off = 0;
+            for (int i = 0; i < consts.n; i++)
+                off += ts[consts.p[i]] * vals[consts.p[i]];
+            snprintf(base, sizeof base, "in%d_t", op);
+            rd_addr_str(addr, sizeof addr, base, off);
+            rd_line(s, "%s %s = tile_in%d[%s];", c->acc, name, op, addr);
+        }
+        return;
+    }
+    rd_addr_base(c, op, base, sizeof base);
+    rd_line(s, "%s in%d_addr = %s;", c->itype, op, base);
+    snprintf(base, sizeof base, "in%d_addr", op);
+    int vp = rd_vector_part(c, op, &consts);
+    if (vp >= 0) {
+        /* one vector per combination of the other parts */
+        plist rest = {0};
+        int vi = -1;
+        for (int i = 0; i < consts.n; i++) {
+            if (consts.p[i] == vp)
+                vi = i;
+            else
+                rest.p[rest.n++] = consts.p[i];
+        }
+        (void)vi;
+        int64_t n = k->part[vp].size;
+        int64_t nrest = rd_plist_count(c, &rest);
+        for (int64_t ri = 0; ri < nrest; ri++) {
+            memset(vals, 0, sizeof vals);
+            rd_combo_fill(c, &rest, ri, vals);
+            vals[vp] = 0;
+            char vn[256], bn[16];
+            snprintf(bn, sizeof bn, "a%d_v", op);
+            rd_combo_name(c, vn, sizeof vn, bn, &rest, vals);
+            rd_addr_str(addr, sizeof addr, base,
+                        rd_addr_off(c, op, &consts, vals));
+            c->D->vector_load(s, c->acc, n, vn, op, addr);
+            for (int64_t v = 0; v < n; v++) {
+                vals[vp] = v;
+                snprintf(bn, sizeof bn, "a%d", op);
+                rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+                rd_line(s, "%s %s = %s.%s;", c->acc, name, vn, c->D->comp[v]);
+            }
+        }
+        return;
+    }
+    for (int64_t ci = 0; ci < ncombo; ci++) {
+        rd_combo_fill(c, &consts, ci, vals);
+        char bn[16];
+        snprintf(bn, sizeof bn, "a%d", op);
+        rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+        rd_addr_str(addr, sizeof addr, base, rd_addr_off(c, op, &consts, vals));
+        rd_load_expr(c, op, addr, expr, sizeof expr);
+        if (rd_mask_expr(c, op, &consts, vals, mask, sizeof mask))
+            rd_line(s, "%s %s = (%s) ? %s : %s;", c->acc, name, mask, expr,
+                    c->zero);
+        else
+            rd_line(s, "%s %s = %s;", c->acc, name, expr);
+    }
+}
+
+/* The multiply-adds of the innermost body, one per combination. */
+void rd_emit_fmas_scalar(ctx *c)
+{
+    const et_kernel *k = c->k;
+    plist all, ups;
+    rd_const_parts(c, &all, -2);
+    rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    int64_t n = rd_plist_count(c, &all);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ci = 0; ci < n; ci++) {
+        rd_combo_fill(c, &all, ci, vals);
+        char accn[256];
+        rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+        char v[ET_MAX_OPERANDS][256];
+        for (int op = 0; op < k->e.n_ops; op++) {
+            plist consts;
+            rd_const_parts(c, &consts, op);
+            char bn[16];
+            snprintf(bn, sizeof bn, "a%d", op);
+            rd_combo_name(c, v[op], sizeof v[op], bn, &consts, vals);
+        }
+        if (k->e.n_ops == 1) {
+            rd_line(&c->s, "%s += %s;", accn, v[0]);
+            continue;
+        }
+        char prod[4096];
+        et_sbuf pb;
+        et_sbuf_fixed(&pb, prod, sizeof prod);
+        for (int op = 0; op < k->e.n_ops - 1; op++)
+            et_sbuf_printf(&pb, "%s%s", op ? " * " : "", v[op]);
+        rd_line(&c->s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
+                v[k->e.n_ops - 1], accn);
+    }
+}
+
+static void emit_body(ctx *c)
+{
+    const et_kernel *k = c->k;
+    if (k->e.n_idx > k->e.n_out) {
+        rd_line(&c->s, "// reduce indices");
+        rd_emit_axis_bases(c, false);
+    }
+    for (int op = 0; op < k->e.n_ops; op++) {
+        rd_line(&c->s, "// operand %d", op);
+        emit_loads(c, op);
+    }
+    rd_emit_fmas(c);
+}
+
+static void open_loop(ctx *c, const et_part *pt)
+{
+    rd_line(&c->s, "for (%s %s = 0; %s < %lld; %s++) {", c->itype, pt->name,
+            pt->name, (long long)pt->size, pt->name);
+    c->s.indent++;
+}
+
+static void close_block(ctx *c)
+{
+    c->s.indent--;
+    rd_line(&c->s, "}");
+}
+
+void rd_emit_loops(ctx *c)
+{
+    const et_kernel *k = c->k;
+    int depth = 0;
+    for (int a = k->e.n_out; a < k->e.n_idx; a++) {
+        if (a == k->prefetch_axis)
+            continue;
+        open_loop(c, &k->part[k->outer[a]]);
+        depth++;
+    }
+    if (k->prefetch_axis >= 0) {
+        open_loop(c, &k->part[k->outer[k->prefetch_axis]]);
+        for (int op = 0; op < k->e.n_ops; op++)
+            if (k->prefetch_op[op])
+                rd_emit_prefetch_copy(c, op);
+        rd_line(&c->s, "%s", c->D->barrier);
+        open_loop(c, &k->part[k->prefetch_part]);
+        emit_body(c);
+        close_block(c);
+        rd_line(&c->s, "%s", c->D->barrier);
+        close_block(c);
+    } else {
+        emit_body(c);
+    }
+    for (int i = 0; i < depth; i++)
+        close_block(c);
+}

@@ -1,0 +1,126 @@
+/*
+ * render_prefetch.c - PREFETCH: the layout of an operand's tile in local
+ * memory, a work-item's position in it, and the cooperative copy of each
+ * chunk (the barriers around it are emit_loops').
+ */
+#include "transforms/render_impl.h"
+
+#include <stdio.h>
+
+/* Tile strides of operand op's PREFETCH tile, indexed by part. */
+int64_t rd_tile_strides(const ctx *c, int op, int64_t *ts)
+{
+    int64_t t = 1;
+    for (int p = 0; p < c->k->n_parts; p++) {
+        ts[p] = 0;
+        if (et_kernel_tile_part(c->k, op, p)) {
+            ts[p] = t;
+            t *= c->k->part[p].size;
+        }
+    }
+    return t;
+}
+
+/* Declares in<op>_t, the position of this work-item's values in operand
+ * op's PREFETCH tile (ts: the tile strides by part). */
+void rd_emit_tile_pos(ctx *c, int op, const int64_t *ts)
+{
+    const et_kernel *k = c->k;
+    char pos[512];
+    et_sbuf b;
+    et_sbuf_fixed(&b, pos, sizeof pos);
+    for (int p = 0; p < k->n_parts; p++) {
+        const et_part *pt = &k->part[p];
+        if (!ts[p] || !rd_is_runtime(pt->kind) || pt->size == 1)
+            continue;
+        if (ts[p] == 1)
+            et_sbuf_printf(&b, "%s%s", b.len ? " + " : "", pt->name);
+        else
+            et_sbuf_printf(&b, "%s%s*%lld", b.len ? " + " : "", pt->name,
+                           (long long)ts[p]);
+    }
+    rd_line(&c->s, "%s in%d_t = %s; /* position in the local copy */",
+            c->itype, op, b.len ? pos : "0");
+}
+
+/* The cooperative copy of operand op's tile for the current chunk. */
+void rd_emit_prefetch_copy(ctx *c, int op)
+{
+    const et_kernel *k = c->k;
+    rd_out *s = &c->s;
+    int64_t ts[MAXP];
+    int64_t T = rd_tile_strides(c, op, ts);
+    rd_line(s, "// copy the %lld elements of operand %d this chunk needs",
+            (long long)T, op);
+    rd_line(s, "for (%s cp = lid_flat; cp < %lld; cp += %lld) {", c->itype,
+            (long long)T, (long long)c->wg);
+    s->indent++;
+    for (int p = 0; p < k->n_parts; p++) {
+        const et_part *pt = &k->part[p];
+        if (!ts[p])
+            continue;
+        if (pt->size == 1)
+            rd_line(s, "%s %s_c = 0;", c->itype, pt->name);
+        else if (ts[p] * pt->size == T && ts[p] == 1)
+            rd_line(s, "%s %s_c = cp;", c->itype, pt->name);
+        else if (ts[p] * pt->size == T)
+            rd_line(s, "%s %s_c = cp / %lld;", c->itype, pt->name,
+                    (long long)ts[p]);
+        else if (ts[p] == 1)
+            rd_line(s, "%s %s_c = cp %% %lld;", c->itype, pt->name,
+                    (long long)pt->size);
+        else
+            rd_line(s, "%s %s_c = cp / %lld %% %lld;", c->itype, pt->name,
+                    (long long)ts[p], (long long)pt->size);
+    }
+    const et_operand *o = &k->e.op[op];
+    const int64_t *cf = rd_coefs(c, op);
+    char addr[1024], mask[512];
+    et_sbuf ab, mb;
+    et_sbuf_fixed(&ab, addr, sizeof addr);
+    et_sbuf_fixed(&mb, mask, sizeof mask);
+    for (int a = 0; a < k->e.n_idx; a++) {
+        bool used = false;
+        for (int d = 0; d < o->rank; d++)
+            used = used || o->idx[d] == a;
+        if (!used)
+            continue;
+        /* <axis>_ci = fixed parts by name + tile parts by their _c copy */
+        char sum[512];
+        et_sbuf sb;
+        et_sbuf_fixed(&sb, sum, sizeof sum);
+        for (int p = 0; p < k->n_parts; p++) {
+            const et_part *pt = &k->part[p];
+            if (pt->axis != a || pt->size == 1)
+                continue;
+            const char *suf = ts[p] ? "_c" : "";
+            if (pt->stride == 1)
+                et_sbuf_printf(&sb, "%s%s%s", sb.len ? " + " : "", pt->name,
+                               suf);
+            else
+                et_sbuf_printf(&sb, "%s%s%s*%lld", sb.len ? " + " : "",
+                               pt->name, suf, (long long)pt->stride);
+        }
+        rd_line(s, "%s %s_ci = %s;", c->itype, k->e.idx[a].name,
+                sb.len ? sum : "0");
+        if (cf[a] && k->padded[a] != 1) {
+            if (cf[a] == 1)
+                et_sbuf_printf(&ab, "%s%s_ci", ab.len ? " + " : "",
+                               k->e.idx[a].name);
+            else
+                et_sbuf_printf(&ab, "%s%s_ci*%lld", ab.len ? " + " : "",
+                               k->e.idx[a].name, (long long)cf[a]);
+        }
+        if (rd_padded(c, a))
+            et_sbuf_printf(&mb, "%s%s_ci < %lld", mb.len ? " && " : "",
+                           k->e.idx[a].name, (long long)k->e.idx[a].size);
+    }
+    char expr[1536];
+    rd_load_expr(c, op, ab.len ? addr : "0", expr, sizeof expr);
+    if (mb.len)
+        rd_line(s, "tile_in%d[cp] = (%s) ? %s : %s;", op, mask, expr, c->zero);
+    else
+        rd_line(s, "tile_in%d[cp] = %s;", op, expr);
+    s->indent--;
+    rd_line(s, "}");
+}

@@ -1,0 +1,421 @@
+/*
+ * render_vector.c - vector accumulators (OpenCL): which part they run
+ * along, their declarations, vector loads, the vector multiply-adds, and
+ * after the loops their unpacking into scalar accumulators or their
+ * direct vector stores.
+ */
+#include "transforms/render_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* How operand op reads the lanes of candidate vector part p: 0 broadcast
+ * (does not use its axis), 1 contiguous (address coefficient 1, or tile
+ * stride 1 in its local copy), 2 gather. */
+static int lane_access(const ctx *c, int op, int p)
+{
+    const et_part *pt = &c->k->part[p];
+    if (!rd_op_uses(c, op, pt->axis))
+        return 0;
+    if (c->k->prefetch_axis >= 0 && c->k->prefetch_op[op]) {
+        int64_t ts[MAXP];
+        rd_tile_strides(c, op, ts);
+        return ts[p] == 1 ? 1 : 2;
+    }
+    return rd_coefs(c, op)[pt->axis] * pt->stride == 1 ? 1 : 2;
+}
+
+/*
+ * Picks the vector accumulators, where the dialect has them (OpenCL; CUDA
+ * keeps scalars). A candidate is an UPCAST part contiguous in the output
+ * (mode 1) or an UNROLL part (mode 2) of size 2 or more; its lanes go in
+ * chunks of at most 64 bytes (16 floats, 8 doubles), e.g. 35 =
+ * 8+8+8+8+2+1. Mode 1 is preferred when no input has to gather its lanes;
+ * otherwise an UNROLL part that every input reads contiguously or
+ * broadcasts (at least one contiguously); otherwise the mode 1 part with
+ * the fewest gathers.
+ */
+void rd_choose_vector(ctx *c)
+{
+    const et_kernel *k = c->k;
+    c->vmode = 0;
+    c->vpart = -1;
+    c->vn = 1;
+    if (!c->D->vector_accumulators)
+        return;
+    int best1 = -1, best1_g = 1 << 30, best2 = -1;
+    for (int p = 0; p < k->n_parts; p++) {
+        const et_part *pt = &k->part[p];
+        if (pt->size < 2)
+            continue;
+        int gathers = 0, contig = 0;
+        for (int op = 0; op < k->e.n_ops; op++) {
+            int a = lane_access(c, op, p);
+            gathers += a == 2;
+            contig += a == 1;
+        }
+        if (pt->kind == ET_PART_UPCAST &&
+            rd_coefs(c, -1)[pt->axis] * pt->stride == 1 && gathers < best1_g) {
+            best1 = p;
+            best1_g = gathers;
+        } else if (pt->kind == ET_PART_UNROLL && gathers == 0 && contig > 0 &&
+                   best2 < 0) {
+            best2 = p;
+        }
+    }
+    if (best1 >= 0 && (best1_g == 0 || best2 < 0)) {
+        c->vmode = 1;
+        c->vpart = best1;
+    } else if (best2 >= 0) {
+        c->vmode = 2;
+        c->vpart = best2;
+    }
+    if (c->vmode)
+        c->vn = k->part[c->vpart].size;
+}
+
+/* The lanes of the vector part in chunks: start and width of each, the
+ * widest power of two that fits first. Returns the number of chunks. */
+static int vchunks(const ctx *c, int64_t *start, int64_t *width)
+{
+    int64_t maxw = c->k->e.acc_dtype == ET_F64 ? 8 : 16;
+    int n = 0;
+    for (int64_t at = 0; at < c->vn && n < MAX_CHUNKS; n++) {
+        int64_t w = maxw;
+        while (w > c->vn - at)
+            w /= 2;
+        start[n] = at;
+        width[n] = w;
+        at += w;
+    }
+    return n;
+}
+
+/* "float8" or, for one lane, "float". */
+static void vtype(const ctx *c, int64_t w, char *buf, size_t cap)
+{
+    if (w == 1)
+        snprintf(buf, cap, "%s", c->acc);
+    else
+        snprintf(buf, cap, "%s%lld", c->acc, (long long)w);
+}
+
+/* Name of chunk q of a vector: base, "_c<start>" when there are several. */
+static void chunk_name(char *buf, size_t cap, const char *base, int nch,
+                       int64_t start)
+{
+    if (nch > 1)
+        snprintf(buf, cap, "%s_c%lld", base, (long long)start);
+    else
+        snprintf(buf, cap, "%s", base);
+}
+
+/* UPCAST parts that name a vector accumulator. */
+static void vacc_parts(const ctx *c, plist *l)
+{
+    plist ups;
+    rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    if (c->vmode == 1)
+        rd_plist_without(&ups, c->vpart, l);
+    else
+        *l = ups;
+}
+
+void rd_emit_vacc_decls(ctx *c)
+{
+    plist l;
+    vacc_parts(c, &l);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t n = rd_plist_count(c, &l);
+    int64_t vals[MAXP] = {0};
+    char base[256], name[300], ty[32];
+    for (int64_t ci = 0; ci < n; ci++) {
+        rd_combo_fill(c, &l, ci, vals);
+        rd_combo_name(c, base, sizeof base, "accv", &l, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(name, sizeof name, base, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            rd_line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
+        }
+    }
+}
+
+/* With vector accumulators: does operand op load the lanes of the vector
+ * part as vectors (from memory or its local copy), named
+ * vec<op>_<values of its other unrolled parts>[_c<chunk start>]? */
+bool rd_direct_vec(const ctx *c, int op)
+{
+    const et_kernel *k = c->k;
+    if (!c->vmode || lane_access(c, op, c->vpart) != 1)
+        return false;
+    if (k->prefetch_axis >= 0 && k->prefetch_op[op])
+        return true; /* the local copy holds accumulator values, no masks */
+    if (k->e.op[op].dtype != k->e.acc_dtype)
+        return false;
+    for (int a = 0; a < k->e.n_idx; a++)
+        if (rd_op_uses(c, op, a) && rd_padded(c, a))
+            return false;
+    return true;
+}
+
+void rd_emit_direct_vec_loads(ctx *c, int op)
+{
+    const et_kernel *k = c->k;
+    rd_out *s = &c->s;
+    plist consts, rest;
+    rd_const_parts(c, &consts, op);
+    rd_plist_without(&consts, c->vpart, &rest);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    bool tile = k->prefetch_axis >= 0 && k->prefetch_op[op];
+    int64_t ts[MAXP];
+    char base[512], ptr[32];
+    if (tile) {
+        rd_tile_strides(c, op, ts);
+        rd_emit_tile_pos(c, op, ts);
+        snprintf(base, sizeof base, "in%d_t", op);
+        snprintf(ptr, sizeof ptr, "tile_in%d", op);
+    } else {
+        rd_addr_base(c, op, base, sizeof base);
+        rd_line(s, "%s in%d_addr = %s;", c->itype, op, base);
+        snprintf(base, sizeof base, "in%d_addr", op);
+        snprintf(ptr, sizeof ptr, "in%d", op);
+    }
+    int64_t n = rd_plist_count(c, &rest);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ri = 0; ri < n; ri++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, &rest, ri, vals);
+        int64_t off = 0;
+        if (tile)
+            for (int i = 0; i < rest.n; i++)
+                off += ts[rest.p[i]] * vals[rest.p[i]];
+        else
+            off = rd_addr_off(c, op, &rest, vals);
+        char vb[16], vname[256], name[300], ty[32], addr[600];
+        snprintf(vb, sizeof vb, "vec%d", op);
+        rd_combo_name(c, vname, sizeof vname, vb, &rest, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(name, sizeof name, vname, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            rd_addr_str(addr, sizeof addr, base, off + st[q]);
+            if (w[q] == 1)
+                rd_line(s, "%s %s = %s[%s];", ty, name, ptr, addr);
+            else
+                rd_line(s, "%s %s = vload%lld(0, %s + %s);", ty, name,
+                        (long long)w[q], ptr, addr);
+        }
+    }
+}
+
+/* The vector multiply-adds: one per chunk and combination of the unrolled
+ * parts but the vector part; an operand's lanes are vectors it loaded, or
+ * built from its values, or one value broadcast. */
+static void emit_fmas_vector(ctx *c)
+{
+    const et_kernel *k = c->k;
+    rd_out *s = &c->s;
+    int vp = c->vpart;
+    plist all, rest, accl;
+    rd_const_parts(c, &all, -2);
+    rd_plist_without(&all, vp, &rest);
+    vacc_parts(c, &accl);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t vals[MAXP] = {0};
+    char name[256], ty[32], cn[300];
+    /* lane vectors of the other operands that use the vector part's axis */
+    for (int op = 0; op < k->e.n_ops; op++) {
+        if (!rd_op_uses(c, op, k->part[vp].axis) || rd_direct_vec(c, op))
+            continue;
+        plist consts, orest;
+        rd_const_parts(c, &consts, op);
+        rd_plist_without(&consts, vp, &orest);
+        int64_t n = rd_plist_count(c, &orest);
+        char bn[16], vb[16], vname[256];
+        snprintf(bn, sizeof bn, "a%d", op);
+        snprintf(vb, sizeof vb, "vec%d", op);
+        for (int64_t ci = 0; ci < n; ci++) {
+            memset(vals, 0, sizeof vals);
+            rd_combo_fill(c, &orest, ci, vals);
+            rd_combo_name(c, vname, sizeof vname, vb, &orest, vals);
+            for (int q = 0; q < nch; q++) {
+                char list[4096];
+                et_sbuf lb;
+                et_sbuf_fixed(&lb, list, sizeof list);
+                for (int64_t v = st[q]; v < st[q] + w[q]; v++) {
+                    vals[vp] = v;
+                    rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+                    et_sbuf_printf(&lb, "%s%s", v > st[q] ? ", " : "", name);
+                }
+                vals[vp] = 0;
+                chunk_name(cn, sizeof cn, vname, nch, st[q]);
+                vtype(c, w[q], ty, sizeof ty);
+                if (w[q] == 1)
+                    rd_line(s, "%s %s = %s;", ty, cn, list);
+                else
+                    rd_line(s, "%s %s = (%s)(%s);", ty, cn, ty, list);
+            }
+        }
+    }
+    int64_t n = rd_plist_count(c, &rest);
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, &rest, ci, vals);
+        char accb[256];
+        rd_combo_name(c, accb, sizeof accb, "accv", &accl, vals);
+        for (int q = 0; q < nch; q++) {
+            char accn[300];
+            chunk_name(accn, sizeof accn, accb, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            char v[ET_MAX_OPERANDS][340];
+            for (int op = 0; op < k->e.n_ops; op++) {
+                plist consts, orest;
+                rd_const_parts(c, &consts, op);
+                char bn[16];
+                if (rd_op_uses(c, op, k->part[vp].axis)) {
+                    rd_plist_without(&consts, vp, &orest);
+                    snprintf(bn, sizeof bn, "vec%d", op);
+                    rd_combo_name(c, name, sizeof name, bn, &orest, vals);
+                    chunk_name(v[op], sizeof v[op], name, nch, st[q]);
+                } else {
+                    snprintf(bn, sizeof bn, "a%d", op);
+                    rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+                    if (w[q] == 1)
+                        snprintf(v[op], sizeof v[op], "%s", name);
+                    else
+                        snprintf(v[op], sizeof v[op], "(%s)(%s)", ty, name);
+                }
+            }
+            if (k->e.n_ops == 1) {
+                rd_line(s, "%s += %s;", accn, v[0]);
+                continue;
+            }
+            char prod[4096];
+            et_sbuf pb;
+            et_sbuf_fixed(&pb, prod, sizeof prod);
+            for (int op = 0; op < k->e.n_ops - 1; op++)
+                et_sbuf_printf(&pb, "%s%s", op ? " * " : "", v[op]);
+            rd_line(s, "%s = %s(%s, %s, %s);", accn, c->fma, prod,
+                    v[k->e.n_ops - 1], accn);
+        }
+    }
+}
+
+/* After the reduce loops: the scalar accumulators acc_<upcast values>
+ * from the vectors (mode 1: a lane each; mode 2: the lanes of each chunk
+ * summed pairwise, then the chunks in order). */
+void rd_emit_vacc_unpack(ctx *c)
+{
+    rd_out *s = &c->s;
+    plist ups, accl;
+    rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    vacc_parts(c, &accl);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t vals[MAXP] = {0};
+    char accn[256], vbase[256], vname[300];
+    if (c->vmode == 2) {
+        int64_t m = rd_plist_count(c, &accl);
+        for (int64_t ci = 0; ci < m; ci++) {
+            rd_combo_fill(c, &accl, ci, vals);
+            rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+            rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+            char sum[4096];
+            et_sbuf sb;
+            et_sbuf_fixed(&sb, sum, sizeof sum);
+            for (int q = 0; q < nch; q++) {
+                chunk_name(vname, sizeof vname, vbase, nch, st[q]);
+                char cur[340];
+                snprintf(cur, sizeof cur, "%s", vname);
+                for (int64_t h = w[q] / 2; h >= 2; h /= 2) {
+                    char nx[340];
+                    snprintf(nx, sizeof nx, "%s_h%lld", vname, (long long)h);
+                    rd_line(s, "%s%lld %s = %s.lo + %s.hi;", c->acc,
+                            (long long)h, nx, cur, cur);
+                    snprintf(cur, sizeof cur, "%s", nx);
+                }
+                if (w[q] == 1)
+                    et_sbuf_printf(&sb, "%s%s", q ? " + " : "", cur);
+                else
+                    et_sbuf_printf(&sb, "%s(%s.s0 + %s.s1)", q ? " + " : "",
+                                   cur, cur);
+            }
+            rd_line(s, "%s %s = %s;", c->acc, accn, sum);
+        }
+        return;
+    }
+    int64_t n = rd_plist_count(c, &ups);
+    for (int64_t ci = 0; ci < n; ci++) {
+        rd_combo_fill(c, &ups, ci, vals);
+        rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+        rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+        int64_t v = vals[c->vpart];
+        int q = 0;
+        while (q + 1 < nch && st[q + 1] <= v)
+            q++;
+        chunk_name(vname, sizeof vname, vbase, nch, st[q]);
+        if (w[q] == 1)
+            rd_line(s, "%s %s = %s;", c->acc, accn, vname);
+        else
+            rd_line(s, "%s %s = %s.%s;", c->acc, accn, vname,
+                    c->D->comp[v - st[q]]);
+    }
+}
+
+/* Mode 1 without GROUP: stores straight from the vector accumulators
+ * when the output has the accumulator's dtype and no padding. */
+bool rd_vstores_direct_ok(const ctx *c)
+{
+    const et_kernel *k = c->k;
+    if (c->vmode != 1 || k->group_part >= 0 ||
+        k->e.out.dtype != k->e.acc_dtype || et_kernel_has_split(k))
+        return false;
+    for (int a = 0; a < k->e.n_out; a++)
+        if (rd_padded(c, a))
+            return false;
+    return true;
+}
+
+bool rd_emit_vstores_direct(ctx *c)
+{
+    if (!rd_vstores_direct_ok(c))
+        return false;
+    rd_out *s = &c->s;
+    plist ups, accl;
+    rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    vacc_parts(c, &accl);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    char base[512], addr[600], vbase[256], vname[300];
+    rd_addr_base(c, -1, base, sizeof base);
+    rd_line(s, "%s out_addr = %s;", c->itype, base);
+    int64_t n = rd_plist_count(c, &accl);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, &accl, ci, vals);
+        rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+        int64_t off = rd_addr_off(c, -1, &accl, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(vname, sizeof vname, vbase, nch, st[q]);
+            rd_addr_str(addr, sizeof addr, "out_addr", off + st[q]);
+            if (w[q] == 1)
+                rd_line(s, "out[%s] = %s;", addr, vname);
+            else
+                rd_line(s, "vstore%lld(%s, 0, out + %s);", (long long)w[q],
+                        vname, addr);
+        }
+    }
+    return true;
+}
+
+/* The multiply-adds of the innermost body. */
+void rd_emit_fmas(ctx *c)
+{
+    if (c->vmode)
+        emit_fmas_vector(c);
+    else
+        rd_emit_fmas_scalar(c);
+}

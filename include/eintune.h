@@ -109,7 +109,7 @@ typedef enum et_backend_kind {
 /* "opencl", "cuda". */
 const char *et_backend_name(et_backend_kind k);
 
-/* ---- problems: an einsum with its sizes and dtypes ------------------------ */
+/* ---- problems: an einsum with its sizes and dtypes ----------------------- */
 
 typedef struct et_problem et_problem; /* opaque */
 

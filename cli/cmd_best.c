@@ -49,9 +49,13 @@ int cli_best_find(const char *cmd, const char *text, const char *shape,
     *p = NULL;
     *bk = NULL;
     et_status st = et_problem_init(text, shape, dtype, p, &d);
+    if (st == ET_ERR_NOMEM) {
+        fprintf(stderr, "eintune %s: out of memory\n", cmd);
+        return EXIT_RUN;
+    }
     if (st != ET_OK) {
         cli_problem_diag(&d, text, shape, dtype);
-        return st == ET_ERR_NOMEM ? EXIT_RUN : EXIT_INPUT;
+        return EXIT_INPUT;
     }
     et_best_options o;
     memset(&o, 0, sizeof o);

@@ -323,7 +323,12 @@ static int db_list(et_database *db, const char *text, const char *shape,
     et_diag d;
     et_problem *p = NULL;
     if (text) {
-        if (et_problem_init(text, shape, dtype, &p, &d) != ET_OK) {
+        et_status st = et_problem_init(text, shape, dtype, &p, &d);
+        if (st == ET_ERR_NOMEM) {
+            fprintf(stderr, "eintune db: out of memory\n");
+            return EXIT_RUN;
+        }
+        if (st != ET_OK) {
             cli_diag("einsum", text, &d);
             return EXIT_INPUT;
         }

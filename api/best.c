@@ -1,14 +1,21 @@
 /*
- * best.c - the public best-kernel lookup (et_best_lookup) and the pieces
- * of it that other API files share (api_best_find, api_best_info_fill):
+ * best.c - the public best-kernel lookup (et_best_lookup, and
+ * et_best_kernel_find keeping the answer as an object with its report,
+ * et_best_report_print/_json) and the pieces of it that other API files
+ * share (api_best_find, api_best_info_fill, api_log):
  * the database opened before any device, the device opened through a
  * worker only to learn its database key, and tune/best.h's mapping of the
  * stored opts onto the asker's index names.
  */
-#include "api/api_impl.h"
+#include "api/best_impl.h"
 
 #include "measure/remote.h"
+#include "roofline/report.h"
+#include "tune/peaks_db.h"
 
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,46 +60,279 @@ void api_best_info_fill(const et_best *b, const et_device_info *info,
     out->backend = info->target.backend;
     snprintf(out->driver, sizeof out->driver, "%s", info->driver_version);
     out->trial_id = b->trial.id;
+    snprintf(out->tuned_opts, sizeof out->tuned_opts, "%s", b->trial.opts);
+    snprintf(out->tuned_kernel, sizeof out->tuned_kernel, "%s",
+             b->trial.kernel_name);
+    out->runs = b->trial.runs;
+    out->cv = b->trial.cv;
+    out->verify_trials = b->trial.verify_trials;
+    out->max_norm_err = b->trial.max_norm_err;
+    out->p_value = b->trial.p_value;
 }
 
 et_status et_best_lookup(const et_problem *p, const char *device,
                          const char *db, et_best_info *out, int *found,
                          et_diag *diag)
 {
+    *found = 0;
+    memset(out, 0, sizeof *out);
+    et_best_options o;
+    memset(&o, 0, sizeof o);
+    o.device = device;
+    o.db = db;
+    et_best_kernel *bk = NULL;
+    et_status st = et_best_kernel_find(p, &o, &bk, diag);
+    if (st == ET_OK && bk) {
+        et_best_kernel_info(bk, out);
+        *found = 1;
+    }
+    et_best_kernel_free(bk);
+    return st;
+}
+
+/* ---- the best kernel as an object --------------------------------------- */
+
+char *api_json_own(char *text)
+{
+    if (!text)
+        return NULL;
+    size_t n = strlen(text) + 1;
+    char *own = malloc(n);
+    if (own)
+        memcpy(own, text, n);
+    cJSON_free(text);
+    return own;
+}
+
+void api_log(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
+             ...)
+{
+    if (!log)
+        return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log(arg, lvl, msg);
+}
+
+int api_best_kernel_name(const et_best_kernel *bk, char *name, size_t cap)
+{
+    if (bk->kernel[0]) {
+        snprintf(name, cap, "%s", bk->kernel);
+        return 0;
+    }
+    et_kernel *k = NULL;
+    et_rendered r;
+    memset(&r, 0, sizeof r);
+    int rc = -1;
+    if (et_kernel_init(&bk->e, &bk->info.target, &k) == ET_OK &&
+        et_kernel_apply_opts(k, bk->best.opt, bk->best.n_opts, NULL, 0) ==
+            ET_OK &&
+        et_kernel_render(k, bk->info.target.backend, NULL, &r) == ET_OK) {
+        snprintf(name, cap, "%s", r.name);
+        rc = 0;
+    }
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    return rc;
+}
+
+et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
+                              et_best_kernel **out, et_diag *diag)
+{
+    const et_best_options defaults = {0};
     et_diag local;
     if (!diag)
         diag = &local;
+    if (!o)
+        o = &defaults;
     api_diag_clear(diag);
-    *found = 0;
-    memset(out, 0, sizeof *out);
-    /* the database first: a file that is not eintune's costs no worker */
+    *out = NULL;
+    et_best_kernel *bk = calloc(1, sizeof *bk);
+    if (!bk)
+        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+    bk->e = p->e;
     et_error err = {{0}};
-    et_db *probe = NULL;
-    et_status st = et_db_open(db, &probe, &err);
+    et_db *db = NULL;
+    et_device *dev = NULL;
+    /* the database first: a file that is not eintune's costs no worker */
+    et_status st = et_db_open(o->db, &db, &err);
     if (st != ET_OK) {
         api_fail_err(diag, st, ET_INPUT_FILE, &err);
-        if (db)
-            snprintf(diag->file, sizeof diag->file, "%s", db);
-        return st;
+        if (o->db)
+            snprintf(diag->file, sizeof diag->file, "%s", o->db);
+        goto fail;
     }
-    et_db_close(probe);
-    et_device *dev = NULL;
-    st = et_device_open_isolated(device, NULL, &dev, &err);
-    if (st != ET_OK)
-        return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
-                                                         : ET_INPUT_NONE,
-                            &err);
-    et_device_info info = dev->info;
+    snprintf(bk->db, sizeof bk->db, "%s", et_db_path(db));
+    api_log(o->log, o->log_arg, ET_LOG_DEBUG, "database %s", bk->db);
+    st = et_device_open_isolated(o->device, NULL, &dev, &err);
+    if (st != ET_OK) {
+        api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
+                                                  : ET_INPUT_NONE, &err);
+        goto fail;
+    }
+    bk->info = dev->info;
     et_device_close(dev);
-    et_best *best = calloc(1, sizeof *best);
-    if (!best)
-        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
-    bool hit = false;
-    st = api_best_find(&p->e, &info, db, best, &hit, NULL, 0, diag);
-    if (st == ET_OK && hit) {
-        api_best_info_fill(best, &info, out);
-        *found = 1;
+    bool found = false;
+    st = et_best_find(db, &bk->e, &bk->info, &bk->best, &found, &err);
+    if (st != ET_OK) {
+        api_fail_err(diag, st, ET_INPUT_NONE, &err);
+        goto fail;
     }
-    free(best);
+    if (!found) {
+        api_fail(diag, ET_OK, ET_INPUT_NONE,
+                 "no verified kernel known for %s on %s (driver %s) in %s",
+                 bk->e.text, bk->info.name, bk->info.driver_version, bk->db);
+        goto fail;
+    }
+    if (!bk->best.exact)
+        api_log(o->log, o->log_arg, ET_LOG_WARN,
+                "the stored kernel's source could not be reproduced for "
+                "%s; its opts are mapped by name",
+                bk->e.text);
+    if (o->roofline) {
+        et_peaks peaks;
+        int have_peaks = 0;
+        et_error perr;
+        perr.msg[0] = '\0';
+        if (et_peaks_db_load(db, &bk->info, &peaks, &perr) == ET_OK ||
+            et_peaks_load(&bk->info, &peaks, &perr) == ET_OK)
+            have_peaks = 1;
+        else
+            api_log(o->log, o->log_arg, ET_LOG_INFO, "no roofline: %s",
+                    perr.msg);
+        char kname[sizeof bk->kernel];
+        if (api_best_kernel_name(bk, kname, sizeof kname) != 0) {
+            st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
+                          "cannot render the kernel");
+            goto fail;
+        }
+        memcpy(bk->kernel, kname, sizeof kname);
+        char why[256] = "";
+        if (have_peaks) {
+            if (et_roofline_compute(&bk->e, &peaks, &bk->roof, why,
+                                    sizeof why) == ET_OK)
+                bk->have_roof = 1;
+            else
+                api_log(o->log, o->log_arg, ET_LOG_WARN, "no roofline: %s",
+                        why);
+        }
+    }
+    et_db_close(db);
+    *out = bk;
+    return ET_OK;
+fail:
+    et_db_close(db);
+    free(bk);
     return st;
+}
+
+void et_best_kernel_free(et_best_kernel *bk)
+{
+    free(bk);
+}
+
+void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out)
+{
+    api_best_info_fill(&bk->best, &bk->info, out);
+}
+
+int et_best_report_print(const et_best_kernel *bk, FILE *f)
+{
+    char kname[160];
+    if (api_best_kernel_name(bk, kname, sizeof kname) != 0)
+        return -1;
+    const et_einsum *e = &bk->e;
+    const et_device_info *info = &bk->info;
+    const et_db_trial *t = &bk->best.trial;
+    int64_t ops[ET_DTYPE_COUNT];
+    et_einsum_ops(e, ops);
+    fprintf(f, "einsum      %s\n", e->text);
+    fprintf(f, "device      %s (%s, driver %s)\n", info->name,
+            et_backend_name(info->target.backend), info->driver_version);
+    if (strcmp(t->einsum_text, e->text) != 0)
+        fprintf(f, "tuned as    %s with %s\n", t->einsum_text,
+                t->opts[0] ? t->opts : "-");
+    fprintf(f, "opts        %s\n", bk->best.opts[0] ? bk->best.opts : "-");
+    fprintf(f, "kernel      %s\n", kname);
+    fprintf(f, "time        %.4g ms [%.4g, %.4g] (%d runs, cv %.3g)\n",
+            t->median_s * 1e3, t->low_s * 1e3, t->high_s * 1e3, t->runs,
+            t->cv);
+    if (isfinite(t->p_value))
+        fprintf(f, "verified    %d trials, max normalized error %.3g, "
+                   "p = %.3g\n",
+                t->verify_trials, t->max_norm_err, t->p_value);
+    else
+        fprintf(f, "verified    %d trials, max normalized error %.3g\n",
+                t->verify_trials, t->max_norm_err);
+    if (bk->have_roof) {
+        fputc('\n', f);
+        et_roofline_table(f, &bk->roof, t->median_s);
+    } else {
+        for (int d = 0; d < ET_DTYPE_COUNT; d++)
+            if (ops[d] > 0 && t->median_s > 0)
+                fprintf(f, "gops        %.4g (%s; no stored peaks for the "
+                           "roofline)\n",
+                        (double)ops[d] / t->median_s / 1e9,
+                        et_dtype_name((et_dtype)d));
+    }
+    fflush(f);
+    return 0;
+}
+
+char *et_best_report_json(const et_best_kernel *bk)
+{
+    char kname[160];
+    if (api_best_kernel_name(bk, kname, sizeof kname) != 0)
+        return NULL;
+    const et_einsum *e = &bk->e;
+    const et_device_info *info = &bk->info;
+    const et_db_trial *t = &bk->best.trial;
+    int64_t ops[ET_DTYPE_COUNT];
+    et_einsum_ops(e, ops);
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc)
+        return NULL;
+    cJSON_AddStringToObject(doc, "einsum", e->text);
+    cJSON *jd = cJSON_AddObjectToObject(doc, "device");
+    cJSON_AddStringToObject(jd, "name", info->name);
+    cJSON_AddStringToObject(jd, "backend",
+                            et_backend_name(info->target.backend));
+    cJSON_AddStringToObject(jd, "driver", info->driver_version);
+    cJSON_AddStringToObject(doc, "opts", bk->best.opts);
+    cJSON_AddStringToObject(doc, "kernel", kname);
+    cJSON_AddNumberToObject(doc, "time_s", t->median_s);
+    cJSON *ci = cJSON_AddArrayToObject(doc, "ci95_s");
+    cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->low_s));
+    cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->high_s));
+    if (bk->have_roof) {
+        cJSON_AddItemToObject(doc, "gops",
+                              et_measured_gops_json(&bk->roof, t->median_s));
+        cJSON_AddItemToObject(doc, "roofline_gops",
+                              et_roofline_gops_json(&bk->roof));
+    } else {
+        cJSON *g = cJSON_AddObjectToObject(doc, "gops");
+        for (int d = 0; d < ET_DTYPE_COUNT; d++)
+            if (ops[d] > 0 && t->median_s > 0)
+                cJSON_AddNumberToObject(g, et_dtype_name((et_dtype)d),
+                                        (double)ops[d] / t->median_s / 1e9);
+        cJSON_AddNullToObject(doc, "roofline_gops");
+    }
+    cJSON *jv = cJSON_AddObjectToObject(doc, "verified");
+    cJSON_AddNumberToObject(jv, "trials", t->verify_trials);
+    cJSON_AddNumberToObject(jv, "max_norm_err", t->max_norm_err);
+    if (isfinite(t->p_value))
+        cJSON_AddNumberToObject(jv, "p_value", t->p_value);
+    else
+        cJSON_AddNullToObject(jv, "p_value");
+    cJSON *ta = cJSON_AddObjectToObject(doc, "tuned_as");
+    cJSON_AddStringToObject(ta, "einsum", t->einsum_text);
+    cJSON_AddStringToObject(ta, "opts", t->opts);
+    cJSON_AddStringToObject(ta, "kernel", t->kernel_name);
+    cJSON_AddBoolToObject(ta, "source_reproduced", bk->best.exact);
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    return api_json_own(text);
 }

@@ -57,6 +57,23 @@ FILE *cli_table_out(void);
 /* Writes doc to g_cli.json (if set); returns 0 or prints why and 1. */
 int cli_json_emit(cJSON *doc);
 
+/* As cli_json_emit for a document the API gave as text (cJSON_Print's
+ * formatting); NULL text is out of memory: prints why and returns 1. */
+int cli_json_emit_text(const char *text);
+
+/* An et_log_fn printing through cli_log; arg is the tag (a string). */
+void cli_api_log(void *arg, et_log_level level, const char *msg);
+
+/* The exit status for a call that returned st with diagnostic d: 0 for
+ * ET_OK, 2 for bad input (ET_ERR_INPUT or ET_ERR_REFUSED about an input
+ * of d), 1 otherwise. */
+int cli_exit_status(et_status st, const et_diag *d);
+
+/* Prints the diagnostic of et_problem_init with the text it is about
+ * echoed: "einsum", "--shape" or "--dtype". */
+void cli_problem_diag(const et_diag *d, const char *einsum,
+                      const char *shape, const char *dtype);
+
 /* Resets getopt for a subcommand's argv. */
 void cli_getopt_reset(void);
 
@@ -80,23 +97,16 @@ int cmd_db(int argc, char **argv);
 int cmd_best(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
-struct et_einsum;
-struct et_device_info;
-struct et_best;
-struct et_peaks;
-
 /*
- * For `best` and `export` (cmd_best.c): resolves text, shape and dtype
- * into *e, opens --db, opens --device (isolated) to fill *info and closes
- * it, and finds the best known kernel for e there (tune/best.h) into
- * *best. When peaks is non-NULL, the stored peaks (database, then the
- * cache file; nothing measured) go there and *have_peaks says whether.
- * Returns 0, or the exit status after printing why: 1 nothing known or
+ * For `best` and `export`: the problem of text, shape and dtype (its
+ * error echoed with a caret) and the best kernel known for it on --device
+ * in --db (et_best_kernel_find; roofline: also the stored peaks), logging
+ * under tag cmd. Returns 0 with *p and *bk set (freed by the caller even
+ * on failure), or the exit status after printing why: 1 nothing known or
  * no device, 2 bad input.
  */
-int cli_best_lookup(const char *cmd, const char *text, const char *shape,
-                    const char *dtype, struct et_einsum *e,
-                    struct et_device_info *info, struct et_best *best,
-                    struct et_peaks *peaks, int *have_peaks);
+int cli_best_find(const char *cmd, const char *text, const char *shape,
+                  const char *dtype, int roofline, et_problem **p,
+                  et_best_kernel **bk);
 
 #endif

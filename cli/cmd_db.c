@@ -1,13 +1,12 @@
 /*
  * cmd_db.c - `eintune db stats|list|prune`: look at and tidy the tuning
- * database (db/db.h) without a device.
+ * database (et_database_* of include/eintune.h) without a device.
  */
 #include "cli/cli.h"
-#include "einsum/einsum.h"
-#include "db/db.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -67,21 +66,20 @@ static void usage(FILE *f)
             "eintune database or is from a newer eintune)\n");
 }
 
-static int open_db(et_db **db)
+static int open_db(et_database **db)
 {
-    et_error err;
-    err.msg[0] = '\0';
-    et_status st = et_db_open(g_cli.db, db, &err);
+    et_diag d;
+    et_status st = et_database_open(g_cli.db, db, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune db: %s\n", err.msg);
+        fprintf(stderr, "eintune db: %s\n", d.msg);
         return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
     }
     return 0;
 }
 
-static int db_fail(et_status st, const et_error *err)
+static int db_fail(et_status st, const et_diag *d)
 {
-    fprintf(stderr, "eintune db: %s\n", err->msg);
+    fprintf(stderr, "eintune db: %s\n", d->msg);
     return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
 }
 
@@ -118,25 +116,20 @@ static void fmt_stamp(int64_t t, char *buf, size_t cap)
 
 /* ---- stats -------------------------------------------------------------- */
 
-static int db_stats(et_db *db)
+static int db_stats(et_database *db)
 {
-    et_db_stats s;
-    et_error err;
-    err.msg[0] = '\0';
-    et_status st = et_db_stats_get(db, &s, &err);
+    et_database_stats s;
+    et_diag d;
+    et_status st = et_database_stats_get(db, &s, &d);
     if (st != ET_OK)
-        return db_fail(st, &err);
-    char integrity[512];
-    et_error ierr;
-    ierr.msg[0] = '\0';
-    et_status ist = et_db_integrity(db, integrity, sizeof(integrity), &ierr);
+        return db_fail(st, &d);
 
     FILE *f = cli_table_out();
     char size[64], t0[32], t1[32];
     fmt_bytes(s.file_bytes, size, sizeof(size));
     fmt_stamp(s.oldest, t0, sizeof(t0));
     fmt_stamp(s.newest, t1, sizeof(t1));
-    fprintf(f, "database      %s\n", et_db_path(db));
+    fprintf(f, "database      %s\n", et_database_path(db));
     fprintf(f, "schema        version %d, %s\n", s.schema_version, size);
     fprintf(f, "devices       %" PRId64 "\n", s.devices);
     fprintf(f, "einsums       %" PRId64 "\n", s.einsums);
@@ -147,16 +140,16 @@ static int db_stats(et_db *db)
             fprintf(f, "  %-18s %" PRId64 "\n", et_outcome_name((et_outcome)o),
                     s.by_outcome[o]);
     fprintf(f, "old renderer  %" PRId64 " trials (renderer version now %d)\n",
-            s.old_renderer, ET_RENDERER_VERSION);
+            s.old_renderer, s.renderer_version);
     if (s.trials)
         fprintf(f, "recorded      %s .. %s\n", t0, t1);
-    fprintf(f, "integrity     %s\n", ist == ET_OK ? "ok" : ierr.msg);
+    fprintf(f, "integrity     %s\n", s.integrity);
 
-    int rc = ist == ET_OK ? 0 : EXIT_RUN;
+    int rc = s.integrity_ok ? 0 : EXIT_RUN;
     if (!g_cli.json)
         return rc;
     cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "db", et_db_path(db));
+    cJSON_AddStringToObject(doc, "db", et_database_path(db));
     cJSON_AddNumberToObject(doc, "schema_version", s.schema_version);
     cJSON_AddNumberToObject(doc, "file_bytes", (double)s.file_bytes);
     cJSON_AddNumberToObject(doc, "devices", (double)s.devices);
@@ -168,8 +161,8 @@ static int db_stats(et_db *db)
         cJSON_AddNumberToObject(oc, et_outcome_name((et_outcome)o),
                                 (double)s.by_outcome[o]);
     cJSON_AddNumberToObject(doc, "old_renderer", (double)s.old_renderer);
-    cJSON_AddNumberToObject(doc, "renderer_version", ET_RENDERER_VERSION);
-    cJSON_AddStringToObject(doc, "integrity", ist == ET_OK ? "ok" : ierr.msg);
+    cJSON_AddNumberToObject(doc, "renderer_version", s.renderer_version);
+    cJSON_AddStringToObject(doc, "integrity", s.integrity);
     if (cli_json_emit(doc) != 0)
         rc = EXIT_RUN;
     cJSON_Delete(doc);
@@ -212,9 +205,9 @@ static const char *short_dtypes(const char *dtypes)
     return acc;
 }
 
-static cJSON *row_json(const et_db_row *r)
+static cJSON *row_json(const et_database_row *r)
 {
-    const et_db_trial *t = &r->trial;
+    const et_database_row *t = r;
     cJSON *o = cJSON_CreateObject();
     char stamp[32];
     cJSON_AddNumberToObject(o, "id", (double)t->id);
@@ -224,14 +217,14 @@ static cJSON *row_json(const et_db_row *r)
     cJSON_AddStringToObject(o, "canonical", r->canonical);
     cJSON_AddStringToObject(o, "einsum_text", t->einsum_text);
     cJSON *d = cJSON_AddObjectToObject(o, "device");
-    cJSON_AddStringToObject(d, "name", r->device_name);
+    cJSON_AddStringToObject(d, "name", r->device);
     cJSON_AddStringToObject(d, "backend", r->backend);
-    cJSON_AddStringToObject(d, "driver", r->driver_version);
-    if (r->space_name[0])
-        cJSON_AddStringToObject(o, "space", r->space_name);
+    cJSON_AddStringToObject(d, "driver", r->driver);
+    if (r->space[0])
+        cJSON_AddStringToObject(o, "space", r->space);
     else
         cJSON_AddNullToObject(o, "space");
-    cJSON *params = t->params_json[0] ? cJSON_Parse(t->params_json) : NULL;
+    cJSON *params = t->params[0] ? cJSON_Parse(t->params) : NULL;
     if (params)
         cJSON_AddItemToObject(o, "params", params);
     else
@@ -239,12 +232,12 @@ static cJSON *row_json(const et_db_row *r)
     cJSON_AddStringToObject(o, "opts", t->opts);
     cJSON_AddStringToObject(o, "status", et_outcome_name(t->outcome));
     cJSON_AddStringToObject(o, "reason", t->reason);
-    bool timed = t->median_s > 0;
+    bool timed = t->time_s > 0;
     if (timed) {
-        add_finite(o, "time_s", t->median_s);
+        add_finite(o, "time_s", t->time_s);
         cJSON *ci = cJSON_AddArrayToObject(o, "ci95_s");
-        cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->low_s));
-        cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->high_s));
+        cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->ci95_s[0]));
+        cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->ci95_s[1]));
         add_finite(o, "cv", t->cv);
         cJSON_AddNumberToObject(o, "runs", t->runs);
         cJSON *g = cJSON_AddObjectToObject(o, "gops");
@@ -263,25 +256,24 @@ static cJSON *row_json(const et_db_row *r)
         cJSON_AddNullToObject(o, "verified");
     }
     add_finite(o, "compile_s", t->compile_s);
-    cJSON_AddStringToObject(o, "kernel", t->kernel_name);
+    cJSON_AddStringToObject(o, "kernel", t->kernel);
     cJSON_AddStringToObject(o, "source_hash", t->source_hash);
     cJSON_AddNumberToObject(o, "renderer_version", t->renderer_version);
-    fmt_stamp(t->created_at, stamp, sizeof(stamp));
+    fmt_stamp(t->recorded, stamp, sizeof(stamp));
     cJSON_AddStringToObject(o, "recorded", stamp);
     cJSON_AddStringToObject(o, "eintune_version", t->eintune_version);
     return o;
 }
 
-static int list_row(void *arg, const et_db_row *r)
+static int list_row(void *arg, const et_database_row *r)
 {
     list_ctx *c = arg;
     if (c->limit > 0 && c->rows >= c->limit) {
         c->more = true;
         return 1;
     }
-    const et_db_trial *t = &r->trial;
-    char einsum[512], opts[ET_DB_OPTS_LEN + ET_MAX_TEXT + 16], gops[32],
-        tm[32];
+    const et_database_row *t = r;
+    char einsum[512], opts[2048 + 1024 + 16], gops[32], tm[32];
     snprintf(einsum, sizeof(einsum), "%.200s %.200s %.60s", r->einsum,
              r->sizes, short_dtypes(r->dtypes));
     if (strcmp(t->einsum_text, r->einsum) != 0)
@@ -289,13 +281,13 @@ static int list_row(void *arg, const et_db_row *r)
                  t->opts[0] ? t->opts : "-", t->einsum_text);
     else
         snprintf(opts, sizeof(opts), "%s", t->opts[0] ? t->opts : "-");
-    if (t->median_s > 0 && isfinite(t->gops))
+    if (t->time_s > 0 && isfinite(t->gops))
         snprintf(gops, sizeof(gops), "%.3f", t->gops);
     else
         snprintf(gops, sizeof(gops), "-");
-    fmt_time(t->median_s, tm, sizeof(tm));
+    fmt_time(t->time_s, tm, sizeof(tm));
     fprintf(c->f, "%6" PRId64 "  %-40.*s  %-24.24s  %-36s  %-17s  %9s  %11s",
-            t->id, 40, einsum, r->device_name, opts,
+            t->id, 40, einsum, r->device, opts,
             et_outcome_name(t->outcome), gops, tm);
     if (t->outcome != ET_OUTCOME_OK && t->reason[0])
         fprintf(c->f, "  %.80s", t->reason);
@@ -321,30 +313,26 @@ static int parse_outcomes(const char *list, unsigned *mask)
     return 0;
 }
 
-static int db_list(et_db *db, const char *text, const char *shape,
+static int db_list(et_database *db, const char *text, const char *shape,
                    const char *dtype, unsigned mask, int64_t limit)
 {
-    et_db_filter flt;
+    et_database_filter flt;
     memset(&flt, 0, sizeof(flt));
     flt.outcome_mask = mask;
     flt.limit = limit > 0 ? limit + 1 : 0; /* one more: "N more" note */
-    et_error err;
-    err.msg[0] = '\0';
-    bool none = false;
+    et_diag d;
+    et_problem *p = NULL;
     if (text) {
-        static et_einsum e;
-        et_diag d;
-        memset(&d, 0, sizeof(d));
-        if (et_einsum_from_strings(text, shape, dtype, &e, &d) != ET_OK) {
+        et_status st = et_problem_init(text, shape, dtype, &p, &d);
+        if (st == ET_ERR_NOMEM) {
+            fprintf(stderr, "eintune db: out of memory\n");
+            return EXIT_RUN;
+        }
+        if (st != ET_OK) {
             cli_diag("einsum", text, &d);
             return EXIT_INPUT;
         }
-        bool found;
-        et_status st = et_db_einsum_find(db, &e, &flt.einsum_id, &found,
-                                         &err);
-        if (st != ET_OK)
-            return db_fail(st, &err);
-        none = !found;
+        flt.problem = p;
     }
 
     list_ctx c;
@@ -353,19 +341,18 @@ static int db_list(et_db *db, const char *text, const char *shape,
     cJSON *doc = NULL;
     if (g_cli.json) {
         doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "db", et_db_path(db));
+        cJSON_AddStringToObject(doc, "db", et_database_path(db));
         c.arr = cJSON_AddArrayToObject(doc, "trials");
     }
     fprintf(c.f, "%6s  %-40s  %-24s  %-36s  %-17s  %9s  %11s\n", "ID",
             "EINSUM", "DEVICE", "OPTS", "OUTCOME", "GOPS/S", "TIME");
     int rc = 0;
     c.limit = limit;
-    if (!none) {
-        et_status st = et_db_list(db, &flt, list_row, &c, &err);
-        if (st != ET_OK) {
-            cJSON_Delete(doc);
-            return db_fail(st, &err);
-        }
+    et_status st = et_database_list(db, &flt, list_row, &c, &d);
+    et_problem_free(p);
+    if (st != ET_OK) {
+        cJSON_Delete(doc);
+        return db_fail(st, &d);
     }
     if (c.rows == 0)
         fprintf(c.f, "(no trials%s)\n", text ? " for this einsum with these sizes and dtypes" : "");
@@ -382,21 +369,20 @@ static int db_list(et_db *db, const char *text, const char *shape,
 
 /* ---- prune -------------------------------------------------------------- */
 
-static int db_prune(et_db *db, const et_db_prune_opts *po)
+static int db_prune(et_database *db, const et_database_prune_options *po)
 {
     int64_t n = 0;
-    et_error err;
-    err.msg[0] = '\0';
-    et_status st = et_db_prune(db, po, &n, &err);
+    et_diag d;
+    et_status st = et_database_prune(db, po, &n, &d);
     if (st != ET_OK)
-        return db_fail(st, &err);
+        return db_fail(st, &d);
     fprintf(cli_table_out(), "%s %" PRId64 " trial%s from %s\n",
             po->dry_run ? "would delete" : "deleted", n, n == 1 ? "" : "s",
-            et_db_path(db));
+            et_database_path(db));
     if (!g_cli.json)
         return 0;
     cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "db", et_db_path(db));
+    cJSON_AddStringToObject(doc, "db", et_database_path(db));
     cJSON_AddNumberToObject(doc, "deleted", (double)n);
     cJSON_AddBoolToObject(doc, "dry_run", po->dry_run);
     int rc = cli_json_emit(doc) != 0 ? EXIT_RUN : 0;
@@ -443,7 +429,7 @@ int cmd_db(int argc, char **argv)
     const char *text = NULL, *shape = NULL, *dtype = NULL;
     unsigned mask = 0;
     int64_t limit = 50;
-    et_db_prune_opts po;
+    et_database_prune_options po;
     memset(&po, 0, sizeof(po));
     bool list_flag = false, prune_flag = false;
     char name[32];
@@ -476,9 +462,9 @@ int cmd_db(int argc, char **argv)
             limit = n;
             break;
         }
-        case 'F': po.failed = true; prune_flag = true; break;
-        case 'R': po.renderer_old = true; prune_flag = true; break;
-        case 'D': po.dry_run = true; prune_flag = true; break;
+        case 'F': po.failed = 1; prune_flag = true; break;
+        case 'R': po.renderer_old = 1; prune_flag = true; break;
+        case 'D': po.dry_run = 1; prune_flag = true; break;
         case 'O': {
             prune_flag = true;
             char *end;
@@ -515,7 +501,7 @@ int cmd_db(int argc, char **argv)
     if (g_cli.device)
         cli_log(LOG_WARN, "db", "--device is not used by 'eintune db'");
 
-    et_db *db = NULL;
+    et_database *db = NULL;
     int rc = open_db(&db);
     if (rc)
         return rc;
@@ -524,6 +510,6 @@ int cmd_db(int argc, char **argv)
     case LIST: rc = db_list(db, text, shape, dtype, mask, limit); break;
     case PRUNE: rc = db_prune(db, &po); break;
     }
-    et_db_close(db);
+    et_database_close(db);
     return rc;
 }

@@ -1,42 +1,12 @@
 /*
  * cmd_export.c - `eintune export`: the best known kernel for an einsum on
- * a device (as `eintune best` finds it), written for a library to embed:
- *
- *   DIR/<kernel>.cl (or .cu)  the kernel source, as `codegen` prints it
- *   DIR/<kernel>.h            a C header: the kernel name, the argument
- *                             order (output, then the inputs in operand
- *                             order) with dtypes, shapes, index lists and
- *                             element counts, and the launch geometry
- *                             (OpenCL global/local sizes, CUDA grid/block)
- *
- * Header macros are prefixed with the kernel name in upper case (so that
- * several exported headers can be included together), e.g. for kernel
- * r_4_2_2_6_2: R_4_2_2_6_2_KERNEL_NAME, R_4_2_2_6_2_GLOBAL_SIZE. Each
- * header also defines ET_EXPORT(x) -> <PREFIX>x unless ET_EXPORT is
- * already defined, for a program that includes a single exported kernel
- * (examples/export_demo.c).
- *
- * Files are written under a temporary name in DIR and renamed, so a
- * reader never sees half a file. DIR is created (with its parents) when
- * missing. A file of the same name that eintune did not write (it lacks
- * the first-line marker) is never overwritten: exit 2.
+ * a device (as `eintune best` finds it), written for a library to embed
+ * (et_best_kernel_export: DIR/<kernel>.cl or .cu and DIR/<kernel>.h; see
+ * include/eintune.h for the header's macros).
  */
 #include "cli/cli.h"
-#include "einsum/einsum.h"
-#include "measure/backend.h"
-#include "transforms/kernel.h"
-#include "tune/best.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#define HEADER_MARK "/* eintune export: "
 
 static void usage(FILE *f)
 {
@@ -67,332 +37,6 @@ static void usage(FILE *f)
         "exit status: 0 written, 1 nothing known for this einsum on this\n"
         "device or a file could not be written, 2 bad input (flags, einsum,\n"
         "database file, a foreign file in the way)\n");
-}
-
-/* mkdir -p */
-static int make_dirs(const char *path)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return -1;
-    struct stat sb;
-    if (stat(buf, &sb) != 0)
-        return -1;
-    if (!S_ISDIR(sb.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
-/* 0: path is absent or starts with mark (ours); 1: something else. */
-static int foreign_file(const char *path, const char *mark)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOENT ? 0 : 1;
-    char head[128] = "";
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    head[n] = '\0';
-    fclose(f);
-    return strncmp(head, mark, strlen(mark)) != 0;
-}
-
-/* Writes text to path through a temporary file in the same directory. */
-static int write_atomic(const char *path, const char *text)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0)
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    size_t len = strlen(text), off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        off += (size_t)w;
-    }
-    int saved = errno;
-    int ok = off == len && fsync(fd) == 0;
-    if (close(fd) != 0)
-        ok = 0;
-    if (ok && rename(tmp, path) == 0)
-        return 0;
-    if (!ok && off != len)
-        errno = saved;
-    saved = errno;
-    unlink(tmp);
-    errno = saved;
-    return -1;
-}
-
-/* A growing string. */
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->n;
-        int w = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? room : 0, fmt,
-                          ap);
-        va_end(ap);
-        if (w < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && (size_t)w < room) {
-            b->n += (size_t)w;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->n <= (size_t)w)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-static const char *c_type(et_dtype t)
-{
-    return t == ET_F64 ? "double" : t == ET_F32 ? "float" : "uint16_t";
-}
-
-/* text with characters unsafe inside a C comment or string dropped */
-static void safe_copy(char *dst, size_t cap, const char *src)
-{
-    size_t j = 0;
-    for (size_t i = 0; src[i] && j + 1 < cap; i++) {
-        char c = src[i];
-        if (c == '"' || c == '\\' || (c == '*' && src[i + 1] == '/') ||
-            !isprint((unsigned char)c))
-            continue;
-        dst[j++] = c;
-    }
-    dst[j] = '\0';
-}
-
-static void shape_list(sbuf *b, const et_operand *o)
-{
-    sb_printf(b, "{");
-    for (int r = 0; r < o->rank; r++)
-        sb_printf(b, "%s%lld", r ? ", " : "", (long long)o->dim[r]);
-    sb_printf(b, o->rank ? "}" : "1}");
-}
-
-static void index_list(sbuf *b, const et_operand *o, int max_rank)
-{
-    sb_printf(b, "{");
-    for (int r = 0; r < max_rank || r == 0; r++)
-        sb_printf(b, "%s%d", r ? ", " : "", r < o->rank ? o->idx[r] : -1);
-    sb_printf(b, "}");
-}
-
-/* The header text of the exported kernel. */
-static char *header_text(const et_einsum *e, const et_device_info *info,
-                         const et_best *best, const et_rendered *r,
-                         et_backend_kind bk, const char *src_file)
-{
-    sbuf b = {0};
-    char P[200], guard[220], opts[ET_DB_OPTS_LEN], dev[256];
-    size_t i;
-    for (i = 0; r->name[i] && i + 2 < sizeof P; i++)
-        P[i] = (char)toupper((unsigned char)r->name[i]);
-    P[i++] = '_';
-    P[i] = '\0';
-    snprintf(guard, sizeof guard, "ET_EXPORT_%sH", P);
-    safe_copy(opts, sizeof opts, best->opts);
-    safe_copy(dev, sizeof dev, info->name);
-    const et_db_trial *t = &best->trial;
-    const et_operand *args[ET_MAX_OPERANDS + 1];
-    int max_rank = 0;
-    for (int a = 0; a < r->n_args; a++) {
-        int k = r->arg_operand[a];
-        args[a] = k < 0 ? &e->out : &e->op[k];
-        if (args[a]->rank > max_rank)
-            max_rank = args[a]->rank;
-    }
-
-    sb_printf(&b, HEADER_MARK "%s (%s) */\n", r->name, et_backend_name(bk));
-    sb_printf(&b,
-              "/*\n"
-              " * Generated by eintune %s; regenerate rather than edit.\n"
-              " *\n"
-              " * einsum  %s\n"
-              " * sizes  ",
-              ET_VERSION, e->text);
-    for (int x = 0; x < e->n_idx; x++)
-        sb_printf(&b, " %s=%lld", e->idx[x].name, (long long)e->idx[x].size);
-    sb_printf(&b, "\n * dtypes  ");
-    for (int k = 0; k < e->n_ops; k++)
-        sb_printf(&b, "%s%s", k ? "," : "", et_dtype_name(e->op[k].dtype));
-    sb_printf(&b, " -> %s, accumulated in %s\n", et_dtype_name(e->out.dtype),
-              et_dtype_name(e->acc_dtype));
-    sb_printf(&b,
-              " * opts    %s\n"
-              " * tuned on %s (%s, driver %s): median %.6g s, 95%% "
-              "interval [%.6g, %.6g] s\n"
-              " * source  %s\n"
-              " *\n"
-              " * Arguments, in order: buffers of dense C-ordered arrays, the\n"
-              " * output first, then the inputs in operand order. f16 data "
-              "are IEEE\n * binary16 bits (uint16_t).\n"
-              " */\n"
-              "#ifndef %s\n#define %s\n\n",
-              opts[0] ? opts : "-", dev, et_backend_name(info->target.backend),
-              info->driver_version, t->median_s, t->low_s, t->high_s,
-              src_file, guard, guard);
-    sb_printf(&b, "#define %sKERNEL_NAME \"%s\"\n", P, r->name);
-    sb_printf(&b, "#define %sSOURCE_FILE \"%s\"\n", P, src_file);
-    sb_printf(&b, "#define %sBACKEND \"%s\"\n", P, et_backend_name(bk));
-    sb_printf(&b, "#define %sEINSUM \"%s\"\n", P, e->text);
-    sb_printf(&b, "#define %sOPTS \"%s\"\n\n", P, opts);
-
-    sb_printf(&b, "/* index sizes, by index number:");
-    for (int x = 0; x < e->n_idx; x++)
-        sb_printf(&b, " %s", e->idx[x].name);
-    sb_printf(&b, " */\n#define %sN_INDICES %d\n#define %sINDEX_SIZES {",
-              P, e->n_idx, P);
-    for (int x = 0; x < e->n_idx; x++)
-        sb_printf(&b, "%s%lld", x ? ", " : "", (long long)e->idx[x].size);
-    sb_printf(&b, "%s}\n\n", e->n_idx ? "" : "1");
-
-    sb_printf(&b, "/* arguments: OPERAND -1 is the output; SHAPE the "
-                  "array's dims (1 where it\n * broadcasts); INDICES the "
-                  "index number of each dim */\n");
-    sb_printf(&b, "#define %sN_ARGS %d\n", P, r->n_args);
-    for (int a = 0; a < r->n_args; a++) {
-        const et_operand *o = args[a];
-        int64_t elems = et_einsum_operand_elems(e, r->arg_operand[a]);
-        size_t es = et_dtype_size(o->dtype);
-        sb_printf(&b, "/* arg %d: %s */\n", a,
-                  r->arg_operand[a] < 0 ? "output" : "input");
-        sb_printf(&b, "#define %sARG%d_OPERAND (%d)\n", P, a,
-                  r->arg_operand[a]);
-        sb_printf(&b, "#define %sARG%d_DTYPE \"%s\"\n", P, a,
-                  et_dtype_name(o->dtype));
-        sb_printf(&b, "#define %sARG%d_CTYPE %s\n", P, a, c_type(o->dtype));
-        sb_printf(&b, "#define %sARG%d_ELEM_SIZE %zu\n", P, a, es);
-        sb_printf(&b, "#define %sARG%d_ELEMS %lld\n", P, a, (long long)elems);
-        sb_printf(&b, "#define %sARG%d_BYTES %lld\n", P, a,
-                  (long long)elems * (long long)es);
-        sb_printf(&b, "#define %sARG%d_RANK %d\n", P, a, o->rank);
-        sb_printf(&b, "#define %sARG%d_SHAPE ", P, a);
-        shape_list(&b, o);
-        sb_printf(&b, "\n#define %sARG%d_INDICES ", P, a);
-        index_list(&b, o, o->rank);
-        sb_printf(&b, "\n");
-    }
-    sb_printf(&b, "\n/* the same, as tables indexed by argument (INDICES "
-                  "and SHAPES padded\n * with -1 and 1 to MAX_RANK) */\n");
-    sb_printf(&b, "#define %sMAX_RANK %d\n", P, max_rank ? max_rank : 1);
-    const char *tab[] = {"OPERANDS", "ELEM_SIZES", "ELEMS", "RANKS"};
-    for (int w = 0; w < 4; w++) {
-        sb_printf(&b, "#define %sARG_%s {", P, tab[w]);
-        for (int a = 0; a < r->n_args; a++) {
-            const et_operand *o = args[a];
-            long long v = w == 0   ? r->arg_operand[a]
-                          : w == 1 ? (long long)et_dtype_size(o->dtype)
-                          : w == 2 ? (long long)et_einsum_operand_elems(
-                                         e, r->arg_operand[a])
-                                   : o->rank;
-            sb_printf(&b, "%s%lld", a ? ", " : "", v);
-        }
-        sb_printf(&b, "}\n");
-    }
-    sb_printf(&b, "#define %sARG_DTYPES {", P);
-    for (int a = 0; a < r->n_args; a++)
-        sb_printf(&b, "%s\"%s\"", a ? ", " : "",
-                  et_dtype_name(args[a]->dtype));
-    sb_printf(&b, "}\n#define %sARG_INDICES {", P);
-    for (int a = 0; a < r->n_args; a++) {
-        sb_printf(&b, "%s", a ? ", " : "");
-        index_list(&b, args[a], max_rank);
-    }
-    sb_printf(&b, "}\n#define %sARG_SHAPES {", P);
-    for (int a = 0; a < r->n_args; a++) {
-        sb_printf(&b, "%s{", a ? ", " : "");
-        for (int d = 0; d < (max_rank ? max_rank : 1); d++)
-            sb_printf(&b, "%s%lld", d ? ", " : "",
-                      d < args[a]->rank ? (long long)args[a]->dim[d] : 1LL);
-        sb_printf(&b, "}");
-    }
-    sb_printf(&b, "}\n\n");
-
-    const et_launch *L = &r->launch;
-    int64_t gl[3] = {1, 1, 1}, lo[3] = {1, 1, 1};
-    for (int d = 0; d < L->ndim && d < 3; d++) {
-        gl[d] = L->global[d];
-        lo[d] = L->has_local ? L->local[d] : 1;
-    }
-    sb_printf(&b,
-              "/* launch geometry. OpenCL: clEnqueueNDRangeKernel(q, k, "
-              "WORK_DIM, NULL,\n * GLOBAL_SIZE, HAS_LOCAL ? LOCAL_SIZE : "
-              "NULL, ...). CUDA: <<<GRID_DIM, BLOCK_DIM,\n * "
-              "SHARED_BYTES>>> (the kernel declares its shared memory: "
-              "%lld bytes). */\n",
-              (long long)r->local_bytes);
-    sb_printf(&b, "#define %sWORK_DIM %d\n", P, L->ndim);
-    sb_printf(&b, "#define %sGLOBAL_SIZE {%lld, %lld, %lld}\n", P,
-              (long long)gl[0], (long long)gl[1], (long long)gl[2]);
-    sb_printf(&b, "#define %sLOCAL_SIZE {%lld, %lld, %lld}\n", P,
-              (long long)lo[0], (long long)lo[1], (long long)lo[2]);
-    sb_printf(&b, "#define %sHAS_LOCAL %d\n", P, L->has_local ? 1 : 0);
-    sb_printf(&b, "#define %sGRID_DIM {%lld, %lld, %lld}\n", P,
-              (long long)(gl[0] / lo[0]), (long long)(gl[1] / lo[1]),
-              (long long)(gl[2] / lo[2]));
-    sb_printf(&b, "#define %sBLOCK_DIM {%lld, %lld, %lld}\n", P,
-              (long long)lo[0], (long long)lo[1], (long long)lo[2]);
-    sb_printf(&b, "#define %sSHARED_BYTES 0\n", P);
-    sb_printf(&b,
-              "/* bytes of the output to set to zero before every launch "
-              "(SPLIT: work-groups\n * add partial sums into it); 0 = "
-              "none */\n");
-    sb_printf(&b, "#define %sZERO_OUTPUT_BYTES %lld\n\n", P,
-              (long long)L->zero_bytes);
-    sb_printf(&b,
-              "/* for a program that includes one exported kernel */\n"
-              "#ifndef ET_EXPORT\n#define ET_EXPORT(x) %s##x\n#endif\n\n"
-              "#endif /* %s */\n",
-              P, guard);
-    if (b.oom) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
 }
 
 int cmd_export(int argc, char **argv)
@@ -436,110 +80,53 @@ int cmd_export(int argc, char **argv)
     if (strlen(dir) > 3000)
         return cli_usage_error("export", "-o DIR is too long");
 
-    et_einsum *e = malloc(sizeof *e);
-    et_best *best = malloc(sizeof *best);
-    et_device_info info;
-    et_kernel *k = NULL;
-    et_rendered rend;
-    char *hdr = NULL;
+    et_problem *p = NULL;
+    et_best_kernel *bk = NULL;
     cJSON *doc = NULL;
-    int status = EXIT_RUN;
-    memset(&rend, 0, sizeof rend);
-    if (!e || !best) {
-        fprintf(stderr, "eintune export: out of memory\n");
-        goto out;
-    }
-    status = cli_best_lookup("export", text, shape, dtype, e, &info, best,
-                             NULL, NULL);
+    int status = cli_best_find("export", text, shape, dtype, 0, &p, &bk);
     if (status)
         goto out;
-    status = EXIT_RUN;
 
-    et_target tg = info.target;
-    et_backend_kind bk = tg.backend;
-    if (backend)
-        bk = strcmp(backend, "cuda") == 0 ? ET_BACKEND_CUDA
-                                          : ET_BACKEND_OPENCL;
-    if (bk != tg.backend) {
-        cli_log(LOG_WARN, "export",
-                "the kernel was tuned on %s (%s); rendered for %s with the "
-                "same opts, untimed there",
-                info.name, et_backend_name(tg.backend), et_backend_name(bk));
-        tg.backend = bk;
-    }
-    char reason[512] = "";
-    et_status st = et_kernel_init(e, &tg, &k);
-    if (st == ET_OK)
-        st = et_kernel_apply_opts(k, best->opt, best->n_opts, reason,
-                                  sizeof reason);
-    if (st == ET_OK)
-        st = et_kernel_render(k, bk, NULL, &rend);
+    et_export_options o;
+    memset(&o, 0, sizeof o);
+    o.dir = dir;
+    o.backend = backend;
+    o.log = cli_api_log;
+    o.log_arg = (void *)"export";
+    et_export_result res;
+    et_diag d;
+    et_status st = et_best_kernel_export(bk, &o, &res, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune export: cannot render the kernel for %s: "
-                        "%s\n",
-                et_backend_name(bk), reason[0] ? reason : et_status_str(st));
+        fprintf(stderr, "eintune export: %s\n", d.msg);
+        status = cli_exit_status(st, &d);
         goto out;
     }
-
-    char src_file[300], src_path[4096], hdr_path[4096];
-    snprintf(src_file, sizeof src_file, "%s.%s", rend.name,
-             bk == ET_BACKEND_CUDA ? "cu" : "cl");
-    snprintf(src_path, sizeof src_path, "%s/%s", dir, src_file);
-    snprintf(hdr_path, sizeof hdr_path, "%s/%s.h", dir, rend.name);
-    hdr = header_text(e, &info, best, &rend, bk, src_file);
-    if (!hdr) {
-        fprintf(stderr, "eintune export: out of memory\n");
-        goto out;
-    }
-    if (make_dirs(dir) != 0) {
-        fprintf(stderr, "eintune export: cannot create %s: %s\n", dir,
-                strerror(errno));
-        goto out;
-    }
-    /* the source starts "// eintune <backend> kernel" (transforms/) */
-    if (foreign_file(src_path, "// eintune ") ||
-        foreign_file(hdr_path, HEADER_MARK)) {
-        fprintf(stderr,
-                "eintune export: %s or %s exists and was not written by "
-                "eintune export; not overwriting it\n",
-                src_path, hdr_path);
-        status = EXIT_INPUT;
-        goto out;
-    }
-    if (write_atomic(src_path, rend.source) != 0 ||
-        write_atomic(hdr_path, hdr) != 0) {
-        fprintf(stderr, "eintune export: cannot write in %s: %s\n", dir,
-                strerror(errno));
-        goto out;
-    }
-    cli_log(LOG_INFO, "export", "wrote %s and %s", src_path, hdr_path);
+    et_best_info info;
+    et_best_kernel_info(bk, &info);
+    cli_log(LOG_INFO, "export", "wrote %s and %s", res.source, res.header);
     FILE *f = cli_table_out();
     fprintf(f, "einsum   %s\nopts     %s\nkernel   %s\nsource   %s\n"
                "header   %s\n",
-            e->text, best->opts[0] ? best->opts : "-", rend.name, src_path,
-            hdr_path);
+            et_problem_einsum(p), info.opts[0] ? info.opts : "-",
+            res.kernel, res.source, res.header);
     fflush(f);
 
     doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "einsum", e->text);
+    cJSON_AddStringToObject(doc, "einsum", et_problem_einsum(p));
     cJSON *jd = cJSON_AddObjectToObject(doc, "device");
-    cJSON_AddStringToObject(jd, "name", info.name);
-    cJSON_AddStringToObject(jd, "backend",
-                            et_backend_name(info.target.backend));
-    cJSON_AddStringToObject(jd, "driver", info.driver_version);
-    cJSON_AddStringToObject(doc, "opts", best->opts);
-    cJSON_AddStringToObject(doc, "kernel", rend.name);
-    cJSON_AddStringToObject(doc, "backend", et_backend_name(bk));
-    cJSON_AddStringToObject(doc, "source", src_path);
-    cJSON_AddStringToObject(doc, "header", hdr_path);
-    cJSON_AddNumberToObject(doc, "time_s", best->trial.median_s);
+    cJSON_AddStringToObject(jd, "name", info.device);
+    cJSON_AddStringToObject(jd, "backend", et_backend_name(info.backend));
+    cJSON_AddStringToObject(jd, "driver", info.driver);
+    cJSON_AddStringToObject(doc, "opts", info.opts);
+    cJSON_AddStringToObject(doc, "kernel", res.kernel);
+    cJSON_AddStringToObject(doc, "backend", et_backend_name(res.backend));
+    cJSON_AddStringToObject(doc, "source", res.source);
+    cJSON_AddStringToObject(doc, "header", res.header);
+    cJSON_AddNumberToObject(doc, "time_s", info.time_s);
     status = cli_json_emit(doc) ? EXIT_RUN : 0;
 out:
     cJSON_Delete(doc);
-    free(hdr);
-    et_rendered_free(&rend);
-    et_kernel_free(k);
-    free(e);
-    free(best);
+    et_best_kernel_free(bk);
+    et_problem_free(p);
     return status;
 }

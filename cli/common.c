@@ -93,6 +93,15 @@ int cli_json_emit(cJSON *doc)
     if (!g_cli.json)
         return 0;
     char *text = cJSON_Print(doc);
+    int rc = cli_json_emit_text(text);
+    cJSON_free(text);
+    return rc;
+}
+
+int cli_json_emit_text(const char *text)
+{
+    if (!g_cli.json)
+        return 0;
     if (!text) {
         fprintf(stderr, "eintune: out of memory writing JSON\n");
         return 1;
@@ -144,8 +153,36 @@ int cli_json_emit(cJSON *doc)
             unlink(tmp);
         free(tmp);
     }
-    cJSON_free(text);
     return rc;
+}
+
+void cli_api_log(void *arg, et_log_level level, const char *msg)
+{
+    enum cli_level lvl = level == ET_LOG_DEBUG  ? LOG_DEBUG
+                         : level == ET_LOG_WARN ? LOG_WARN
+                                                : LOG_INFO;
+    cli_log(lvl, arg ? (const char *)arg : "eintune", "%s", msg);
+}
+
+int cli_exit_status(et_status st, const et_diag *d)
+{
+    if (st == ET_OK)
+        return 0;
+    if ((st == ET_ERR_INPUT || st == ET_ERR_REFUSED) &&
+        d->input != ET_INPUT_NONE)
+        return EXIT_INPUT;
+    return EXIT_RUN;
+}
+
+void cli_problem_diag(const et_diag *d, const char *einsum,
+                      const char *shape, const char *dtype)
+{
+    if (d->input == ET_INPUT_SHAPE)
+        cli_diag("--shape", shape, d);
+    else if (d->input == ET_INPUT_DTYPE)
+        cli_diag("--dtype", dtype, d);
+    else
+        cli_diag("einsum", einsum, d);
 }
 
 void cli_getopt_reset(void)

@@ -535,6 +535,15 @@ typedef struct et_best_info {
     et_backend_kind backend;
     char driver[128];       /* the device's driver version */
     int64_t trial_id;       /* its row in the database */
+    /* --- since 0.3 --- */
+    char tuned_opts[2048];  /* its opts as stored (tuned_einsum's names) */
+    char tuned_kernel[256]; /* its kernel name as stored */
+    int runs;               /* timed runs when tuned */
+    double cv;              /* their coefficient of variation */
+    int verify_trials;      /* verification trials */
+    double max_norm_err;    /* largest normalized error over them */
+    double p_value;         /* one-sided test against the untransformed
+                             * kernel; NaN without one */
 } et_best_info;
 
 /*
@@ -548,7 +557,300 @@ et_status et_best_lookup(const et_problem *p, const char *device,
                          const char *db, et_best_info *out, int *found,
                          et_diag *diag);
 
-/* @@BEST: export, run on host arrays */
+/* ---- the best kernel as an object: its report and its export -------------- */
+
+/* Options of et_best_kernel_find; the zero value means the defaults. */
+typedef struct et_best_options {
+    const char *device;     /* "opencl:0", "cuda:0", ...; NULL: first OpenCL */
+    const char *db;         /* database path; NULL: the default path */
+    int roofline;           /* also read the stored peaks (database, then
+                             * the peaks cache; nothing is measured) and
+                             * compute the roofline for et_best_report_* */
+    et_log_fn log;          /* log lines (the database used, a kernel whose
+                             * source was not reproduced, no roofline);
+                             * NULL: silent */
+    void *log_arg;
+} et_best_options;
+
+/* The best verified kernel known for a problem on a device (opaque): the
+ * stored trial, its opts in the asker's names, the device, and with
+ * et_best_options.roofline the roofline from the stored peaks. Freed with
+ * et_best_kernel_free. */
+typedef struct et_best_kernel et_best_kernel;
+
+/*
+ * As et_best_lookup, keeping the answer as an object for et_best_report_*
+ * and et_best_kernel_export. The database is opened before the device (a
+ * file that is not eintune's costs no device start); the device is opened
+ * through a worker only to learn its name and driver (the database key).
+ * Returns ET_OK with *out set, or ET_OK with *out NULL when the database
+ * knows no verified kernel: then diag->msg says so ("no verified kernel
+ * known for E on DEVICE (driver D) in DB"). Errors: the database's
+ * (diag->input ET_INPUT_FILE; ET_ERR_INPUT for a file that is not an
+ * eintune database), the device's (ET_INPUT_DEVICE for a bad spec),
+ * mapping the stored opts (ET_INPUT_NONE), ET_ERR_NOMEM. p need not
+ * outlive *out.
+ */
+et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
+                              et_best_kernel **out, et_diag *diag);
+void et_best_kernel_free(et_best_kernel *bk);
+
+/* Fills *out with the kernel's public description. */
+void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out);
+
+/*
+ * `eintune best`'s report: einsum, device, the einsum it was tuned as,
+ * opts, kernel (in the asker's names), time with its 95 % interval,
+ * verification figures, then the roofline table (measured against
+ * roofline GOps/s per dtype) or, without stored peaks, the measured
+ * GOps/s alone. Written to f. Returns 0, or -1 when the kernel cannot be
+ * rendered (nothing written).
+ */
+int et_best_report_print(const et_best_kernel *bk, FILE *f);
+
+/*
+ * The same as a JSON document (cJSON_Print's formatting): einsum, device
+ * {name, backend, driver}, opts, kernel, time_s, ci95_s, gops,
+ * roofline_gops (null without stored peaks), verified {trials,
+ * max_norm_err, p_value}, tuned_as {einsum, opts, kernel,
+ * source_reproduced}. Freed with et_free; NULL when out of memory or the
+ * kernel cannot be rendered.
+ */
+char *et_best_report_json(const et_best_kernel *bk);
+
+/* Options of et_best_kernel_export; the zero value means the defaults but
+ * dir is required. */
+typedef struct et_export_options {
+    const char *dir;        /* output directory, created with its parents */
+    const char *backend;    /* "opencl" or "cuda"; NULL: the device's */
+    et_log_fn log;          /* a warning when rendering for another backend
+                             * than the one tuned on; NULL: silent */
+    void *log_arg;
+} et_export_options;
+
+/* What et_best_kernel_export wrote. Plain value. */
+typedef struct et_export_result {
+    char kernel[160];       /* the kernel's function name */
+    et_backend_kind backend; /* rendered for */
+    char source[4096];      /* DIR/<kernel>.cl or .cu */
+    char header[4096];      /* DIR/<kernel>.h */
+} et_export_result;
+
+/*
+ * Writes the kernel for a library to embed: DIR/<kernel>.cl (.cu for
+ * CUDA) with its source, and DIR/<kernel>.h, a C header with the kernel
+ * name, the argument order (output first, then the inputs in operand
+ * order; dtypes, shapes, element counts) and the launch geometry (OpenCL
+ * global/local sizes, CUDA grid/block, the bytes of output to zero for
+ * SPLIT). Macros are prefixed with the kernel name in upper case; each
+ * header defines ET_EXPORT(x) -> <PREFIX>x unless already defined. Files
+ * appear whole (written under a temporary name and renamed). Errors:
+ * ET_ERR_INPUT (ET_INPUT_OPTION) for a bad option, ET_ERR_INPUT
+ * (ET_INPUT_FILE) when a file of the same name exists that eintune did
+ * not write (never overwritten), ET_ERR_IO when the directory or a file
+ * cannot be made, ET_ERR_REFUSED/ET_ERR_UNSUPPORTED when the kernel cannot
+ * be rendered for the backend.
+ */
+et_status et_best_kernel_export(const et_best_kernel *bk,
+                                const et_export_options *o,
+                                et_export_result *out, et_diag *diag);
+
+/* ---- arrays in host memory and .npy files --------------------------------- */
+
+#define ET_ARRAY_MAX_DIMS 32
+
+/* A dense C-ordered array in host memory. */
+typedef struct et_host_array {
+    et_dtype dtype;
+    int ndim;                        /* 0 for a scalar */
+    int64_t dims[ET_ARRAY_MAX_DIMS];
+    void *data;                      /* owned when the API allocated it:
+                                      * freed with et_host_array_free */
+} et_host_array;
+
+/*
+ * Reads a NumPy .npy file (format 1.0 to 3.0, dtypes <f2 <f4 <f8,
+ * Fortran order transposed, big-endian swapped). out->data is allocated
+ * here and freed with et_host_array_free. Errors: ET_ERR_INPUT
+ * (ET_INPUT_FILE) for a file that is not a supported array, ET_ERR_IO when
+ * it cannot be read, ET_ERR_NOMEM; diag->msg names the file.
+ */
+et_status et_npy_load(const char *path, et_host_array *out, et_diag *diag);
+
+/* Writes a as np.save would (format 1.0, little-endian, C order); the
+ * file appears whole. ET_ERR_INPUT for an invalid array, ET_ERR_IO. */
+et_status et_npy_save(const char *path, const et_host_array *a,
+                      et_diag *diag);
+
+/* Allocates out for operand k of p (k = -1: the output) with its dtype and
+ * dims, zero-filled; freed with et_host_array_free. ET_ERR_NOMEM, or
+ * ET_ERR_INPUT for k out of range. */
+et_status et_host_array_init(const et_problem *p, int k,
+                             et_host_array *out);
+
+/* Number of elements (1 for a scalar). */
+int64_t et_host_array_elems(const et_host_array *a);
+
+/* Frees a->data and sets it to NULL; a may be NULL. */
+void et_host_array_free(et_host_array *a);
+
+/* Checks an einsum's subscripts alone (no sizes) and gives its number of
+ * input operands. ET_ERR_INPUT with diag->pos into the text. */
+et_status et_einsum_count_operands(const char *einsum, int *n,
+                                   et_diag *diag);
+
+/* Checks an opt list's syntax ("LOCAL(i,8) UPCAST(j,4)"), without a
+ * kernel: ET_ERR_INPUT (ET_INPUT_OPTS, diag->pos) when malformed. */
+et_status et_opts_validate(const char *opts, et_diag *diag);
+
+/* ---- running a kernel on host arrays -------------------------------------- */
+
+/* Options of et_runner_open and et_run; the zero value means the
+ * defaults. The runner keeps the pointers: the strings must outlive it. */
+typedef struct et_run_options {
+    const char *device;     /* NULL: the first OpenCL device */
+    const char *db;         /* database for best and the peaks; NULL: the
+                             * default path */
+    const char *opts;       /* opts to apply; NULL or "": untransformed */
+    int best;               /* run the best known kernel instead of opts
+                             * (the database is opened before the device) */
+    int verify;             /* et_run: check the output and verify */
+    int time;               /* et_run: time the kernel */
+    et_log_fn log;          /* log lines ("device ...", "best known: ...",
+                             * "no roofline: ..."); NULL: silent */
+    void *log_arg;
+} et_run_options;
+
+/* A kernel of one problem built on one device (opaque), run step by step:
+ * et_runner_open, [et_runner_find_best], et_runner_build, et_runner_exec,
+ * then any of et_runner_check_output, et_runner_verify, et_runner_time,
+ * et_runner_roofline, et_runner_json. Not to be shared between threads;
+ * freed with et_runner_free. */
+typedef struct et_runner et_runner;
+
+/* Where a runner runs and what. Plain value. */
+typedef struct et_run_info {
+    char device[256];       /* the device's name */
+    char spec[64];          /* its spec ("opencl:0:0") */
+    et_backend_kind backend;
+    char driver[128];
+    char db[4096];          /* the database opened ("" when none) */
+    char opts[2048];        /* the kernel's opts ("" before build) */
+    char kernel[160];       /* the kernel's name ("" before build) */
+} et_run_info;
+
+/* Verification figures (et_runner_check_output, et_runner_verify). */
+typedef struct et_run_verification {
+    int output_checked;      /* the output was checked on the caller's data */
+    int output_ok;           /* every element within its rigorous bound */
+    double output_max_norm_err;
+    char output_reason[512]; /* the first element out of bound */
+    int verified;            /* the statistical verification ran */
+    et_outcome outcome;      /* ok or wrong_result */
+    int trials;
+    double max_norm_err;
+    double p_value;          /* NaN without a baseline */
+    char reason[1024];       /* why it failed, "" when ok */
+    char summary[256];       /* "verified: 3 trials, ..." */
+} et_run_verification;
+
+/* Timing figures (et_runner_time). */
+typedef struct et_run_timing {
+    double time_s;          /* median device time */
+    double ci95_s[2];       /* 95 % interval of the median */
+    double cv;
+    int runs;
+    double gops;            /* GOps/s over all dtypes at the median */
+    char summary[256];      /* "median 94.9 us [68.3, 110], cv ..." */
+} et_run_timing;
+
+/*
+ * Opens the device for p (through an isolated worker) and, with o->best,
+ * the database first. Logs "device NAME (SPEC)". Errors: the database's
+ * (ET_INPUT_FILE), the device's (ET_INPUT_DEVICE for a bad spec),
+ * ET_ERR_UNSUPPORTED for f64 on a device without fp64. p must outlive *out.
+ */
+et_status et_runner_open(const et_problem *p, const et_run_options *o,
+                         et_runner **out, et_diag *diag);
+
+/* The best kernel known for the runner's problem on its device (needs
+ * o->best at open): *found 1 and info (may be NULL) filled, or *found 0
+ * (ET_OK). Errors: mapping the stored opts. */
+et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
+                              et_diag *diag);
+
+/* Builds the kernel: the best found, else o->opts. ET_ERR_INPUT /
+ * ET_ERR_REFUSED (ET_INPUT_OPTS) for opts that do not parse or break a
+ * rule, ET_ERR_BUILD with the build log, ET_ERR_INTERNAL. */
+et_status et_runner_build(et_runner *r, et_diag *diag);
+
+/* Uploads in[0..n-1] (dense arrays of the problem's operands), launches
+ * the kernel and reads the output into out (et_problem_operand_bytes(p,
+ * -1) bytes). ET_ERR_DEVICE / ET_ERR_LAUNCH with the driver's message. */
+et_status et_runner_exec(et_runner *r, void *out, const void *const *in,
+                         et_diag *diag);
+
+/* Checks out against the extended-precision reference of in, element by
+ * element within the rigorous bound: v's output_* fields. ET_OK whether
+ * or not the check passes; ET_ERR_NOMEM / ET_ERR_INTERNAL when it cannot
+ * run. */
+et_status et_runner_check_output(et_runner *r, const void *const *in,
+                                 const void *out, et_run_verification *v,
+                                 et_diag *diag);
+
+/* The statistical verification (3 input sets, one-sided test against the
+ * untransformed kernel): v's other fields. ET_OK when it ran (see
+ * v->outcome); errors when the baseline fails (diag->msg "the
+ * untransformed kernel failed: ...") or the verification cannot run. */
+et_status et_runner_verify(et_runner *r, et_run_verification *v,
+                           et_diag *diag);
+
+/* Times the kernel with the protocol (two warm-ups, median and its 95 %
+ * interval) on the buffers of et_runner_exec. */
+et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag);
+
+/*
+ * After et_runner_time: the peaks (database, cache, or measured), the
+ * roofline table written to table (may be NULL), and with plot (may be
+ * NULL) the roofline chart (.svg or .png); *drawn (may be NULL) is 1 when
+ * the roofline was computed and written. No peaks or no roofline is
+ * logged as a warning and is ET_OK with *drawn 0; a plot that cannot be
+ * written is ET_ERR_INPUT / ET_ERR_IO with the reason.
+ */
+et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
+                             int *drawn, et_diag *diag);
+
+/* Fills *out. */
+void et_runner_info(const et_runner *r, et_run_info *out);
+
+/* `eintune run`'s JSON document (cJSON_Print's formatting) of what ran so
+ * far: einsum, device, opts, kernel, output (the name given), verified,
+ * time_s, ci95_s, cv, runs, gops, roofline_gops, roofline_fraction.
+ * Freed with et_free; NULL when out of memory. */
+char *et_runner_json(const et_runner *r, const char *output);
+
+void et_runner_free(et_runner *r);
+
+/* The figures of et_run. Plain value. */
+typedef struct et_run_result {
+    char opts[2048];        /* the kernel's opts */
+    char kernel[160];
+    et_run_verification verify; /* with o->verify */
+    int timed;
+    et_run_timing timing;   /* with o->time */
+} et_run_result;
+
+/*
+ * Runs p on a device in one call: the kernel of o->opts (or the best
+ * known with o->best: ET_ERR_INPUT, ET_INPUT_OPTION, when none is known)
+ * on the caller's host arrays in[0..n-1], the output into out (dense,
+ * et_problem_operand_bytes(p, -1) bytes); with o->verify the output check
+ * and the statistical verification, with o->time the timing. Returns
+ * ET_OK when everything ran; a failed check is ET_OK with res->verify
+ * saying so. res may be NULL.
+ */
+et_status et_run(const et_problem *p, const et_run_options *o, void *out,
+                 const void *const *in, et_run_result *res, et_diag *diag);
 
 /* ---- kernels in the caller's own context ---------------------------------- */
 
@@ -656,7 +958,103 @@ size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k);
  * NULL is allowed. */
 void et_loaded_kernel_free(et_loaded_kernel *k);
 
-/* @@DB: the tuning database (stats, list, prune) */
+/* ---- the tuning database -------------------------------------------------- */
+
+/* An open tuning database (opaque); closed with et_database_close. */
+typedef struct et_database et_database;
+
+/* Opens (creating when missing) the database at path (NULL: the default,
+ * $XDG_CACHE_HOME/eintune/tuning.db). ET_ERR_INPUT (ET_INPUT_FILE) for a
+ * file that is not an eintune database or is from a newer eintune,
+ * ET_ERR_IO otherwise. */
+et_status et_database_open(const char *path, et_database **out,
+                           et_diag *diag);
+void et_database_close(et_database *db);
+/* The file's path; owned by db. */
+const char *et_database_path(const et_database *db);
+
+/* What the database holds. Plain value. */
+typedef struct et_database_stats {
+    int schema_version;
+    int renderer_version;   /* this eintune's kernel renderer version */
+    int64_t file_bytes;     /* the file and its -wal */
+    int64_t devices, einsums, spaces, trials;
+    int64_t by_outcome[ET_OUTCOME_COUNT];
+    int64_t old_renderer;   /* trials of another renderer version */
+    int64_t oldest, newest; /* Unix seconds of the trials; 0 if none */
+    int integrity_ok;       /* PRAGMA integrity_check passed */
+    char integrity[512];    /* "ok" or the first problem */
+} et_database_stats;
+
+/* Fills *out; a failed integrity check is ET_OK with integrity_ok 0. */
+et_status et_database_stats_get(et_database *db, et_database_stats *out,
+                                et_diag *diag);
+
+/* Which trials et_database_list gives; the zero value means all. */
+typedef struct et_database_filter {
+    const et_problem *problem; /* only this einsum with its sizes and
+                                * dtypes, or a renamed equivalent; NULL:
+                                * every einsum */
+    unsigned outcome_mask;     /* bit 1 << et_outcome; 0: every outcome */
+    int64_t limit;             /* at most this many rows; 0: all */
+} et_database_filter;
+
+/* One trial with the names of what it refers to; the strings live until
+ * the callback returns. */
+typedef struct et_database_row {
+    int64_t id;
+    const char *einsum;     /* the einsum as first recorded */
+    const char *sizes;      /* "i=4,j=5,k=6" in its names */
+    const char *dtypes;     /* "f32,f32->f32" */
+    const char *canonical;  /* the canonical form */
+    const char *einsum_text; /* the einsum the opts name (may be renamed) */
+    const char *device;     /* device name, backend and driver */
+    const char *backend;
+    const char *driver;
+    const char *space;      /* "" without a space */
+    const char *params;     /* the space point as JSON, "" when none */
+    const char *opts;
+    et_outcome outcome;
+    const char *reason;
+    double time_s;          /* median; 0 when not timed */
+    double ci95_s[2];
+    double cv;
+    int runs;
+    double gops;            /* all ops booked to the accumulation dtype */
+    int verify_trials;      /* 0 when not verified */
+    double max_norm_err;
+    double p_value;
+    double compile_s;
+    const char *kernel;
+    const char *source_hash;
+    int renderer_version;
+    int64_t recorded;       /* Unix seconds */
+    const char *eintune_version;
+} et_database_row;
+
+/* Called once per row; nonzero stops the listing. */
+typedef int (*et_database_row_fn)(void *arg, const et_database_row *row);
+
+/* Calls fn for the trials f selects (f may be NULL): per einsum and
+ * device, ok trials fastest first, then the others newest first. */
+et_status et_database_list(et_database *db, const et_database_filter *f,
+                           et_database_row_fn fn, void *arg, et_diag *diag);
+
+/* Criteria of et_database_prune: a trial is deleted when it meets every
+ * criterion given. */
+typedef struct et_database_prune_options {
+    int failed;             /* outcome other than ok */
+    double older_than_days; /* > 0: recorded more than this long ago */
+    int renderer_old;       /* made by another renderer version */
+    int dry_run;            /* count only */
+} et_database_prune_options;
+
+/* Deletes in one transaction; *deleted (may be NULL) gets the count (or
+ * what would be deleted with dry_run). ET_ERR_INPUT (ET_INPUT_OPTION)
+ * when no criterion is given. */
+et_status et_database_prune(et_database *db,
+                            const et_database_prune_options *o,
+                            int64_t *deleted, et_diag *diag);
 
 #ifdef __cplusplus
 }

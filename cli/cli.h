@@ -61,6 +61,9 @@ int cli_json_emit(cJSON *doc);
  * formatting); NULL text is out of memory: prints why and returns 1. */
 int cli_json_emit_text(const char *text);
 
+/* As cli_json_emit_text, then frees text with et_free. */
+int cli_json_emit_api(char *text);
+
 /* An et_log_fn printing through cli_log; arg is the tag (a string). */
 void cli_api_log(void *arg, et_log_level level, const char *msg);
 
@@ -76,16 +79,6 @@ void cli_problem_diag(const et_diag *d, const char *einsum,
 
 /* Resets getopt for a subcommand's argv. */
 void cli_getopt_reset(void);
-
-/* For check, codegen, devices, peaks and tune (diag.c): */
-/* Prints the diagnostic of et_problem_init with the text it is about
- * echoed with a caret: the einsum, --shape or --dtype. */
-void cli_input_diag(const et_diag *d, const char *einsum, const char *shape,
-                    const char *dtype);
-/* Writes JSON text the API gave (cJSON_Print's formatting) to g_cli.json
- * as cli_json_emit does, and frees it with et_free; NULL text is out of
- * memory. Returns 0, or prints why and returns 1. */
-int cli_json_emit_api(char *text);
 
 int cmd_check(int argc, char **argv);
 int cmd_codegen(int argc, char **argv);

@@ -71,7 +71,7 @@ int cmd_check(int argc, char **argv)
     memset(&d, 0, sizeof(d));
     et_problem *p = NULL;
     if (et_problem_init(text, shape, dtype, &p, &d) != ET_OK) {
-        cli_input_diag(&d, text, shape, dtype);
+        cli_problem_diag(&d, text, shape, dtype);
         return EXIT_INPUT;
     }
     et_check_report *r = NULL;

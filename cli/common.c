@@ -156,6 +156,13 @@ int cli_json_emit_text(const char *text)
     return rc;
 }
 
+int cli_json_emit_api(char *text)
+{
+    int rc = cli_json_emit_text(text);
+    et_free(text);
+    return rc;
+}
+
 void cli_api_log(void *arg, et_log_level level, const char *msg)
 {
     enum cli_level lvl = level == ET_LOG_DEBUG  ? LOG_DEBUG

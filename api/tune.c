@@ -8,6 +8,7 @@
  * flag and the early-cut bound.
  */
 #include "api/api_impl.h"
+#include "base/clock.h"
 
 #include "db/db.h"
 #include "measure/remote.h"
@@ -48,13 +49,6 @@ typedef struct tune_bridge {
     bool new_best;            /* the candidate being reported is one */
     char *table;              /* its roofline table (malloc'ed), or NULL */
 } tune_bridge;
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void tune_log(const et_tune_options *o, et_log_level lvl,
                      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -110,7 +104,7 @@ static int bridge_progress(void *arg, int done, int budget,
     memset(&pr, 0, sizeof pr);
     pr.candidate = done;
     pr.budget = budget;
-    pr.elapsed_s = mono_s() - tb->t0;
+    pr.elapsed_s = et_now_s() - tb->t0;
     pr.time_limit_s = tb->o->time_limit_s;
     pr.opts = c->opts;
     pr.params = strcmp(c->params, "{}") ? c->params : "";
@@ -251,7 +245,7 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     et_db *db = NULL;
     et_binding *b = NULL;
     et_error err = {{0}};
-    tune_bridge tb = {o, mono_s(), NULL, false, NULL};
+    tune_bridge tb = {o, et_now_s(), NULL, false, NULL};
     et_status st = tune_opts_map(o, &to, start, diag);
     if (st == ET_OK)
         st = tune_space(o, &own_space, &space, diag);

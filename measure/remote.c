@@ -13,6 +13,7 @@
  * them with the epoch they belong to.
  */
 #include "measure/remote.h"
+#include "base/clock.h"
 
 #include "measure/remote_proto.h"
 
@@ -136,30 +137,21 @@ int et_remote_worker_path(char *buf, size_t cap)
     return -1;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static et_status spawn(remote *r, et_error *err)
 {
     char path[PATH_MAX];
     if (et_remote_worker_path(path, sizeof path) != 0) {
-        snprintf(err->msg, sizeof err->msg,
-                 "device worker not found (last tried %.900s, after the "
-                 "directories of libeintune.so and of the program); build "
-                 "it with make, install it with make install or set "
-                 "ET_WORKER",
-                 path);
-        return ET_ERR_DEVICE;
+        return et_errorf(err, ET_ERR_DEVICE,
+                         "device worker not found (last tried %.900s, "
+                         "after the directories of libeintune.so and of "
+                         "the program); build it with make, install it "
+                         "with make install or set ET_WORKER",
+                         path);
     }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(err->msg, sizeof err->msg, "socketpair: %s",
-                 strerror(errno));
-        return ET_ERR_DEVICE;
+        return et_errorf(err, ET_ERR_DEVICE, "socketpair: %s",
+                         strerror(errno));
     }
     /* everything the child needs is prepared before fork: between fork
      * and exec only async-signal-safe calls */
@@ -172,10 +164,9 @@ static et_status spawn(remote *r, et_error *err)
 
     pid_t pid = fork();
     if (pid < 0) {
-        snprintf(err->msg, sizeof err->msg, "fork: %s", strerror(errno));
         close(sv[0]);
         close(sv[1]);
-        return ET_ERR_DEVICE;
+        return et_errorf(err, ET_ERR_DEVICE, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
         setpgid(0, 0);
@@ -249,7 +240,7 @@ static int io_all(int fd, void *buf, size_t n, bool out, double deadline)
 {
     char *p = buf;
     while (n > 0) {
-        double left = deadline - now_s();
+        double left = deadline - et_now_s();
         if (left <= 0)
             return IO_TIMEOUT;
         struct pollfd pfd = {.fd = fd, .events = out ? POLLOUT : POLLIN};
@@ -293,11 +284,10 @@ static et_status call(remote *r, const et_wire_req *q, const void *payload,
                       size_t out_cap, const char *what, et_error *err)
 {
     if (r->dead || r->fd < 0) {
-        snprintf(err->msg, sizeof err->msg,
-                 "device worker is not running (restart failed)");
-        return ET_ERR_DEVICE;
+        return et_errorf(err, ET_ERR_DEVICE,
+                         "device worker is not running (restart failed)");
     }
-    double deadline = now_s() + limit;
+    double deadline = et_now_s() + limit;
     int io = io_all(r->fd, (void *)q, sizeof *q, true, deadline);
     if (io == IO_OK && q->len)
         io = io_all(r->fd, (void *)payload, q->len, true, deadline);
@@ -315,14 +305,17 @@ static et_status call(remote *r, const et_wire_req *q, const void *payload,
                 io = io_all(r->fd, tmp, ans->len, false, deadline);
                 tmp[io == IO_OK ? ans->len : 0] = '\0';
                 if (ans->status != ET_OK)
-                    snprintf(err->msg, sizeof err->msg, "%s", tmp);
+                    et_errorf(err, (et_status)ans->status, "%s", tmp);
+                else if (io == IO_OK)
+                    ans->status = et_errorf(
+                        err, ET_ERR_INTERNAL,
+                        "worker answered %llu bytes, expected <= %zu",
+                        (unsigned long long)ans->len, out_cap);
                 else
-                    snprintf(err->msg, sizeof err->msg,
-                             "worker answered %llu bytes, expected <= %zu",
-                             (unsigned long long)ans->len, out_cap);
+                    et_errorf(err, ET_ERR_INTERNAL,
+                              "worker answered %llu bytes, expected <= %zu",
+                              (unsigned long long)ans->len, out_cap);
                 free(tmp);
-                if (io == IO_OK && ans->status == ET_OK)
-                    ans->status = ET_ERR_INTERNAL;
             }
         }
     }
@@ -347,13 +340,9 @@ static et_status call(remote *r, const et_wire_req *q, const void *payload,
     }
     et_error rerr = {{0}};
     if (restart(r, &rerr) == ET_OK)
-        snprintf(err->msg, sizeof err->msg,
-                 "%s; restarted (epoch %llu)", msg,
-                 (unsigned long long)r->epoch);
-    else
-        snprintf(err->msg, sizeof err->msg, "%s; restart failed: %.900s",
-                 msg, rerr.msg);
-    return st;
+        return et_errorf(err, st, "%s; restarted (epoch %llu)", msg,
+                         (unsigned long long)r->epoch);
+    return et_errorf(err, st, "%s; restart failed: %.900s", msg, rerr.msg);
 }
 
 static double lim_build(const remote *r)
@@ -377,7 +366,7 @@ static et_status start(remote *r, et_error *err)
     et_status st = spawn(r, err);
     if (st != ET_OK)
         return st;
-    double deadline = now_s() + lim_build(r);
+    double deadline = et_now_s() + lim_build(r);
     et_wire_req q = {.op = ET_WIRE_OPEN, .len = strlen(r->spec)};
     et_wire_ans a;
     int io = io_all(r->fd, &q, sizeof q, true, deadline);
@@ -394,18 +383,18 @@ static et_status start(remote *r, et_error *err)
         size_t n = a.len < sizeof text - 1 ? a.len : sizeof text - 1;
         io = io_all(r->fd, text, n, false, deadline);
         text[io == IO_OK ? n : 0] = '\0';
-        snprintf(err->msg, sizeof err->msg, "%s", text);
-        st = a.status == ET_OK ? ET_ERR_INTERNAL : (et_status)a.status;
+        st = et_errorf(err, a.status == ET_OK ? ET_ERR_INTERNAL
+                                              : (et_status)a.status,
+                       "%s", text);
         char how[160];
         reap(r, true, 0, how, sizeof how);
         return st;
     }
     char how[160];
     reap(r, io == IO_TIMEOUT, REAP_GRACE_MS, how, sizeof how);
-    snprintf(err->msg, sizeof err->msg,
-             "device worker failed while opening '%s': %s%s", r->spec,
-             io == IO_TIMEOUT ? "time limit exceeded, " : "", how);
-    return ET_ERR_DEVICE;
+    return et_errorf(err, ET_ERR_DEVICE,
+                     "device worker failed while opening '%s': %s%s", r->spec,
+                     io == IO_TIMEOUT ? "time limit exceeded, " : "", how);
 }
 
 static et_status restart(remote *r, et_error *err)
@@ -422,10 +411,9 @@ static et_status restart(remote *r, et_error *err)
 static et_status stale(const remote *r, uint64_t epoch, const char *what,
                        et_error *err)
 {
-    snprintf(err->msg, sizeof err->msg,
-             "%s from worker epoch %llu, now %llu: re-create it", what,
-             (unsigned long long)epoch, (unsigned long long)r->epoch);
-    return ET_ERR_DEVICE;
+    return et_errorf(err, ET_ERR_DEVICE,
+                     "%s from worker epoch %llu, now %llu: re-create it", what,
+                     (unsigned long long)epoch, (unsigned long long)r->epoch);
 }
 
 static et_status rm_alloc(void *ctx, size_t bytes, et_buffer **out,
@@ -435,8 +423,7 @@ static et_status rm_alloc(void *ctx, size_t bytes, et_buffer **out,
     *out = NULL;
     remote_buffer *b = malloc(sizeof *b);
     if (!b) {
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-        return ET_ERR_NOMEM;
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     }
     et_wire_req q = {.op = ET_WIRE_ALLOC, .a = bytes};
     et_wire_ans a;
@@ -475,10 +462,9 @@ static et_status rm_read(void *ctx, et_buffer *vb, size_t off, void *dst,
     et_wire_ans a;
     et_status st = call(r, &q, NULL, lim_transfer(r), &a, dst, n, NULL, err);
     if (st == ET_OK && a.len != n) {
-        snprintf(err->msg, sizeof err->msg,
-                 "worker returned %llu bytes of %zu",
-                 (unsigned long long)a.len, n);
-        return ET_ERR_INTERNAL;
+        return et_errorf(err, ET_ERR_INTERNAL,
+                         "worker returned %llu bytes of %zu",
+                         (unsigned long long)a.len, n);
     }
     return st;
 }
@@ -509,8 +495,7 @@ static et_status rm_build(void *ctx, const char *source, const char *name,
     if (!p || !payload) {
         free(p);
         free(payload);
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-        return ET_ERR_NOMEM;
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     }
     memcpy(payload, name, nlen + 1);
     memcpy(payload + nlen + 1, source, slen);
@@ -556,9 +541,8 @@ static et_status rm_launch(void *ctx, et_program *vp, const et_launch *geom,
     if (p->epoch != r->epoch)
         return stale(r, p->epoch, "program", err);
     if (nargs < 0 || nargs > ET_WIRE_MAX_ARGS) {
-        snprintf(err->msg, sizeof err->msg, "%d kernel arguments (max %d)",
-                 nargs, ET_WIRE_MAX_ARGS);
-        return ET_ERR_LAUNCH;
+        return et_errorf(err, ET_ERR_LAUNCH, "%d kernel arguments (max %d)",
+                         nargs, ET_WIRE_MAX_ARGS);
     }
     et_wire_launch l = {.geom = *geom};
     for (int i = 0; i < nargs; i++) {
@@ -583,10 +567,10 @@ static et_status rm_launch(void *ctx, et_program *vp, const et_launch *geom,
         if (limit < 4.0 * p->first_wall)
             limit = 4.0 * p->first_wall;
     }
-    double t0 = now_s();
+    double t0 = et_now_s();
     et_status st = call(r, &q, &l, limit, &a, NULL, 0, what, err);
     if (st == ET_OK) {
-        double wall = now_s() - t0;
+        double wall = et_now_s() - t0;
         if (!seen && wall > p->first_wall)
             p->first_wall = wall;
         if (!seen && p->n_seen < (int)(sizeof p->seen / sizeof p->seen[0]))
@@ -607,7 +591,7 @@ static void stop_worker(remote *r)
     if (r->fd >= 0 && r->pid > 0) {
         et_wire_req q = {.op = ET_WIRE_CLOSE};
         et_wire_ans a;
-        double deadline = now_s() + 5;
+        double deadline = et_now_s() + 5;
         if (io_all(r->fd, &q, sizeof q, true, deadline) == IO_OK)
             answered = io_all(r->fd, &a, sizeof a, false, deadline) == IO_OK;
     }
@@ -647,8 +631,7 @@ et_status et_device_open_isolated(const char *spec,
     if (!r || !dev) {
         free(r);
         free(dev);
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-        return ET_ERR_NOMEM;
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     }
     snprintf(r->spec, sizeof r->spec, "%s", spec ? spec : "");
     if (limits)
@@ -693,9 +676,8 @@ et_status et_device_recycle(et_device *dev, et_error *err)
         return ET_OK;
     remote *r = dev->ctx;
     if (r->dead) {
-        snprintf(err->msg, sizeof err->msg,
-                 "device worker is not running (restart failed)");
-        return ET_ERR_DEVICE;
+        return et_errorf(err, ET_ERR_DEVICE,
+                         "device worker is not running (restart failed)");
     }
     stop_worker(r);
     return restart(r, err);
@@ -705,8 +687,7 @@ et_status et_remote_test_hook(et_device *dev, et_remote_hook hook,
                               et_error *err)
 {
     if (!et_device_is_isolated(dev)) {
-        snprintf(err->msg, sizeof err->msg, "not an isolated device");
-        return ET_ERR_INPUT;
+        return et_errorf(err, ET_ERR_INPUT, "not an isolated device");
     }
     remote *r = dev->ctx;
     et_wire_req q = {.op = ET_WIRE_HOOK, .a = (uint64_t)hook};

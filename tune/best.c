@@ -11,20 +11,6 @@
 
 #define BEST_MAX_MATCHES 64
 
-static et_status failf(et_error *err, et_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static et_status failf(et_error *err, et_status st, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 /* The trial's einsum under match m: its subscripts with the asker's
  * operand shapes and dtypes pulled back through m.op_map. */
 static et_status pulled_back(const et_subscripts *sub, const et_einsum *e,
@@ -135,16 +121,16 @@ et_status et_best_map_opts(const et_db_trial *trial, const et_einsum *e,
     et_diag d;
     memset(&d, 0, sizeof d);
     if (et_subscripts_parse(trial->einsum_text, &sub, &d) != ET_OK)
-        return failf(err, ET_ERR_INPUT, "stored einsum '%s': %s",
-                     trial->einsum_text, d.msg);
+        return et_errorf(err, ET_ERR_INPUT, "stored einsum '%s': %s",
+                         trial->einsum_text, d.msg);
     if (et_opts_parse(trial->opts, opts, ET_MAX_OPTS, &n, &d) != ET_OK)
-        return failf(err, ET_ERR_INPUT, "stored opts '%s': %s", trial->opts,
-                     d.msg);
+        return et_errorf(err, ET_ERR_INPUT, "stored opts '%s': %s", trial->opts,
+                         d.msg);
 
     /* candidate mappings: the identity first when the texts agree */
     et_match *cand = calloc(BEST_MAX_MATCHES + 1, sizeof *cand);
     if (!cand)
-        return failf(err, ET_ERR_NOMEM, "out of memory");
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     int n_cand = 0;
     bool same = strcmp(trial->einsum_text, e->text) == 0;
     if (same) {
@@ -162,8 +148,9 @@ et_status et_best_map_opts(const et_db_trial *trial, const et_einsum *e,
         n_cand += n_match < BEST_MAX_MATCHES ? n_match : BEST_MAX_MATCHES;
     if (n_cand == 0) {
         free(cand);
-        return failf(err, ET_ERR_INPUT, "'%s' is not a renaming of '%s': %s",
-                     e->text, trial->einsum_text, md.msg);
+        return et_errorf(err, ET_ERR_INPUT,
+                         "'%s' is not a renaming of '%s': %s", e->text,
+                         trial->einsum_text, md.msg);
     }
 
     int fallback = -1;
@@ -199,12 +186,12 @@ et_status et_best_map_opts(const et_db_trial *trial, const et_einsum *e,
     }
     free(cand);
     if (st == ET_ERR_NOMEM)
-        return failf(err, st, "out of memory");
+        return et_errorf(err, st, "out of memory");
     if (fallback < 0)
-        return failf(err, ET_ERR_REFUSED,
-                     "the opts '%s' of '%s' do not apply to '%s': %s",
-                     trial->opts, trial->einsum_text, e->text,
-                     reason[0] ? reason : "no mapping fits");
+        return et_errorf(err, ET_ERR_REFUSED,
+                         "the opts '%s' of '%s' do not apply to '%s': %s",
+                         trial->opts, trial->einsum_text, e->text,
+                         reason[0] ? reason : "no mapping fits");
     fb.trial = *trial;
     *out = fb;
     return ET_OK;
@@ -216,7 +203,7 @@ et_status et_best_find(et_db *db, const et_einsum *e,
 {
     et_db_trial *t = malloc(sizeof *t);
     if (!t)
-        return failf(err, ET_ERR_NOMEM, "out of memory");
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
     *found = false;
     et_status st = et_db_best(db, e, info, t, found, err);
     if (st == ET_OK && *found) {

@@ -1,5 +1,6 @@
 /* tune.c - the tuning loop (see tune.h). */
 #include "tune/tune.h"
+#include "base/clock.h"
 
 #include "db/db.h"
 #include "measure/remote.h"
@@ -87,13 +88,6 @@ static void from_trial(et_tune_candidate *c, const et_db_trial *tr)
         c->timing.cv = tr->cv;
         c->timing.runs = tr->runs;
     }
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
@@ -187,7 +181,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         return stopping(t);
     }
 
-    double t0 = now_s();
+    double t0 = et_now_s();
     et_backend_kind bk = t->dev->info.target.backend;
     et_rendered rend = {0};
     et_status st = et_kernel_render(c->kernel, bk, NULL, &rend);
@@ -251,7 +245,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         int every = t->o->recycle_every ? t->o->recycle_every : 250;
         if (every > 0 && res->evaluations % every == 0 &&
             et_device_is_isolated(t->dev)) {
-            double tr0 = now_s();
+            double tr0 = et_now_s();
             /* the verifier's device buffers are freed first (it uploads
              * them again on the new worker), so none is left behind */
             et_verifier_release(t->ver);
@@ -263,12 +257,12 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
             }
             res->recycles++;
             say(t, ET_TUNE_DEBUG, "new device worker after %d evaluations "
-                "(%.2f s)", res->evaluations, now_s() - tr0);
+                "(%.2f s)", res->evaluations, et_now_s() - tr0);
         }
     }
 answered:
     et_rendered_free(&rend);
-    tc->eval_s = now_s() - t0;
+    tc->eval_s = et_now_s() - t0;
     if (tc->verified) {
         char line[256];
         et_verify_summary(&tc->verify, line, sizeof line);
@@ -351,7 +345,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
 {
     memset(res, 0, sizeof *res);
     res->best = -1;
-    double t0 = now_s();
+    double t0 = et_now_s();
     tune_ctx t = {dev, b, o, res, NULL, err, ET_OK, 0, 0, false};
     et_status st;
     if (o->db) {
@@ -364,16 +358,16 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
     if (st != ET_OK)
         return st;
-    double tb = now_s();
+    double tb = et_now_s();
     st = baseline(&t);
-    res->baseline_s = now_s() - tb;
+    res->baseline_s = et_now_s() - tb;
     if (st != ET_OK)
         goto done;
 
     et_diag d = {0};
     st = et_search_run(b, &o->search, eval_cb, &t, &res->stats, &d);
     if (st != ET_OK && t.fatal == ET_OK) {
-        snprintf(err->msg, sizeof err->msg, "%s", d.msg);
+        et_errorf(err, st, "%s", d.msg);
         goto done;
     }
     if (t.fatal != ET_OK) {
@@ -388,7 +382,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
         snprintf(res->stop_reason, sizeof res->stop_reason, "%s",
                  res->stats.stop_reason);
 done:
-    res->elapsed_s = now_s() - t0;
+    res->elapsed_s = et_now_s() - t0;
     et_verifier_release(t.ver);
     et_verifier_free(t.ver);
     return st;

@@ -238,7 +238,7 @@ typedef struct et_progress {
     int have_best;          /* a verified best exists so far */
     const char *best_opts;  /* the best so far ("" when none) */
     double best_time_s;     /* its median, 0 when none */
-    /* --- since 0.3 --- */
+    /* --- since 0.2 --- */
     int new_best;           /* this candidate is the new best so far */
     const char *best_roofline; /* with new_best, in et_tune_run_full: the
                              * roofline table of the new best (measured
@@ -535,7 +535,7 @@ typedef struct et_best_info {
     et_backend_kind backend;
     char driver[128];       /* the device's driver version */
     int64_t trial_id;       /* its row in the database */
-    /* --- since 0.3 --- */
+    /* --- since 0.2 --- */
     char tuned_opts[2048];  /* its opts as stored (tuned_einsum's names) */
     char tuned_kernel[256]; /* its kernel name as stored */
     int runs;               /* timed runs when tuned */

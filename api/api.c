@@ -287,6 +287,19 @@ et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,
     return st;
 }
 
+void api_logf(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
+              ...)
+{
+    if (!log)
+        return;
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    log(arg, lvl, buf);
+}
+
 et_status api_fail_err(et_diag *d, et_status st, et_input in,
                        const et_error *err)
 {

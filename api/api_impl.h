@@ -35,6 +35,10 @@ et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,
 et_status api_fail_err(et_diag *d, et_status st, et_input in,
                        const et_error *err);
 
+/* Formats a log line and hands it to log (a no-op when log is NULL). */
+void api_logf(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
+              ...) __attribute__((format(printf, 4, 5)));
+
 /*
  * The fastest verified kernel known for e on the device info describes,
  * from database db_path (NULL: the default). *found false when none (out

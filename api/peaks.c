@@ -21,23 +21,6 @@ struct et_peaks_report {
     et_peaks p;
 };
 
-static void peaks_log(const et_peaks_options *o, et_log_level lvl,
-                      const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void peaks_log(const et_peaks_options *o, et_log_level lvl,
-                      const char *fmt, ...)
-{
-    if (!o->log)
-        return;
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    o->log(o->log_arg, lvl, buf);
-}
-
 /* The measurement's progress lines, as info. */
 static void measure_log(void *arg, const char *msg)
 {
@@ -79,15 +62,17 @@ et_status et_peaks_report_init(const et_peaks_options *o,
             return st;
         }
         if (st != ET_OK)
-            peaks_log(o, ET_LOG_WARN, "no tuning database: %s", err.msg);
+            api_logf(o->log, o->log_arg, ET_LOG_WARN,
+                     "no tuning database: %s", err.msg);
         err.msg[0] = '\0';
     }
     st = et_device_open_isolated(o->device, NULL, &dev, &err);
     if (st == ET_ERR_DEVICE && !dev) {
         char path[1024];
         if (et_remote_worker_path(path, sizeof(path)) != 0) {
-            peaks_log(o, ET_LOG_WARN, "no device worker (%s): measuring in "
-                      "this process", path);
+            api_logf(o->log, o->log_arg, ET_LOG_WARN,
+                     "no device worker (%s): measuring in this process",
+                     path);
             err.msg[0] = '\0';
             st = et_device_open(o->device, &dev, &err);
         }
@@ -98,9 +83,9 @@ et_status et_peaks_report_init(const et_peaks_options *o,
                                                          : ET_INPUT_NONE,
                             &err);
     }
-    peaks_log(o, ET_LOG_INFO, "device %s (%s, driver %s)", dev->info.name,
-              et_backend_name(dev->info.target.backend),
-              dev->info.driver_version);
+    api_logf(o->log, o->log_arg, ET_LOG_INFO, "device %s (%s, driver %s)",
+             dev->info.name, et_backend_name(dev->info.target.backend),
+             dev->info.driver_version);
 
     et_peaks_report *r = calloc(1, sizeof *r);
     if (!r) {
@@ -129,11 +114,11 @@ et_status et_peaks_report_init(const et_peaks_options *o,
          t++) {
         const et_spread *s = &r->p.gflops_spread[t];
         if (s->runs > 1 && s->min < 0.7 * s->max) {
-            peaks_log(o, ET_LOG_WARN,
-                      "%s FMA runs varied from %.1f to %.1f GFLOP/s: the "
-                      "device may be busy with other work; the best run is "
-                      "kept (--remeasure on an idle device to refresh)",
-                      et_dtype_name((et_dtype)t), s->min, s->max);
+            api_logf(o->log, o->log_arg, ET_LOG_WARN,
+                     "%s FMA runs varied from %.1f to %.1f GFLOP/s: the "
+                     "device may be busy with other work; the best run is "
+                     "kept (--remeasure on an idle device to refresh)",
+                     et_dtype_name((et_dtype)t), s->min, s->max);
             break;
         }
     }

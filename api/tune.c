@@ -50,22 +50,6 @@ typedef struct tune_bridge {
     char *table;              /* its roofline table (malloc'ed), or NULL */
 } tune_bridge;
 
-static void tune_log(const et_tune_options *o, et_log_level lvl,
-                     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void tune_log(const et_tune_options *o, et_log_level lvl,
-                     const char *fmt, ...)
-{
-    if (!o->log)
-        return;
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    o->log(o->log_arg, lvl, buf);
-}
-
 /* The roofline table of a run of time_s as text (malloc'ed), NULL when
  * out of memory. */
 static char *roofline_table_text(const et_roofline *roof, double time_s)
@@ -207,10 +191,10 @@ static void tune_roofline(const et_problem *p, const et_tune_options *o,
     et_error err = {{0}};
     char why[256] = "";
     if (et_peaks_get_db(dev, db, &po, &r->peaks, &err) != ET_OK)
-        tune_log(o, ET_LOG_WARN, "no roofline: %s", err.msg);
+        api_logf(o->log, o->log_arg, ET_LOG_WARN, "no roofline: %s", err.msg);
     else if (et_roofline_compute(&p->e, &r->peaks, &r->roof, why,
                                  sizeof why) != ET_OK)
-        tune_log(o, ET_LOG_WARN, "no roofline: %s", why);
+        api_logf(o->log, o->log_arg, ET_LOG_WARN, "no roofline: %s", why);
     else
         r->have_roof = true;
 }
@@ -273,10 +257,10 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
         goto out;
     }
     to.db = db;
-    tune_log(o, ET_LOG_INFO, "database %s", et_db_path(db));
-    tune_log(o, ET_LOG_INFO, "device %s (%s), space %s, search %s",
-             dev->info.name, dev->info.spec, space->name,
-             et_search_name(to.search.kind));
+    api_logf(o->log, o->log_arg, ET_LOG_INFO, "database %s", et_db_path(db));
+    api_logf(o->log, o->log_arg, ET_LOG_INFO,
+             "device %s (%s), space %s, search %s", dev->info.name,
+             dev->info.spec, space->name, et_search_name(to.search.kind));
     if (p->e.acc_dtype == ET_F64 && !dev->info.target.has_fp64) {
         st = api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
                       "device %s has no fp64 support", dev->info.name);

@@ -323,6 +323,23 @@ static void cu_buffer_free(void *vctx, et_buffer *vb)
 
 /* ---- programs ---------------------------------------------------------- */
 
+et_status et_cuda_module_load(const cu_api *api, const char *ptx,
+                              CUmodule *out, et_error *err)
+{
+    char jit_log[4096] = "";
+    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[2] = {jit_log, (void *)(uintptr_t)(sizeof jit_log - 1)};
+    if (CU_FAILED(api, err, api->ModuleLoadDataEx(out, ptx, 2, opts, vals))) {
+        *out = NULL;
+        jit_log[sizeof jit_log - 1] = '\0';
+        et_error_append(err, "\nPTX JIT log:\n%s",
+                        jit_log[0] ? jit_log : "(empty)");
+        return ET_ERR_BUILD;
+    }
+    return ET_OK;
+}
+
 static et_status cu_program_build(void *vctx, const char *source,
                                   const char *name, et_program **out,
                                   et_error *err)
@@ -332,7 +349,6 @@ static et_status cu_program_build(void *vctx, const char *source,
     et_status st = ET_OK;
     char *ptx = NULL;
     size_t ptx_len = 0;
-    char jit_log[4096] = "";
     cu_program *p = calloc(1, sizeof *p);
     if (!p)
         return et_errorf(err, ET_ERR_NOMEM, "out of memory");
@@ -349,18 +365,9 @@ static et_status cu_program_build(void *vctx, const char *source,
     if (st != ET_OK)
         goto cleanup;
 
-    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[2] = {jit_log, (void *)(uintptr_t)(sizeof jit_log - 1)};
-    if (CU_FAILED(api, err,
-                  api->ModuleLoadDataEx(&p->module, ptx, 2, opts, vals))) {
-        p->module = NULL;
-        jit_log[sizeof jit_log - 1] = '\0';
-        et_error_append(err, "\nPTX JIT log:\n%s",
-                        jit_log[0] ? jit_log : "(empty)");
-        st = ET_ERR_BUILD;
+    st = et_cuda_module_load(api, ptx, &p->module, err);
+    if (st != ET_OK)
         goto cleanup;
-    }
     CUresult rc;
     if (CU_FAILED(api, err,
                   rc = api->ModuleGetFunction(&p->function, p->module,

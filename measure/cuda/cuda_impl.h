@@ -110,6 +110,11 @@ bool et_cuda_failed(const cu_api *api, et_error *err, const char *text,
  */
 #define CU_FAILED(api, err, call) et_cuda_failed((api), (err), #call, (call))
 
+/* Loads PTX into a module of the current context; ET_ERR_BUILD with the
+ * JIT's error log appended to err when the driver refuses it. */
+et_status et_cuda_module_load(const cu_api *api, const char *ptx,
+                              CUmodule *out, et_error *err);
+
 /* Device ordinal's handle, et_device_info (name, driver version, the
  * et_target limits transforms/ renders for) and limits. */
 et_status et_cuda_query(const cu_api *api, int ordinal, CUdevice *devp,

@@ -46,8 +46,8 @@ et_status et_cu_user_open(int ordinal, et_cu_user_kernel **out,
     }
     if (ordinal < 0 || ordinal >= count) {
         st = et_errorf(err, ET_ERR_DEVICE,
-                          "no CUDA device %d: the driver sees %d", ordinal,
-                          count);
+                       "no CUDA device %d: the driver sees %d", ordinal,
+                       count);
         goto fail;
     }
     st = et_cuda_query(&k->api, ordinal, &k->device, info, &k->lim, err);
@@ -70,41 +70,33 @@ et_status et_cu_user_build(et_cu_user_kernel *k, const char *source,
     CUdevice on = 0;
     char *ptx = NULL;
     size_t ptx_len = 0;
-    char jit_log[4096] = "";
     et_status st = ET_OK;
 
     if (CU_FAILED(api, err, api->CtxGetCurrent(&cur)))
         return ET_ERR_DEVICE;
     if (!cur)
         return et_errorf(err, ET_ERR_DEVICE,
-                            "no current CUDA context in this thread: make "
-                            "one current on device %d first "
-                            "(cuDevicePrimaryCtxRetain + cuCtxSetCurrent)",
-                            k->ordinal);
+                         "no current CUDA context in this thread: make "
+                         "one current on device %d first "
+                         "(cuDevicePrimaryCtxRetain + cuCtxSetCurrent)",
+                         k->ordinal);
     if (CU_FAILED(api, err, api->CtxGetDevice(&on)))
         return ET_ERR_DEVICE;
     if (on != k->device)
         return et_errorf(err, ET_ERR_DEVICE,
-                            "the current CUDA context is on device %d, not "
-                            "on device %d",
-                            (int)on, k->ordinal);
+                         "the current CUDA context is on device %d, not "
+                         "on device %d",
+                         (int)on, k->ordinal);
     char arch[32];
     snprintf(arch, sizeof arch, "compute_%d%d", k->lim.cc_major,
              k->lim.cc_minor);
     st = et_cuda_compile_ptx(source, arch, &ptx, &ptx_len, err);
     if (st != ET_OK)
         return st == ET_ERR_INPUT ? ET_ERR_BUILD : st;
-    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[2] = {jit_log, (void *)(uintptr_t)(sizeof jit_log - 1)};
-    if (CU_FAILED(api, err,
-                  api->ModuleLoadDataEx(&k->module, ptx, 2, opts, vals))) {
-        k->module = NULL;
-        jit_log[sizeof jit_log - 1] = '\0';
-        et_error_append(err, "\nPTX JIT log:\n%s",
-                        jit_log[0] ? jit_log : "(empty)");
+    st = et_cuda_module_load(api, ptx, &k->module, err);
+    if (st != ET_OK) {
         free(ptx);
-        return ET_ERR_BUILD;
+        return st;
     }
     free(ptx);
     CUresult rc;
@@ -113,7 +105,7 @@ et_status et_cu_user_build(et_cu_user_kernel *k, const char *source,
                                               name))) {
         if (rc == CUDA_ERROR_NOT_FOUND)
             et_errorf(err, ET_ERR_BUILD,
-                         "no kernel named '%s' in the module", name);
+                      "no kernel named '%s' in the module", name);
         CU_FAILED(api, NULL, api->ModuleUnload(k->module));
         k->module = NULL;
         return ET_ERR_BUILD;
@@ -145,7 +137,7 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, CUstream stream,
         return et_errorf(err, ET_ERR_INTERNAL, "the kernel is not built");
     if (nargs > ET_MAX_KERNEL_ARGS)
         return et_errorf(err, ET_ERR_INPUT, "%d buffers: at most %d",
-                            nargs, ET_MAX_KERNEL_ARGS);
+                         nargs, ET_MAX_KERNEL_ARGS);
     for (int d = 0; d < geom->ndim; d++)
         block[d] = geom->has_local ? geom->local[d] : 1;
     if (!geom->has_local)
@@ -156,27 +148,27 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, CUstream stream,
     for (int d = 0; d < geom->ndim; d++) {
         if (geom->global[d] % block[d] != 0)
             return et_errorf(err, ET_ERR_LAUNCH,
-                                "dimension %d: global size %lld is not a "
-                                "multiple of the block size %lld",
-                                d, (long long)geom->global[d],
-                                (long long)block[d]);
+                             "dimension %d: global size %lld is not a "
+                             "multiple of the block size %lld",
+                             d, (long long)geom->global[d],
+                             (long long)block[d]);
         grid[d] = geom->global[d] / block[d];
         if (block[d] > l->block[d] || grid[d] > l->grid[d])
             return et_errorf(err, ET_ERR_LAUNCH,
-                                "dimension %d: block %lld x grid %lld "
-                                "exceeds the device's limits (%d, %d)",
-                                d, (long long)block[d], (long long)grid[d],
-                                l->block[d], l->grid[d]);
+                             "dimension %d: block %lld x grid %lld "
+                             "exceeds the device's limits (%d, %d)",
+                             d, (long long)block[d], (long long)grid[d],
+                             l->block[d], l->grid[d]);
         threads *= block[d];
     }
     if (threads > l->max_threads)
         return et_errorf(err, ET_ERR_LAUNCH,
-                            "%lld threads per block exceed the device's %d",
-                            (long long)threads, l->max_threads);
+                         "%lld threads per block exceed the device's %d",
+                         (long long)threads, l->max_threads);
     for (int i = 0; i < nargs; i++) {
         if (!args[i])
             return et_errorf(err, ET_ERR_INPUT,
-                                "buffer %d is a null device pointer", i);
+                             "buffer %d is a null device pointer", i);
         ptrs[i] = (CUdeviceptr)args[i];
         params[i] = &ptrs[i];
     }

@@ -43,7 +43,7 @@ et_status et_cl_user_build(cl_context ctx, cl_device_id dev,
     *out = NULL;
     if (!ctx || !dev)
         return et_errorf(err, ET_ERR_INPUT,
-                            "an OpenCL context and device are needed");
+                         "an OpenCL context and device are needed");
     et_cl_user_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return et_errorf(err, ET_ERR_NOMEM, "out of memory");
@@ -63,15 +63,15 @@ et_status et_cl_user_build(cl_context ctx, cl_device_id dev,
             char first[512];
             et_log_first_error(log, first, sizeof first);
             et_errorf(err, ET_ERR_BUILD,
-                         "OpenCL build of '%s' failed: %s\n"
-                         "[clBuildProgram: %s (%d)]\nbuild log:\n%s",
-                         name, first[0] ? first : et_opencl_error_name(rc),
-                         et_opencl_error_name(rc), (int)rc, log);
+                      "OpenCL build of '%s' failed: %s\n"
+                      "[clBuildProgram: %s (%d)]\nbuild log:\n%s",
+                      name, first[0] ? first : et_opencl_error_name(rc),
+                      et_opencl_error_name(rc), (int)rc, log);
         } else {
             et_errorf(err, ET_ERR_BUILD,
-                         "OpenCL build of '%s' failed: clBuildProgram: %s "
-                         "(%d) (no build log)",
-                         name, et_opencl_error_name(rc), (int)rc);
+                      "OpenCL build of '%s' failed: clBuildProgram: %s "
+                      "(%d) (no build log)",
+                      name, et_opencl_error_name(rc), (int)rc);
         }
         goto cleanup;
     }
@@ -79,8 +79,8 @@ et_status et_cl_user_build(cl_context ctx, cl_device_id dev,
     if (rc != CL_SUCCESS) {
         k->kernel = NULL;
         st = et_errorf(err, ET_ERR_BUILD,
-                          "clCreateKernel(\"%s\") failed: %s (%d)", name,
-                          et_opencl_error_name(rc), (int)rc);
+                       "clCreateKernel(\"%s\") failed: %s (%d)", name,
+                       et_opencl_error_name(rc), (int)rc);
         goto cleanup;
     }
     UCL_TRY(ET_ERR_DEVICE,
@@ -88,8 +88,8 @@ et_status et_cl_user_build(cl_context ctx, cl_device_id dev,
                             &k->nargs, NULL));
     if ((int)k->nargs != nargs) {
         st = et_errorf(err, ET_ERR_INTERNAL,
-                          "kernel '%s' takes %u arguments, %d expected",
-                          name, (unsigned)k->nargs, nargs);
+                       "kernel '%s' takes %u arguments, %d expected",
+                       name, (unsigned)k->nargs, nargs);
         goto cleanup;
     }
     *out = k;
@@ -112,8 +112,8 @@ et_status et_cl_user_launch(et_cl_user_kernel *k, cl_command_queue q,
         return et_errorf(err, ET_ERR_INPUT, "no command queue given");
     if ((cl_uint)nargs != k->nargs)
         return et_errorf(err, ET_ERR_INPUT,
-                            "the kernel takes %u buffers, %d were given",
-                            (unsigned)k->nargs, nargs);
+                         "the kernel takes %u buffers, %d were given",
+                         (unsigned)k->nargs, nargs);
     for (int i = 0; i < nargs; i++) {
         if (!args[i])
             return et_errorf(err, ET_ERR_INPUT, "buffer %d is NULL", i);
@@ -127,9 +127,9 @@ et_status et_cl_user_launch(et_cl_user_kernel *k, cl_command_queue q,
                                                   sizeof have, &have, NULL));
         if ((uint64_t)geom->zero_bytes > have) {
             st = et_errorf(err, ET_ERR_INPUT,
-                              "the output buffer has %zu bytes, the kernel "
-                              "writes %lld",
-                              have, (long long)geom->zero_bytes);
+                           "the output buffer has %zu bytes, the kernel "
+                           "writes %lld",
+                           have, (long long)geom->zero_bytes);
             goto cleanup;
         }
         const cl_uchar zero = 0;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,12 +142,10 @@ static int cache_remove(const char *path, const struct stat *sb, int flag,
     return 0;
 }
 
-static void pocl_cache_setup(void)
+static void pocl_cache_setup_once(void)
 {
-    static int done;
-    if (done || getenv("POCL_CACHE_DIR"))
+    if (getenv("POCL_CACHE_DIR"))
         return;
-    done = 1;
     char dir[4096];
     if (et_cache_dir_make(dir, sizeof dir, NULL) != ET_OK)
         return;
@@ -161,6 +160,15 @@ static void pocl_cache_setup(void)
     if (g_cache_bytes > ET_POCL_CACHE_MAX)
         nftw(dir, cache_remove, 16, FTW_PHYS | FTW_DEPTH);
     setenv("POCL_CACHE_DIR", dir, 0);
+}
+
+/* Once per process, whichever thread opens a device first; the others
+ * wait until it is done (g_cache_bytes is only touched here). */
+static pthread_once_t g_pocl_cache_once = PTHREAD_ONCE_INIT;
+
+static void pocl_cache_setup(void)
+{
+    pthread_once(&g_pocl_cache_once, pocl_cache_setup_once);
 }
 
 et_status et_device_open(const char *spec, et_device **out, et_error *err)

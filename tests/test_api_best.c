@@ -251,9 +251,9 @@ static void test_run(void **state)
     srand(3);
     float *fa = a.data, *fb = b.data;
     for (int e = 0; e < X * N * N; e++)
-        fa[e] = (float)rand() / RAND_MAX - 0.5f;
+        fa[e] = (float)((double)rand() / RAND_MAX - 0.5);
     for (int e = 0; e < N * N; e++)
-        fb[e] = (float)rand() / RAND_MAX - 0.5f;
+        fb[e] = (float)((double)rand() / RAND_MAX - 0.5);
     double *want = malloc(sizeof(double) * X * N * N);
     host_loop(fa, fb, want);
     const void *in[2] = {a.data, b.data};

@@ -453,9 +453,9 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
             return ET_OK;
         }
         return et_errorf(err, ET_ERR_DEVICE,
-                         "no OpenCL device %d: there are %d (see "
+                         "no OpenCL device %d: there %s %d (see "
                          "'eintune devices')",
-                         spec->index, n);
+                         spec->index, n == 1 ? "is only" : "are", n);
     case ET_SPEC_PLATFORM_DEVICE:
         for (int i = 0; i < n; i++) {
             if (refs[i].platform == spec->platform &&

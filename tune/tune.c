@@ -251,6 +251,9 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
             et_rendered_free(&rend);
             return 1;
         }
+        if (ev.compiler_said[0])
+            say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", rend.name,
+                ev.compiler_said);
         tc->outcome = ev.result.outcome;
         copy_str(tc->reason, sizeof tc->reason, ev.result.reason);
         tc->verified = ev.verified;
@@ -336,6 +339,9 @@ static et_status baseline(tune_ctx *t)
     st = et_program_build(t->dev, rend.source, rend.name, &p, t->err);
     if (st != ET_OK)
         goto done;
+    if (t->err->msg[0])
+        say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", rend.name,
+            t->err->msg);
     st = et_verifier_baseline_kernel(t->ver, t->dev, p, &rend.launch,
                                      &t->res->baseline_verify, t->err);
     if (st != ET_OK)

@@ -44,6 +44,11 @@ static void usage(FILE *f)
         "  --device D        opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --json FILE       the result as JSON ('-' = stdout)\n"
         "\n"
+        "The log (stderr) has a line per candidate, one per new best with\n"
+        "its GOps/s and %% of roofline, and a progress line (candidate k of\n"
+        "the budget or time of the limit, elapsed, time left, best so far):\n"
+        "redrawn in place on a terminal, a plain line at most once a second\n"
+        "in a pipe or file. -q: only errors, warnings and the report.\n"
         "^C finishes the candidate in flight, then reports what was found.\n"
         "exit status: 0 success (a verified kernel found), 1 the run could\n"
         "not complete or no candidate passed, 2 bad input\n");

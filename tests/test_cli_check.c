@@ -377,6 +377,17 @@ static void test_unknown_opt_lists_all(void **state)
     run_free(&r);
 }
 
+/* A device index past the end: "there is only 1", never "there are 1". */
+static void test_device_count_grammar(void **state)
+{
+    (void)state;
+    run_result r = run("peaks", "--device", "opencl:99", NULL);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "no OpenCL device 99"));
+    assert_null(strstr(r.err, "there are 1 "));
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_help_command),
         cmocka_unit_test(test_unknown_opt_lists_all),
+        cmocka_unit_test(test_device_count_grammar),
     };
     return cmocka_run_group_tests_name("cli_check", tests, setup, teardown);
 }

@@ -125,7 +125,7 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
         api_best_info_fill(r->best, &r->dev->info, info);
     api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
             "best known: %s (tuned as %s, %.4g ms)",
-            r->best->opts[0] ? r->best->opts : "-",
+            r->best->opts[0] ? r->best->opts : "untransformed",
             r->best->trial.einsum_text, r->best->trial.median_s * 1e3);
     return ET_OK;
 }

@@ -605,6 +605,14 @@ static void test_tune_log(void **state)
         fail_msg("best's cv is not in %%:\n%s", out);
     free(out);
 
+    /* the untransformed trial is listed as such, not as "-" */
+    assert_int_equal(eintune("log5", NULL, "db", "list", "--db", db1, NULL),
+                     0);
+    out = tag_file("log5", "out");
+    if (!strstr(out, " untransformed "))
+        fail_msg("db list:\n%s", out);
+    free(out);
+
     /* the time limit binds: "candidate 1, 0 s of the 1 s limit, ..." */
     assert_int_equal(eintune("log4", NULL, "tune", EINSUM, "--shape", SHAPE,
                              "--dtype", "f32", "--budget", "100000",

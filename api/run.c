@@ -139,6 +139,9 @@ static et_status build(et_runner *r, const et_rendered *rd, et_program **p,
     if (st != ET_OK)
         return api_fail(diag, st, ET_INPUT_NONE, "cannot build kernel %s: %s",
                         rd->name, err.msg);
+    if (err.msg[0])
+        api_log(r->o.log, r->o.log_arg, ET_LOG_DEBUG,
+                "compiler output for %s:\n%s", rd->name, err.msg);
     return ET_OK;
 }
 

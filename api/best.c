@@ -254,12 +254,13 @@ int et_best_report_print(const et_best_kernel *bk, FILE *f)
             et_backend_name(info->target.backend), info->driver_version);
     if (strcmp(t->einsum_text, e->text) != 0)
         fprintf(f, "tuned as    %s with %s\n", t->einsum_text,
-                t->opts[0] ? t->opts : "-");
-    fprintf(f, "opts        %s\n", bk->best.opts[0] ? bk->best.opts : "-");
+                t->opts[0] ? t->opts : "untransformed");
+    fprintf(f, "opts        %s\n",
+            bk->best.opts[0] ? bk->best.opts : "untransformed");
     fprintf(f, "kernel      %s\n", kname);
-    fprintf(f, "time        %.4g ms [%.4g, %.4g] (%d runs, cv %.3g)\n",
+    fprintf(f, "time        %.4g ms [%.4g, %.4g] (%d runs, cv %.2g %%)\n",
             t->median_s * 1e3, t->low_s * 1e3, t->high_s * 1e3, t->runs,
-            t->cv);
+            100 * t->cv);
     if (isfinite(t->p_value))
         fprintf(f, "verified    %d trials, max normalized error %.3g, "
                    "p = %.3g\n",

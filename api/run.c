@@ -125,7 +125,7 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
         api_best_info_fill(r->best, &r->dev->info, info);
     api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
             "best known: %s (tuned as %s, %.4g ms)",
-            r->best->opts[0] ? r->best->opts : "-",
+            r->best->opts[0] ? r->best->opts : "untransformed",
             r->best->trial.einsum_text, r->best->trial.median_s * 1e3);
     return ET_OK;
 }
@@ -139,6 +139,9 @@ static et_status build(et_runner *r, const et_rendered *rd, et_program **p,
     if (st != ET_OK)
         return api_fail(diag, st, ET_INPUT_NONE, "cannot build kernel %s: %s",
                         rd->name, err.msg);
+    if (err.msg[0])
+        api_log(r->o.log, r->o.log_arg, ET_LOG_DEBUG,
+                "compiler output for %s:\n%s", rd->name, err.msg);
     return ET_OK;
 }
 

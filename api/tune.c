@@ -46,6 +46,7 @@ typedef struct tune_bridge {
     const et_tune_options *o;
     double t0;
     const et_roofline *roof;  /* the roofline for new bests, NULL: none */
+    int64_t ops_total;        /* the problem's ops over all dtypes */
     bool new_best;            /* the candidate being reported is one */
     char *table;              /* its roofline table (malloc'ed), or NULL */
 } tune_bridge;
@@ -91,7 +92,9 @@ static int bridge_progress(void *arg, int done, int budget,
     pr.elapsed_s = et_now_s() - tb->t0;
     pr.time_limit_s = tb->o->time_limit_s;
     pr.opts = c->opts;
-    pr.params = strcmp(c->params, "{}") ? c->params : "";
+    char ptext[512];
+    et_tune_params_text(c->params, ptext, sizeof ptext);
+    pr.params = ptext;
     pr.outcome = c->outcome;
     pr.reason = c->reason;
     pr.time_s = c->outcome == ET_OUTCOME_OK ? c->timing.median_s : 0;
@@ -99,6 +102,12 @@ static int bridge_progress(void *arg, int done, int budget,
     pr.have_best = best != NULL;
     pr.best_opts = best ? best->opts : "";
     pr.best_time_s = best ? best->timing.median_s : 0;
+    if (best && best->timing.median_s > 0) {
+        pr.best_gops = (double)tb->ops_total / best->timing.median_s / 1e9;
+        if (tb->roof)
+            pr.best_roofline_pct = 100 * tb->roof->time_s /
+                                   best->timing.median_s;
+    }
     pr.new_best = tb->new_best;
     pr.best_roofline = tb->new_best && tb->table ? tb->table : "";
     int rc = tb->o->progress(tb->o->progress_arg, &pr);
@@ -229,7 +238,7 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     et_db *db = NULL;
     et_binding *b = NULL;
     et_error err = {{0}};
-    tune_bridge tb = {o, et_now_s(), NULL, false, NULL};
+    tune_bridge tb = {o, et_now_s(), NULL, 0, false, NULL};
     et_status st = tune_opts_map(o, &to, start, diag);
     if (st == ET_OK)
         st = tune_space(o, &own_space, &space, diag);
@@ -284,6 +293,7 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
         tune_roofline(p, o, dev, db, r);
 
     tb.roof = r->have_roof ? &r->roof : NULL;
+    tb.ops_total = r->ops_total;
     to.progress = bridge_progress;
     to.new_best = bridge_new_best;
     to.log = bridge_log;
@@ -421,8 +431,12 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
     fprintf(f, "untransformed %.4g ms\n", res->baseline.median_s * 1e3);
     if (res->best >= 0) {
         const et_tune_candidate *best = &res->cand[res->best];
-        fprintf(f, "best        %s\n", best->opts[0] ? best->opts : "-");
-        fprintf(f, "params      %s\n", best->params);
+        char ptext[512];
+        et_tune_params_text(best->params, ptext, sizeof ptext);
+        fprintf(f, "best        %s\n",
+                best->opts[0] ? best->opts : "untransformed");
+        if (ptext[0])
+            fprintf(f, "params      %s\n", ptext);
         fprintf(f, "time        %.4g ms [%.4g, %.4g], %.1fx the untransformed "
                    "kernel\n",
                 best->timing.median_s * 1e3, best->timing.low_s * 1e3,

@@ -278,9 +278,10 @@ static int list_row(void *arg, const et_database_row *r)
              r->sizes, short_dtypes(r->dtypes));
     if (strcmp(t->einsum_text, r->einsum) != 0)
         snprintf(opts, sizeof(opts), "%s (as %s)",
-                 t->opts[0] ? t->opts : "-", t->einsum_text);
+                 t->opts[0] ? t->opts : "untransformed", t->einsum_text);
     else
-        snprintf(opts, sizeof(opts), "%s", t->opts[0] ? t->opts : "-");
+        snprintf(opts, sizeof(opts), "%s",
+                 t->opts[0] ? t->opts : "untransformed");
     if (t->time_s > 0 && isfinite(t->gops))
         snprintf(gops, sizeof(gops), "%.3f", t->gops);
     else

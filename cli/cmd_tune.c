@@ -44,6 +44,11 @@ static void usage(FILE *f)
         "  --device D        opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --json FILE       the result as JSON ('-' = stdout)\n"
         "\n"
+        "The log (stderr) has a line per candidate, one per new best with\n"
+        "its GOps/s and %% of roofline, and a progress line (candidate k of\n"
+        "the budget or time of the limit, elapsed, time left, best so far):\n"
+        "redrawn in place on a terminal, a plain line at most once a second\n"
+        "in a pipe or file. -q: only errors, warnings and the report.\n"
         "^C finishes the candidate in flight, then reports what was found.\n"
         "exit status: 0 success (a verified kernel found), 1 the run could\n"
         "not complete or no candidate passed, 2 bad input\n");
@@ -57,9 +62,19 @@ static void on_sigint(int sig)
     g_stop = 1;
 }
 
+/*
+ * The log of a run: a line per candidate and one per new best (INFO, so
+ * --quiet drops them), and a progress line: on a terminal one line that
+ * is redrawn in place after every candidate (and after any log line that
+ * scrolled it away), in a pipe or a file a plain log line at most once a
+ * second (the first candidate's always), so that a long run's log shows
+ * its pace without doubling every candidate.
+ */
 typedef struct tune_cli {
     int tty;
-    int progress_shown;
+    int progress_shown;       /* the in-place line is on the terminal */
+    char line[512];           /* the last progress line, "" before one */
+    double last_plain;        /* elapsed_s of the last plain line, -1 */
 } tune_cli;
 
 static void clear_progress(tune_cli *tc)
@@ -70,6 +85,15 @@ static void clear_progress(tune_cli *tc)
     }
 }
 
+static void show_progress(tune_cli *tc)
+{
+    if (!tc->tty || g_cli.quiet || !tc->line[0])
+        return;
+    fprintf(stderr, "\r\033[K%s", tc->line);
+    fflush(stderr);
+    tc->progress_shown = 1;
+}
+
 static void on_log(void *arg, et_log_level lvl, const char *msg)
 {
     tune_cli *tc = arg;
@@ -78,27 +102,78 @@ static void on_log(void *arg, et_log_level lvl, const char *msg)
             : lvl == ET_LOG_WARN ? LOG_WARN
                                  : LOG_INFO,
             "tune", "%s", msg);
+    show_progress(tc);
 }
 
-/* A new best (with its roofline table), then the progress line. */
+/* "12 s", "3.5 min", "1.2 h" */
+static void fmt_duration(char *buf, size_t cap, double s)
+{
+    if (s < 0)
+        s = 0;
+    if (s < 90)
+        snprintf(buf, cap, "%.0f s", s);
+    else if (s < 5400)
+        snprintf(buf, cap, "%.1f min", s / 60);
+    else
+        snprintf(buf, cap, "%.1f h", s / 3600);
+}
+
+/* "candidate 5/100, 12 s elapsed, ~3.5 min left, best 0.0435 ms
+ * (UPCAST(i,16))"; when the time limit ends the run before the budget
+ * would: "candidate 5, 12 s of the 30 s limit, ~18 s left, ..." */
+static void progress_text(const et_progress *p, char *out, size_t cap)
+{
+    char el[32], left[32], lim[32];
+    fmt_duration(el, sizeof el, p->elapsed_s);
+    double per = p->candidate > 0 ? p->elapsed_s / p->candidate : 0;
+    double by_budget = per * (p->budget - p->candidate);
+    int time_bound = p->time_limit_s > 0 &&
+                     p->time_limit_s - p->elapsed_s < by_budget;
+    size_t n;
+    if (time_bound) {
+        fmt_duration(lim, sizeof lim, p->time_limit_s);
+        fmt_duration(left, sizeof left, p->time_limit_s - p->elapsed_s);
+        n = (size_t)snprintf(out, cap, "candidate %d, %s of the %s limit, "
+                             "~%s left", p->candidate, el, lim, left);
+    } else {
+        fmt_duration(left, sizeof left, by_budget);
+        n = (size_t)snprintf(out, cap, "candidate %d/%d, %s elapsed, ~%s "
+                             "left", p->candidate, p->budget, el, left);
+    }
+    if (n >= cap)
+        return;
+    if (p->have_best)
+        snprintf(out + n, cap - n, ", best %.4g ms (%s)",
+                 p->best_time_s * 1e3,
+                 p->best_opts[0] ? p->best_opts : "untransformed");
+    else
+        snprintf(out + n, cap - n, ", no verified kernel yet");
+}
+
+/* A new best as one line, then the progress line. */
 static int on_progress(void *arg, const et_progress *p)
 {
     tune_cli *tc = arg;
     if (p->new_best) {
         clear_progress(tc);
-        if (p->best_roofline[0] && !g_cli.quiet) {
-            cli_log(LOG_INFO, "tune", "new best: %s", p->best_opts);
-            fputs(p->best_roofline, stderr);
-        }
+        char roof[64] = "";
+        if (p->best_roofline_pct > 0)
+            snprintf(roof, sizeof roof, ", %.3g %% of roofline",
+                     p->best_roofline_pct);
+        cli_log(LOG_INFO, "tune", "new best: %s%s%s, %.4g ms, %.4g GOps/s%s",
+                p->best_opts[0] ? p->best_opts : "untransformed",
+                p->params[0] ? " " : "", p->params, p->best_time_s * 1e3,
+                p->best_gops, roof);
     }
-    if (!tc->tty || g_cli.quiet)
+    if (g_cli.quiet)
         return 0;
-    char b[64] = "none yet";
-    if (p->have_best)
-        snprintf(b, sizeof b, "%.4g ms", p->best_time_s * 1e3);
-    fprintf(stderr, "\r\033[K[%d/%d] best %s", p->candidate, p->budget, b);
-    fflush(stderr);
-    tc->progress_shown = 1;
+    progress_text(p, tc->line, sizeof tc->line);
+    if (tc->tty) {
+        show_progress(tc);
+    } else if (tc->last_plain < 0 || p->elapsed_s - tc->last_plain >= 1) {
+        cli_log(LOG_INFO, "tune", "%s", tc->line);
+        tc->last_plain = p->elapsed_s;
+    }
     return 0;
 }
 
@@ -206,6 +281,7 @@ int cmd_tune(int argc, char **argv)
     tune_cli tc;
     memset(&tc, 0, sizeof tc);
     tc.tty = isatty(2);
+    tc.last_plain = -1;
     to.device = g_cli.device;
     to.db = g_cli.db;
     to.start_opts = opts_text;

@@ -23,7 +23,8 @@ static const struct {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: eintune COMMAND [ARGS] [--help]\n\n"
+            "usage: eintune COMMAND [ARGS] [--help]\n"
+            "       eintune help [COMMAND]\n\n"
             "eintune tunes einsum kernels for OpenCL and CUDA devices.\n\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
@@ -41,9 +42,27 @@ int main(int argc, char **argv)
         return EXIT_INPUT;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-        !strcmp(argv[1], "help")) {
+        (!strcmp(argv[1], "help") && argc == 2)) {
         usage(stdout);
         return 0;
+    }
+    if (!strcmp(argv[1], "help")) {
+        /* `eintune help CMD` is `eintune CMD --help` */
+        if (argc > 3) {
+            fprintf(stderr, "eintune help: one command at most, not '%s' "
+                            "(see 'eintune --help')\n", argv[3]);
+            return EXIT_INPUT;
+        }
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                char *hargv[] = {argv[2], (char *)"--help", NULL};
+                cli_getopt_reset();
+                return commands[i].fn(2, hargv);
+            }
+        }
+        fprintf(stderr, "eintune help: unknown command '%s'\n", argv[2]);
+        usage(stderr);
+        return EXIT_INPUT;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("eintune %s\n", ET_VERSION);

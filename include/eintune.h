@@ -244,6 +244,11 @@ typedef struct et_progress {
                              * roofline table of the new best (measured
                              * against roofline GOps/s per dtype, several
                              * lines ending in a newline); "" otherwise */
+    double best_gops;       /* the best so far in GOps/s (all dtypes), 0
+                             * when none */
+    double best_roofline_pct; /* in et_tune_run_full: the best so far as
+                             * % of the roofline (its roofline time over
+                             * its time); 0 when none or no roofline */
 } et_progress;
 
 /* Called after each answered candidate; return nonzero to cancel the run

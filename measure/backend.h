@@ -61,7 +61,9 @@ typedef struct et_backend_ops {
                              size_t n, et_error *err);
     void (*buffer_free)(void *ctx, et_buffer *b);
     /* Compiles source and finds kernel `name`; ET_ERR_BUILD with the
-     * build log's first error in err. */
+     * build log's first error in err. On ET_OK err->msg holds what the
+     * compiler said (warnings; "" when nothing), which never reaches the
+     * process's stderr. */
     et_status (*program_build)(void *ctx, const char *source,
                                const char *name, et_program **out,
                                et_error *err);

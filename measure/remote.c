@@ -504,13 +504,17 @@ static et_status rm_build(void *ctx, const char *source, const char *name,
     snprintf(what, sizeof what, "kernel '%s'", p->name);
     et_wire_req q = {.op = ET_WIRE_BUILD, .len = nlen + 1 + slen};
     et_wire_ans a;
-    et_status st =
-        call(r, &q, payload, lim_build(r), &a, NULL, 0, what, err);
+    /* on success the answer is the compiler's warnings (backend.h) */
+    char said[sizeof err->msg];
+    et_status st = call(r, &q, payload, lim_build(r), &a, said,
+                        sizeof said - 1, what, err);
     free(payload);
     if (st != ET_OK) {
         free(p);
         return st;
     }
+    said[a.len < sizeof said ? a.len : 0] = '\0';
+    snprintf(err->msg, sizeof err->msg, "%s", said);
     p->h = a.a;
     p->epoch = r->epoch;
     *out = (et_program *)p;

@@ -28,6 +28,7 @@ struct _cl_device_id;
 struct _cl_command_queue;
 struct _cl_mem;
 struct _cl_event;
+struct _cl_program;
 struct CUstream_st;
 
 /* ---- OpenCL (measure/opencl/) ------------------------------------------ */
@@ -39,6 +40,26 @@ const char *et_opencl_error_name(int code);
  * (spec: "opencl:P:D", or "opencl" when the ICD loader does not list it). */
 et_status et_opencl_device_info(struct _cl_device_id *dev,
                                 et_device_info *info, et_error *err);
+
+/*
+ * clBuildProgram(program, 1, &dev, options, NULL, NULL) with what the
+ * compiler prints on the process's stderr (PoCL's clang: "1 warning
+ * generated.") captured into out (cap bytes, "" when nothing) instead of
+ * reaching the user's terminal; the build log holds the messages
+ * themselves. fd 2 is redirected for the build's duration under a
+ * process-wide lock, so concurrent builds do not mix their output; a
+ * line another thread writes to stderr meanwhile lands in out. Returns
+ * clBuildProgram's code.
+ */
+int et_cl_build_captured(struct _cl_program *program,
+                         struct _cl_device_id *dev, const char *options,
+                         char *out, size_t cap);
+
+/*
+ * The build log of program for dev (malloc'ed, "" when empty), NULL when
+ * it cannot be had.
+ */
+char *et_cl_build_log(struct _cl_program *program, struct _cl_device_id *dev);
 
 typedef struct et_cl_user_kernel et_cl_user_kernel;
 

@@ -651,6 +651,8 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
                       err->msg);
         return st == ET_ERR_NOMEM ? st : ET_OK;
     }
+    snprintf(ev->compiler_said, sizeof ev->compiler_said, "%.1000s",
+             err->msg);
     /* The early cut comes first: a candidate whose first timed run (after
      * the protocol's warm-ups, on trial 0's inputs) already exceeds the
      * bound cannot be chosen, so it is not verified. Verifying it first

@@ -149,6 +149,7 @@ typedef struct et_evaluation {
      * is compiled again at its first launch), the verification launches,
      * and timing (the early-cut probe and the timing protocol) */
     double build_s, verify_s, timing_s;
+    char compiler_said[1024]; /* a build's warnings, "" when none */
 } et_evaluation;
 
 /*

@@ -331,6 +331,63 @@ static void test_help(void **state)
     run_free(&r);
 }
 
+/* `eintune help CMD` is `eintune CMD --help` for every command; an
+ * unknown one is bad input. */
+static void test_help_command(void **state)
+{
+    (void)state;
+    const char *cmds[] = {"devices", "check", "codegen", "run", "tune",
+                          "peaks",   "db",    "best",    "export"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        run_result h = run("help", cmds[i], NULL);
+        run_result c = run(cmds[i], "--help", NULL);
+        assert_int_equal(h.status, 0);
+        assert_int_equal(c.status, 0);
+        char want[64];
+        snprintf(want, sizeof want, "usage: eintune %s", cmds[i]);
+        if (!strstr(h.out, want))
+            fail_msg("help %s: no '%s' in:\n%s", cmds[i], want, h.out);
+        assert_string_equal(h.out, c.out);
+        run_free(&h);
+        run_free(&c);
+    }
+    run_result r = run("help", "nosuch", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "unknown command 'nosuch'"));
+    run_free(&r);
+    r = run("help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "commands:"));
+    run_free(&r);
+}
+
+/* The opts error lists every opt, SPLIT included. */
+static void test_unknown_opt_lists_all(void **state)
+{
+    (void)state;
+    run_result r = run("codegen", "ij,jk->ik", "--shape", "i=4,j=4,k=4",
+                       "--opts", "UPCAT(i,2)", NULL);
+    assert_int_equal(r.status, 2);
+    const char *names[] = {"LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP",
+                           "PADTO", "SWAP", "NOLOCALS", "PREFETCH", "SPLIT"};
+    assert_non_null(strstr(r.err, "unknown opt 'UPCAT'"));
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strstr(r.err, names[i]))
+            fail_msg("'%s' missing from: %s", names[i], r.err);
+    run_free(&r);
+}
+
+/* A device index past the end: "there is only 1", never "there are 1". */
+static void test_device_count_grammar(void **state)
+{
+    (void)state;
+    run_result r = run("peaks", "--device", "opencl:99", NULL);
+    assert_int_not_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "no OpenCL device 99"));
+    assert_null(strstr(r.err, "there are 1 "));
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +398,9 @@ int main(void)
         cmocka_unit_test(test_roles_printed),
         cmocka_unit_test(test_dtypes_in_json),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_help_command),
+        cmocka_unit_test(test_unknown_opt_lists_all),
+        cmocka_unit_test(test_device_count_grammar),
     };
     return cmocka_run_group_tests_name("cli_check", tests, setup, teardown);
 }

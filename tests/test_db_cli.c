@@ -540,6 +540,90 @@ static void export_and_run(const char *tag, const char *einsum,
     free(out);
 }
 
+/* ---- the tune log and the report ------------------------------------- */
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* In a pipe: a line per candidate ("trying untransformed", never "{} -"),
+ * one line per new best with GOps/s and % of roofline, plain progress
+ * lines, the roofline table once (in the report); -q: none of it; best's
+ * cv in %; the time limit's progress form. */
+static void test_tune_log(void **state)
+{
+    (void)state;
+    need_binary();
+    char db1[512], db2[512], db3[512];
+    path_in(db1, sizeof db1, "log1.db");
+    path_in(db2, sizeof db2, "log2.db");
+    path_in(db3, sizeof db3, "log3.db");
+    assert_int_equal(eintune("log1", NULL, "tune", EINSUM, "--shape", SHAPE,
+                             "--dtype", "f32", "--budget", "5", "--db", db1,
+                             NULL),
+                     0);
+    char *err = tag_file("log1", "err"), *out = tag_file("log1", "out");
+    if (!strstr(err, "trying untransformed") || !strstr(err, "new best: ") ||
+        !strstr(err, " GOps/s") || !strstr(err, "% of roofline") ||
+        !strstr(err, "candidate 1/5, ") || !strstr(err, " left, best "))
+        fail_msg("tune log lacks a line:\n%s", err);
+    if (strstr(err, "{}") || strstr(err, "new best: \n") ||
+        strstr(err, "Dtype |") || strstr(err, "':") || strstr(err, " -\n"))
+        fail_msg("tune log has a dict, an empty best or a table:\n%s", err);
+    if (count_of(out, "Dtype |") != 1 || strstr(out, "params      {}") ||
+        strstr(out, "best        -"))
+        fail_msg("tune report:\n%s", out);
+    free(err);
+    free(out);
+
+    assert_int_equal(eintune("log2", NULL, "tune", EINSUM, "--shape", SHAPE,
+                             "--dtype", "f32", "--budget", "5", "--db", db2,
+                             "-q", NULL),
+                     0);
+    err = tag_file("log2", "err");
+    out = tag_file("log2", "out");
+    if (strstr(err, "INFO") || strstr(err, "candidate") ||
+        strstr(err, "new best") || strstr(err, "slower_than_bound") ||
+        strstr(err, "generated"))
+        fail_msg("-q printed routine lines:\n%s", err);
+    assert_non_null(strstr(out, "best        "));
+    free(err);
+    free(out);
+
+    assert_int_equal(eintune("log3", NULL, "best", EINSUM, "--shape", SHAPE,
+                             "--dtype", "f32", "--db", db1, NULL),
+                     0);
+    out = tag_file("log3", "out");
+    const char *cv = strstr(out, "cv ");
+    double v;
+    char pct = 0;
+    if (!cv || sscanf(cv, "cv %lf %c", &v, &pct) != 2 || pct != '%')
+        fail_msg("best's cv is not in %%:\n%s", out);
+    free(out);
+
+    /* the untransformed trial is listed as such, not as "-" */
+    assert_int_equal(eintune("log5", NULL, "db", "list", "--db", db1, NULL),
+                     0);
+    out = tag_file("log5", "out");
+    if (!strstr(out, " untransformed "))
+        fail_msg("db list:\n%s", out);
+    free(out);
+
+    /* the time limit binds: "candidate 1, 0 s of the 1 s limit, ..." */
+    assert_int_equal(eintune("log4", NULL, "tune", EINSUM, "--shape", SHAPE,
+                             "--dtype", "f32", "--budget", "100000",
+                             "--time-limit", "1", "--db", db3, NULL),
+                     0);
+    err = tag_file("log4", "err");
+    if (!strstr(err, "candidate 1, ") || !strstr(err, " of the 1 s limit, ~"))
+        fail_msg("no time-limit progress:\n%s", err);
+    free(err);
+}
+
 static void test_export(void **state)
 {
     (void)state;
@@ -738,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_repeat_cached),
         cmocka_unit_test(test_resume_after_kill),
         cmocka_unit_test(test_best),
+        cmocka_unit_test(test_tune_log),
         cmocka_unit_test(test_export),
         cmocka_unit_test(test_run_best),
         cmocka_unit_test(test_corrupt_db),

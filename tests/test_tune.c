@@ -27,6 +27,30 @@ static et_device *g_dev;
 static int g_recycle; /* et_tune_opts.recycle_every for run_tune */
 static double g_cut;  /* et_search_opts.cut_factor for run_tune (0: 3) */
 
+/* The log lines of the last run_tune, by level. */
+typedef struct log_seen {
+    int lines, cut_info, cut_warn, untransformed, dict;
+} log_seen;
+static log_seen g_log;
+
+static void capture_log(void *arg, et_tune_level lvl, const char *msg)
+{
+    (void)arg;
+    g_log.lines++;
+    if (strstr(msg, "slower_than_bound")) {
+        if (lvl == ET_TUNE_WARN)
+            g_log.cut_warn++;
+        else
+            g_log.cut_info++;
+    }
+    if (strcmp(msg, "trying untransformed") == 0)
+        g_log.untransformed++;
+    size_t n = strlen(msg);
+    if (strstr(msg, "{") || strstr(msg, "':") ||
+        (n >= 2 && strcmp(msg + n - 2, " -") == 0))
+        g_log.dict++;
+}
+
 /* A small parametric space with points that transforms/ refuses: LOCAL
  * amounts that do not divide j = 12 (8, 16) and UPCAST by 3 or 5. */
 static const char space_yaml[] =
@@ -96,6 +120,8 @@ static void run_tune(run *r, const char *einsum, const char *shape,
     o.timing.max_seconds = 0.2;
     o.recycle_every = g_recycle;
     o.search.cut_factor = g_cut;
+    o.log = capture_log;
+    memset(&g_log, 0, sizeof g_log);
     et_error err;
     et_status st = et_tune_run(g_dev, r->b, &o, &r->res, &err);
     if (st != ET_OK)
@@ -255,6 +281,42 @@ static void test_split_tuned(void **state)
 
 /* A long run replaces its device worker every recycle_every evaluations;
  * the candidates after a replacement are verified and timed as before. */
+/* The log: "trying untransformed" (not "{} -"), parameters as a=1 b=2,
+ * and a candidate cut at the bound is an info line, not a warning. */
+static void test_log_lines(void **state)
+{
+    (void)state;
+    char buf[128];
+    et_tune_params_text("{'n_x_per_wg': 16, 'n_wi_per_i': 5}", buf,
+                        sizeof buf);
+    assert_string_equal(buf, "n_x_per_wg=16 n_wi_per_i=5");
+    et_tune_params_text("{'a': true}", buf, sizeof buf);
+    assert_string_equal(buf, "a=true");
+    et_tune_params_text("{}", buf, sizeof buf);
+    assert_string_equal(buf, "");
+
+    run r;
+    /* a bound just over the best so far cuts most candidates */
+    g_cut = 1.0001;
+    run_tune(&r, "ab,bc->ac", "a=64,b=64,c=64", NULL, ET_SEARCH_BEAM, 12,
+             1);
+    g_cut = 0;
+    int cut = r.res.failures[ET_OUTCOME_SLOWER_THAN_BOUND];
+    run_free(&r);
+    assert_true(g_log.lines > 0);
+    assert_int_equal(g_log.untransformed, 1);
+    assert_int_equal(g_log.dict, 0);
+    assert_int_equal(g_log.cut_warn, 0);
+    assert_int_equal(g_log.cut_info, cut);
+    assert_true(cut > 0);
+
+    memset(&r, 0, sizeof r);
+    run_tune(&r, "ab,bc->ac", "a=8,b=8,c=12", space_yaml, ET_SEARCH_GRID, 6,
+             0);
+    run_free(&r);
+    assert_int_equal(g_log.dict, 0);
+}
+
 static void test_worker_recycled(void **state)
 {
     (void)state;
@@ -298,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_grid_records_refused),
         cmocka_unit_test(test_beam_actions),
         cmocka_unit_test(test_split_tuned),
+        cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_worker_recycled),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -280,6 +280,79 @@ static void test_device_through_worker(void **state)
     assert_true(strlen(err.msg) > 0);
 }
 
+/* PoCL's clang prints "N warning(s) generated." on the stderr of the
+ * process that builds: the worker and an in-process device both keep it
+ * off the process's stderr and give it (with the build log's warning) to
+ * the caller in err on success, and in the error when the build fails. */
+static void test_compiler_output_captured(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/et_test_stderr_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    assert_true(saved >= 0);
+    assert_int_equal(dup2(fd, 2), 2);
+    /* a fresh worker inherits the redirected stderr */
+    et_device *devs[2] = {NULL, NULL};
+    et_error err = {{0}};
+    et_status st0 = et_device_open_isolated(NULL, NULL, &devs[0], &err);
+    et_status st1 = et_device_open(NULL, &devs[1], &err);
+    char said[2][sizeof err.msg], failed[2][sizeof err.msg];
+    et_status built[2], broke[2];
+    /* a nonce in the code (PoCL's cache key ignores comments) keeps the
+     * cache from answering without compiling */
+    long nonce = (long)time(NULL) * 100000 + (long)getpid() % 100000;
+    for (int d = 0; d < 2; d++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "__kernel void w(__global long *a) { long x;\n"
+                 "  if (x = a[0]) a[1] = x + %ldL + %d; }\n", nonce, d);
+        et_program *p = NULL;
+        built[d] = devs[d] ? et_program_build(devs[d], src, "w", &p, &err)
+                           : ET_ERR_DEVICE;
+        snprintf(said[d], sizeof said[d], "%s", err.msg);
+        if (p)
+            et_program_free(devs[d], p);
+        snprintf(src, sizeof src,
+                 "__kernel void w(__global long *a) { long x;\n"
+                 "  if (x = a[0]) a[1] = x + %ldL + %d; a[2] = ; }\n", nonce,
+                 d);
+        p = NULL;
+        broke[d] = devs[d] ? et_program_build(devs[d], src, "w", &p, &err)
+                           : ET_ERR_DEVICE;
+        snprintf(failed[d], sizeof failed[d], "%s", err.msg);
+    }
+    for (int d = 0; d < 2; d++)
+        if (devs[d])
+            et_device_close(devs[d]);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char leaked[4096] = "";
+    ssize_t n = pread(fd, leaked, sizeof leaked - 1, 0);
+    leaked[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    assert_int_equal(st0, ET_OK);
+    assert_int_equal(st1, ET_OK);
+    if (strstr(leaked, "generated"))
+        fail_msg("compiler output reached stderr: %s", leaked);
+    for (int d = 0; d < 2; d++) {
+        assert_int_equal(built[d], ET_OK);
+        if (!strstr(said[d], "warning generated") ||
+            !strstr(said[d], "assignment as a condition"))
+            fail_msg("device %d: no compiler output on success: '%s'", d,
+                     said[d]);
+        assert_int_equal(broke[d], ET_ERR_BUILD);
+        if (!strstr(failed[d], "compiler output:") ||
+            !strstr(failed[d], "generated"))
+            fail_msg("device %d: compiler output missing from the error: "
+                     "'%s'", d, failed[d]);
+    }
+}
+
 static void test_correct_kernels_pass(void **state)
 {
     et_verify_result r = check_kernel(src_sequential, &geom2d);
@@ -653,6 +726,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_through_worker),
+        cmocka_unit_test(test_compiler_output_captured),
         cmocka_unit_test(test_correct_kernels_pass),
         cmocka_unit_test(test_planted_off_by_one),
         cmocka_unit_test(test_planted_missed_tail),

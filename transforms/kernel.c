@@ -18,6 +18,17 @@ static const char *const opt_names[] = {
 static_assert(sizeof(opt_names) / sizeof(opt_names[0]) == ET_OPT_COUNT,
               "opt_names must match et_opt_kind");
 
+/* "LOCAL, UPCAST, ..." from opt_names, so that an error's list of the
+ * opts can never leave one out. */
+static void opt_name_list(char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int k = 0; k < ET_OPT_COUNT && n < cap; k++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", k ? ", " : "",
+                              opt_names[k]);
+}
+
 /* name suffix of the inner part each split kind makes */
 static const char *const part_suffix[] = {"", "", "l", "u", "r", "g", "p",
                                           "s"};
@@ -207,21 +218,18 @@ et_status et_opts_parse(const char *text, et_opt *out, int cap, int *n,
         while (isalpha((unsigned char)*p))
             p++;
         size_t len = (size_t)(p - name);
+        char names[256];
+        opt_name_list(names, sizeof names);
         if (len == 0)
-            return parse_error(d, pos, "expected an opt name (LOCAL, UPCAST, "
-                                       "UNROLL, GROUP, GROUPTOP, PADTO, SWAP, "
-                                       "NOLOCALS, PREFETCH)");
+            return parse_error(d, pos, "expected an opt name (%s)", names);
         int kind = -1;
         for (int k = 0; k < ET_OPT_COUNT; k++)
             if (strlen(opt_names[k]) == len &&
                 strncmp(opt_names[k], name, len) == 0)
                 kind = k;
         if (kind < 0)
-            return parse_error(d, pos,
-                               "unknown opt '%.*s' (expected LOCAL, UPCAST, "
-                               "UNROLL, GROUP, GROUPTOP, PADTO, SWAP, "
-                               "NOLOCALS, PREFETCH)",
-                               (int)len, name);
+            return parse_error(d, pos, "unknown opt '%.*s' (expected %s)",
+                               (int)len, name, names);
         if (count >= cap)
             return parse_error(d, pos, "too many opts (at most %d)", cap);
         et_opt o = et_opt_make((et_opt_kind)kind, NULL, 0);

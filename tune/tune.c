@@ -54,6 +54,30 @@ static void params_to_json(const char *text, char *out, size_t cap)
             *p = '"';
 }
 
+void et_tune_params_text(const char *params, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (!cap)
+        return;
+    out[0] = '\0';
+    for (const char *p = params ? params : ""; *p && n + 1 < cap; p++) {
+        if (*p == '{' || *p == '}' || *p == '\'')
+            continue;
+        if (*p == ':') {
+            out[n++] = '=';
+            while (p[1] == ' ')
+                p++;
+        } else if (*p == ',') {
+            out[n++] = ' ';
+            while (p[1] == ' ')
+                p++;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
 /* Records a finished candidate; a database that cannot be written loses
  * the record, not the run. */
 static void db_record(tune_ctx *t, et_db_trial *tr, const et_tune_candidate *c)
@@ -160,7 +184,10 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
     tc->seq = c->seq;
     copy_str(tc->params, sizeof tc->params, c->params_text);
     copy_str(tc->opts, sizeof tc->opts, c->opts_text);
-    say(t, ET_TUNE_INFO, "%s %s", tc->params, tc->opts[0] ? tc->opts : "-");
+    char ptext[512];
+    et_tune_params_text(tc->params, ptext, sizeof ptext);
+    say(t, ET_TUNE_INFO, "trying %s%s%s",
+        tc->opts[0] ? tc->opts : "untransformed", ptext[0] ? " " : "", ptext);
 
     if (c->refused) {
         tc->outcome = ET_OUTCOME_REFUSED;
@@ -224,6 +251,9 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
             et_rendered_free(&rend);
             return 1;
         }
+        if (ev.compiler_said[0])
+            say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", rend.name,
+                ev.compiler_said);
         tc->outcome = ev.result.outcome;
         copy_str(tc->reason, sizeof tc->reason, ev.result.reason);
         tc->verified = ev.verified;
@@ -266,9 +296,8 @@ answered:
     if (tc->verified) {
         char line[256];
         et_verify_summary(&tc->verify, line, sizeof line);
-        say(t, tc->verify.outcome == ET_OUTCOME_OK ? ET_TUNE_INFO
-                                                   : ET_TUNE_WARN,
-            "%s", line);
+        /* a failed verification is warned about with the outcome below */
+        say(t, ET_TUNE_INFO, "%s", line);
     }
     if (tc->outcome == ET_OUTCOME_OK) {
         char line[256];
@@ -278,8 +307,11 @@ answered:
         r->time_s = tc->timing.median_s;
     } else {
         res->failures[tc->outcome]++;
-        say(t, ET_TUNE_WARN, "%s: %s", et_outcome_name(tc->outcome),
-            tc->reason);
+        /* a cut at the bound is the search working as meant, not a
+         * warning; a kernel that fails to build, run or verify is */
+        say(t, tc->outcome == ET_OUTCOME_SLOWER_THAN_BOUND ? ET_TUNE_INFO
+                                                           : ET_TUNE_WARN,
+            "%s: %s", et_outcome_name(tc->outcome), tc->reason);
         r->status = ET_EVAL_FAILED;
         snprintf(r->reason, sizeof r->reason, "%.40s: %.400s",
                  et_outcome_name(tc->outcome), tc->reason);
@@ -307,6 +339,9 @@ static et_status baseline(tune_ctx *t)
     st = et_program_build(t->dev, rend.source, rend.name, &p, t->err);
     if (st != ET_OK)
         goto done;
+    if (t->err->msg[0])
+        say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", rend.name,
+            t->err->msg);
     st = et_verifier_baseline_kernel(t->ver, t->dev, p, &rend.launch,
                                      &t->res->baseline_verify, t->err);
     if (st != ET_OK)

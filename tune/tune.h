@@ -111,6 +111,10 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
 
 void et_tune_result_free(et_tune_result *res);
 
+/* A space point as et_point_format writes it ("{'a': 16, 'b': true}") in
+ * the log's form "a=16 b=true" into out (cap bytes); "" for "{}". */
+void et_tune_params_text(const char *params, char *out, size_t cap);
+
 /* The built-in general space: a tinygrad-style action pool that fits any
  * einsum (YAML text, loaded with et_space_load_text). */
 extern const char et_builtin_space_yaml[];

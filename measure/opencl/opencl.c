@@ -453,9 +453,9 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
             return ET_OK;
         }
         return et_errorf(err, ET_ERR_DEVICE,
-                         "no OpenCL device %d: there are %d (see "
+                         "no OpenCL device %d: there %s %d (see "
                          "'eintune devices')",
-                         spec->index, n);
+                         spec->index, n == 1 ? "is only" : "are", n);
     case ET_SPEC_PLATFORM_DEVICE:
         for (int i = 0; i < n; i++) {
             if (refs[i].platform == spec->platform &&
@@ -627,30 +627,35 @@ static et_status ocl_program_build(void *vctx, const char *source,
            (p->program = clCreateProgramWithSource(c->context, 1, &source,
                                                    NULL, &rc),
             rc));
-    if (CL_FAILED(err, rc = clBuildProgram(p->program, 1, &c->device,
-                                           "-cl-std=CL1.2", NULL, NULL))) {
+    char said[1024];
+    rc = et_cl_build_captured(p->program, c->device, "-cl-std=CL1.2", said,
+                              sizeof said);
+    log = et_cl_build_log(p->program, c->device);
+    if (rc != CL_SUCCESS) {
         st = ET_ERR_BUILD;
-        size_t len = 0;
-        et_error ignore;
-        if (CL_FAILED(&ignore, clGetProgramBuildInfo(
-                                   p->program, c->device,
-                                   CL_PROGRAM_BUILD_LOG, 0, NULL, &len)) ||
-            !(log = calloc(len + 1, 1)) ||
-            CL_FAILED(&ignore, clGetProgramBuildInfo(
-                                   p->program, c->device,
-                                   CL_PROGRAM_BUILD_LOG, len, log, NULL))) {
-            et_error_append(err, " (no build log)");
+        if (!log || !log[0]) {
+            et_errorf(err, ET_ERR_BUILD,
+                      "OpenCL build of '%s' failed: clBuildProgram: %s "
+                      "(%d) (no build log)%s%s",
+                      name, ocl_error_name(rc), (int)rc,
+                      said[0] ? "\ncompiler output:\n" : "", said);
             goto cleanup;
         }
         char first[512];
         et_log_first_error(log, first, sizeof first);
-        char call[256];
-        snprintf(call, sizeof call, "%.200s", err->msg);
         et_errorf(err, ET_ERR_BUILD,
-                  "OpenCL build of '%s' failed: %s\n[%s]\nbuild log:\n%s",
-                  name, first[0] ? first : ocl_error_name(rc), call, log);
+                  "OpenCL build of '%s' failed: %s\n[clBuildProgram: %s "
+                  "(%d)]\nbuild log:\n%s%s%s",
+                  name, first[0] ? first : ocl_error_name(rc),
+                  ocl_error_name(rc), (int)rc, log,
+                  said[0] ? "\ncompiler output:\n" : "", said);
         goto cleanup;
     }
+    /* a build that worked: what the compiler said (warnings), for the
+     * caller's debug log (see backend.h) */
+    if ((log && log[0]) || said[0])
+        snprintf(err->msg, sizeof err->msg, "%s%s%s", said,
+                 said[0] && log && log[0] ? "\n" : "", log ? log : "");
     if (CL_FAILED(err, (p->kernel = clCreateKernel(p->program, name, &rc),
                         rc))) {
         if (rc == CL_INVALID_KERNEL_NAME)

@@ -9,16 +9,67 @@
 
 #include <CL/cl.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 struct et_cl_user_kernel {
     cl_program program;
     cl_kernel kernel;
     cl_uint nargs;
 };
+
+/* fd 2 is the process's: one build redirects it at a time. */
+static pthread_mutex_t stderr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int et_cl_build_captured(cl_program program, cl_device_id dev,
+                         const char *options, char *out, size_t cap)
+{
+    if (cap)
+        out[0] = '\0';
+    pthread_mutex_lock(&stderr_lock);
+    fflush(stderr);
+    int saved = dup(2);
+    int sink = memfd_create("eintune-build", MFD_CLOEXEC);
+    int redirected = saved >= 0 && sink >= 0 && dup2(sink, 2) == 2;
+    cl_int rc = clBuildProgram(program, 1, &dev, options, NULL, NULL);
+    if (redirected) {
+        fflush(stderr);
+        dup2(saved, 2);
+        if (cap > 1 && lseek(sink, 0, SEEK_SET) == 0) {
+            ssize_t n = read(sink, out, cap - 1);
+            n = n < 0 ? 0 : n;
+            while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+                n--;
+            out[n] = '\0';
+        }
+    }
+    if (saved >= 0)
+        close(saved);
+    if (sink >= 0)
+        close(sink);
+    pthread_mutex_unlock(&stderr_lock);
+    return rc;
+}
+
+char *et_cl_build_log(cl_program program, cl_device_id dev)
+{
+    size_t len = 0;
+    if (clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, NULL,
+                              &len) != CL_SUCCESS)
+        return NULL;
+    char *log = calloc(len + 1, 1);
+    if (log && clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, len,
+                                     log, NULL) != CL_SUCCESS) {
+        free(log);
+        return NULL;
+    }
+    return log;
+}
 
 /* On failure of `call` (a cl_int expression): err gets "text failed:
  * NAME (code)", st = status, jump to cleanup. */
@@ -51,27 +102,27 @@ et_status et_cl_user_build(cl_context ctx, cl_device_id dev,
             (k->program = clCreateProgramWithSource(ctx, 1, &source, NULL,
                                                     &rc),
              rc));
-    rc = clBuildProgram(k->program, 1, &dev, "-cl-std=CL1.2", NULL, NULL);
+    char said[1024];
+    rc = et_cl_build_captured(k->program, dev, "-cl-std=CL1.2", said,
+                              sizeof said);
     if (rc != CL_SUCCESS) {
-        size_t len = 0;
         st = ET_ERR_BUILD;
-        if (clGetProgramBuildInfo(k->program, dev, CL_PROGRAM_BUILD_LOG, 0,
-                                  NULL, &len) == CL_SUCCESS &&
-            (log = calloc(len + 1, 1)) != NULL &&
-            clGetProgramBuildInfo(k->program, dev, CL_PROGRAM_BUILD_LOG, len,
-                                  log, NULL) == CL_SUCCESS) {
+        log = et_cl_build_log(k->program, dev);
+        if (log) {
             char first[512];
             et_log_first_error(log, first, sizeof first);
             et_errorf(err, ET_ERR_BUILD,
                       "OpenCL build of '%s' failed: %s\n"
-                      "[clBuildProgram: %s (%d)]\nbuild log:\n%s",
+                      "[clBuildProgram: %s (%d)]\nbuild log:\n%s%s%s",
                       name, first[0] ? first : et_opencl_error_name(rc),
-                      et_opencl_error_name(rc), (int)rc, log);
+                      et_opencl_error_name(rc), (int)rc, log,
+                      said[0] ? "\ncompiler output:\n" : "", said);
         } else {
             et_errorf(err, ET_ERR_BUILD,
                       "OpenCL build of '%s' failed: clBuildProgram: %s "
-                      "(%d) (no build log)",
-                      name, et_opencl_error_name(rc), (int)rc);
+                      "(%d) (no build log)%s%s",
+                      name, et_opencl_error_name(rc), (int)rc,
+                      said[0] ? "\ncompiler output:\n" : "", said);
         }
         goto cleanup;
     }

@@ -156,7 +156,9 @@ int main(int argc, char **argv)
             et_program *p = NULL;
             st = dev ? et_program_build(dev, source, name, &p, &err)
                      : ET_ERR_DEVICE;
-            answer(st, (uint64_t)(uintptr_t)p, 0, NULL, 0, &err);
+            /* a build that worked answers with the compiler's warnings */
+            answer(st, (uint64_t)(uintptr_t)p, 0, err.msg,
+                   st == ET_OK ? strnlen(err.msg, sizeof err.msg) : 0, &err);
             break;
         }
         case ET_WIRE_PFREE:

@@ -79,6 +79,8 @@ int cmd_export(int argc, char **argv)
                                "not '%s'", backend);
     if (strlen(dir) > 3000)
         return cli_usage_error("export", "-o DIR is too long");
+    if (cli_check_output("export", "-o", dir, NULL, 1))
+        return EXIT_INPUT;
 
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;

@@ -192,6 +192,8 @@ int cmd_tune(int argc, char **argv)
             return cli_usage_error("tune", "--plot FILE must end in .svg or "
                                    ".png");
     }
+    if (plot && cli_check_output("tune", "--plot", plot, NULL, 0))
+        return EXIT_INPUT;
 
     /* Everything about the input is checked before a device is opened:
      * the problem here, the opts and the space by the API before it opens

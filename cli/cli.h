@@ -69,6 +69,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_error(const char *cmd, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Prints "eintune CMD: <d->msg>", records it with d's input, position,
+ * line and column, and returns cli_exit_status(st, d). */
+int cli_api_error(const char *cmd, et_status st, const et_diag *d);
+
 /* Checks, before anything runs, a file the command will write: its
  * extension when exts (NULL-terminated, e.g. ".svg", ".png") is given,
  * that it is not a directory, and that its directory exists and is

@@ -99,8 +99,7 @@ int cmd_export(int argc, char **argv)
     et_diag d;
     et_status st = et_best_kernel_export(bk, &o, &res, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune export: %s\n", d.msg);
-        status = cli_exit_status(st, &d);
+        status = cli_api_error("export", st, &d);
         goto out;
     }
     et_best_info info;

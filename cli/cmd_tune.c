@@ -233,7 +233,7 @@ int cmd_tune(int argc, char **argv)
             cli_diag("--opts", opts_text, &d);
             return EXIT_INPUT;
         }
-        fprintf(stderr, "eintune tune: %s\n", d.msg);
+        cli_api_error("tune", st, &d);
         return st == ET_ERR_INPUT || d.input == ET_INPUT_SPACE ? EXIT_INPUT
                                                                 : EXIT_RUN;
     }
@@ -249,7 +249,7 @@ int cmd_tune(int argc, char **argv)
         goto out;
     if (plot && et_tune_report_has_roofline(rep)) {
         if (et_tune_report_plot(rep, plot, &d) != ET_OK) {
-            fprintf(stderr, "eintune tune: plot: %s\n", d.msg);
+            cli_error("tune", EXIT_RUN, "plot: %s", d.msg);
             goto out;
         }
         cli_log(LOG_INFO, "tune", "wrote %s", plot);

@@ -133,6 +133,14 @@ int cli_error(const char *cmd, int status, const char *fmt, ...)
     return status;
 }
 
+int cli_api_error(const char *cmd, et_status st, const et_diag *d)
+{
+    fprintf(stderr, "eintune %s: %s\n", cmd, d->msg);
+    recordf("", et_input_name(d->input), d->pos, d->line, d->col, "%s",
+            d->msg);
+    return cli_exit_status(st, d);
+}
+
 /* The error of cli_check_output: prints it and returns 2. */
 static int out_error(const char *cmd, const char *flag, const char *path,
                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));

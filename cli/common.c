@@ -121,7 +121,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 int cli_error(const char *cmd, int status, const char *fmt, ...)
 {
-    fprintf(stderr, "eintune %s: ", cmd);
+    fprintf(stderr, "eintune%s%s: ", cmd[0] ? " " : "", cmd);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

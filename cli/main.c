@@ -84,7 +84,9 @@ int main(int argc, char **argv)
             return status;
         }
     }
-    fprintf(stderr, "eintune: unknown command '%s'\n", argv[1]);
+    cli_error("", EXIT_INPUT, "unknown command '%s'", argv[1]);
     usage(stderr);
+    if (check_json_arg("", argc, argv) == 0)
+        cli_json_error(argv[1], EXIT_INPUT);
     return EXIT_INPUT;
 }

@@ -11,6 +11,8 @@
 #include "transforms/kernel.h"
 #include "tune/tune.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,4 +307,18 @@ et_status api_fail_err(et_diag *d, et_status st, et_input in,
 {
     return api_fail(d, st, in, "%s", err->msg[0] ? err->msg
                                                   : et_status_str(st));
+}
+
+void api_json_problem(void *doc, const et_einsum *e)
+{
+    cJSON *js = cJSON_AddObjectToObject(doc, "sizes");
+    for (int a = 0; js && a < e->n_idx; a++)
+        cJSON_AddNumberToObject(js, e->idx[a].name, (double)e->idx[a].size);
+    cJSON *jt = cJSON_AddObjectToObject(doc, "dtypes");
+    cJSON *ji = jt ? cJSON_AddArrayToObject(jt, "inputs") : NULL;
+    for (int k = 0; ji && k < e->n_ops; k++)
+        cJSON_AddItemToArray(ji,
+                             cJSON_CreateString(et_dtype_name(e->op[k].dtype)));
+    if (jt)
+        cJSON_AddStringToObject(jt, "output", et_dtype_name(e->out.dtype));
 }

@@ -53,4 +53,9 @@ et_status api_best_find(const et_einsum *e, const et_device_info *info,
 void api_best_info_fill(const et_best *b, const et_device_info *info,
                         et_best_info *out);
 
+/* Adds the problem's "sizes" ({"i": 512, ...} in the einsum's index
+ * names, "..." dimensions as "_0", "_1"...) and "dtypes" ({"inputs":
+ * ["f64", ...], "output": "f64"}) to the JSON object doc (a cJSON *). */
+void api_json_problem(void *doc, const et_einsum *e);
+
 #endif /* ET_API_IMPL_H */

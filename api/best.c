@@ -297,6 +297,7 @@ char *et_best_report_json(const et_best_kernel *bk)
     if (!doc)
         return NULL;
     cJSON_AddStringToObject(doc, "einsum", e->text);
+    api_json_problem(doc, e);
     cJSON *jd = cJSON_AddObjectToObject(doc, "device");
     cJSON_AddStringToObject(jd, "name", info->name);
     cJSON_AddStringToObject(jd, "backend",

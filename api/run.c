@@ -511,6 +511,7 @@ char *et_runner_json(const et_runner *r, const char *output)
     if (!doc)
         return NULL;
     cJSON_AddStringToObject(doc, "einsum", r->e->text);
+    api_json_problem(doc, r->e);
     cJSON *jdev = cJSON_AddObjectToObject(doc, "device");
     cJSON_AddStringToObject(jdev, "name", info.device);
     cJSON_AddStringToObject(jdev, "backend", et_backend_name(info.backend));

@@ -31,6 +31,7 @@
 
 struct et_tune_report {
     char einsum[ET_MAX_TEXT];
+    et_einsum e;              /* the problem, for the JSON's sizes, dtypes */
     int64_t ops_total;        /* over all dtypes, for the summary's GOps/s */
     et_device_info info;
     char space[ET_SPACE_NAME_LEN];
@@ -282,6 +283,7 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
         goto out;
     }
     snprintf(r->einsum, sizeof r->einsum, "%s", p->e.text);
+    r->e = p->e;
     int64_t ops[ET_DTYPE_COUNT];
     et_einsum_ops(&p->e, ops);
     for (int t = 0; t < ET_DTYPE_COUNT; t++)
@@ -491,6 +493,7 @@ static cJSON *report_json(const et_tune_report *r)
     const et_tune_result *res = &r->res;
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "einsum", r->einsum);
+    api_json_problem(doc, &r->e);
     cJSON *jd = cJSON_AddObjectToObject(doc, "device");
     cJSON_AddStringToObject(jd, "name", r->info.name);
     cJSON_AddStringToObject(jd, "backend",

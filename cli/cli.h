@@ -17,6 +17,17 @@ enum { EXIT_RUN = 1, EXIT_INPUT = 2 };
 
 enum cli_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 
+/* An error as the JSON error object of `--json -` gives it (docs/cli.md):
+ * recorded by cli_usage_error, cli_diag, cli_error and cli_exit_status,
+ * the first one wins (the later ones are its consequences). */
+typedef struct cli_err_record {
+    int set;
+    char status[16];     /* "usage", "bad input", "run failed" */
+    char input[16];      /* what the message is about ("einsum", ...), or "" */
+    int pos, line, col;  /* byte in the input, or -1; line:col, or 0 */
+    char message[1024];
+} cli_err_record;
+
 /* Flags common to every command. */
 typedef struct cli_common {
     const char *device;  /* --device, NULL = default */
@@ -24,6 +35,8 @@ typedef struct cli_common {
     const char *json;    /* --json FILE, "-" = stdout */
     int quiet;
     int verbose;
+    int json_written;    /* the JSON document went out */
+    cli_err_record err;    /* the first error printed, for --json - */
 } cli_common;
 
 extern cli_common g_cli;
@@ -50,6 +63,30 @@ void cli_diag(const char *what, const char *text, const et_diag *d);
 /* Prints a usage error ("eintune CMD: msg; see --help") and returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Prints "eintune CMD: msg", records it as an error of exit status
+ * `status` (EXIT_INPUT: bad input, else a failed run) and returns status. */
+int cli_error(const char *cmd, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints "eintune CMD: <d->msg>", records it with d's input, position,
+ * line and column, and returns cli_exit_status(st, d). */
+int cli_api_error(const char *cmd, et_status st, const et_diag *d);
+
+/* Checks, before anything runs, a file the command will write: its
+ * extension when exts (NULL-terminated, e.g. ".svg", ".png") is given,
+ * that it is not a directory, and that its directory exists and is
+ * writable (dir: path is a directory that must exist, be writable, or be
+ * creatable in a writable parent). Returns 0, or prints "eintune CMD:
+ * FLAG PATH: why" and returns 2. */
+int cli_check_output(const char *cmd, const char *flag, const char *path,
+                     const char *const *exts, int dir);
+
+/* With `--json -`, a command that failed without writing its document
+ * writes the recorded error (or a generic one for status) to stdout:
+ * {"error": {"status", "exit", "message", "input", "pos", "line", "col"}}.
+ * Called by main after the command returned status. */
+void cli_json_error(const char *cmd, int status);
 
 /* Stream for human-readable tables: stdout, or stderr when --json -. */
 FILE *cli_table_out(void);

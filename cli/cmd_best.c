@@ -50,8 +50,7 @@ int cli_best_find(const char *cmd, const char *text, const char *shape,
     *bk = NULL;
     et_status st = et_problem_init(text, shape, dtype, p, &d);
     if (st == ET_ERR_NOMEM) {
-        fprintf(stderr, "eintune %s: out of memory\n", cmd);
-        return EXIT_RUN;
+        return cli_error(cmd, EXIT_RUN, "out of memory");
     }
     if (st != ET_OK) {
         cli_problem_diag(&d, text, shape, dtype);
@@ -66,13 +65,11 @@ int cli_best_find(const char *cmd, const char *text, const char *shape,
     o.log_arg = (void *)cmd;
     st = et_best_kernel_find(*p, &o, bk, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune %s: %s\n", cmd, d.msg);
-        return cli_exit_status(st, &d);
+        return cli_api_error(cmd, st, &d);
     }
     if (!*bk) {
-        fprintf(stderr, "eintune %s: %s; run 'eintune tune' first\n", cmd,
-                d.msg);
-        return EXIT_RUN;
+        return cli_error(cmd, EXIT_RUN, "%s; run 'eintune tune' first",
+                         d.msg);
     }
     return 0;
 }
@@ -111,7 +108,7 @@ int cmd_best(int argc, char **argv)
     int status = cli_best_find("best", text, shape, dtype, 1, &p, &bk);
     if (status == 0) {
         if (et_best_report_print(bk, cli_table_out()) != 0) {
-            fprintf(stderr, "eintune best: cannot render the kernel\n");
+            cli_error("best", EXIT_RUN, "cannot render the kernel");
             status = EXIT_RUN;
         } else if (g_cli.json) {
             char *json = et_best_report_json(bk);

@@ -78,8 +78,7 @@ int cmd_check(int argc, char **argv)
     et_status st = et_problem_check(p, g_cli.device, roofline, &r, &d);
     et_problem_free(p);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune check: %s\n", d.msg);
-        return EXIT_RUN;
+        return cli_error("check", EXIT_RUN, "%s", d.msg);
     }
     FILE *f = cli_table_out();
     et_check_report_print(r, f);

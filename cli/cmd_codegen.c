@@ -94,14 +94,13 @@ int cmd_codegen(int argc, char **argv)
         return 0;
     }
     if (st == ET_ERR_REFUSED) {
-        fprintf(stderr, "eintune codegen: opt refused: %s\n", d.msg);
-        return EXIT_INPUT;
+        return cli_error("codegen", EXIT_INPUT, "opt refused: %s", d.msg);
     }
     if (d.input == ET_INPUT_OPTS) {
         cli_diag("opts", opts_text, &d);
         return EXIT_INPUT;
     }
-    fprintf(stderr, "eintune codegen: %s\n", d.msg);
+    cli_api_error("codegen", st, &d);
     return st == ET_ERR_UNSUPPORTED || st == ET_ERR_INPUT ? EXIT_INPUT
                                                           : EXIT_RUN;
 }

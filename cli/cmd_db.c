@@ -71,7 +71,7 @@ static int open_db(et_database **db)
     et_diag d;
     et_status st = et_database_open(g_cli.db, db, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune db: %s\n", d.msg);
+        cli_api_error("db", st, &d);
         return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
     }
     return 0;
@@ -79,7 +79,7 @@ static int open_db(et_database **db)
 
 static int db_fail(et_status st, const et_diag *d)
 {
-    fprintf(stderr, "eintune db: %s\n", d->msg);
+    cli_api_error("db", st, d);
     return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
 }
 
@@ -326,8 +326,7 @@ static int db_list(et_database *db, const char *text, const char *shape,
     if (text) {
         et_status st = et_problem_init(text, shape, dtype, &p, &d);
         if (st == ET_ERR_NOMEM) {
-            fprintf(stderr, "eintune db: out of memory\n");
-            return EXIT_RUN;
+            return cli_error("db", EXIT_RUN, "out of memory");
         }
         if (st != ET_OK) {
             cli_diag("einsum", text, &d);

@@ -45,9 +45,8 @@ int cmd_devices(int argc, char **argv)
     et_diag d;
     et_status st = et_device_desc_list(&devs, &n, &notes, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune devices: %s\n",
-                st == ET_ERR_NOMEM ? "out of memory" : d.msg);
-        return EXIT_RUN;
+        return cli_error("devices", EXIT_RUN, "%s",
+                         st == ET_ERR_NOMEM ? "out of memory" : d.msg);
     }
     for (char *line = notes; *line;) {
         char *end = strchr(line, '\n');

@@ -79,6 +79,8 @@ int cmd_export(int argc, char **argv)
                                "not '%s'", backend);
     if (strlen(dir) > 3000)
         return cli_usage_error("export", "-o DIR is too long");
+    if (cli_check_output("export", "-o", dir, NULL, 1))
+        return EXIT_INPUT;
 
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;
@@ -97,8 +99,7 @@ int cmd_export(int argc, char **argv)
     et_diag d;
     et_status st = et_best_kernel_export(bk, &o, &res, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune export: %s\n", d.msg);
-        status = cli_exit_status(st, &d);
+        status = cli_api_error("export", st, &d);
         goto out;
     }
     et_best_info info;

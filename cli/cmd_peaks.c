@@ -94,7 +94,7 @@ int cmd_peaks(int argc, char **argv)
     et_diag d;
     et_status st = et_peaks_report_init(&o, &r, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune peaks: %s\n", d.msg);
+        cli_api_error("peaks", st, &d);
         return st == ET_ERR_INPUT ? EXIT_INPUT : EXIT_RUN;
     }
     et_peaks_report_print(r, cli_table_out());

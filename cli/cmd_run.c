@@ -43,7 +43,13 @@ static void run_usage(FILE *f)
         "                print measured against roofline GOps/s\n"
         "  --plot FILE   with --time: roofline chart (.svg or .png)\n"
         "  --device D    opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
-        "  --json FILE   machine-readable result ('-' = stdout)\n"
+        "  --json FILE   machine-readable result ('-' = stdout): einsum,\n"
+        "                sizes, dtypes, device, opts, kernel, output...; on\n"
+        "                failure with '-', {\"error\": {...}} (docs/cli.md)\n"
+        "\n"
+        "The files it writes (-o, --plot, --json) are checked before it runs:\n"
+        "a --plot not ending in .svg or .png, a directory that does not exist\n"
+        "or is not writable is bad input.\n"
         "\n"
         "exit status: 0 success, 1 the run could not complete or the\n"
         "verification failed, 2 bad input\n");
@@ -109,6 +115,12 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage_error("run", "--plot needs --time");
     if (a->best && a->opts)
         return cli_usage_error("run", "--best and --opts exclude each other");
+    /* the files it will write, before anything runs */
+    static const char *const plot_exts[] = {".svg", ".png", NULL};
+    if (a->plot && cli_check_output("run", "--plot", a->plot, plot_exts, 0))
+        return EXIT_INPUT;
+    if (cli_check_output("run", "-o", a->output, NULL, 0))
+        return EXIT_INPUT;
     return 0;
 }
 
@@ -170,8 +182,7 @@ static int load_inputs(const run_args *a, run_inputs *ri)
                                           dtypes, &ri->p, &d);
     if (st != ET_OK) {
         if (st == ET_ERR_NOMEM) {
-            fprintf(stderr, "eintune run: out of memory\n");
-            return EXIT_RUN;
+            return cli_error("run", EXIT_RUN, "out of memory");
         }
         cli_diag("einsum", a->einsum, &d);
         return EXIT_INPUT;
@@ -196,36 +207,31 @@ static int open_and_build(const run_args *a, const et_problem *p,
     et_diag d;
     et_status st = et_runner_open(p, &o, r, &d);
     if (st != ET_OK) {
-        fprintf(stderr, "eintune run: %s\n", d.msg);
+        cli_error("run", 0, "%s", d.msg);
         return cli_exit_status(st, &d);
     }
     if (a->best) {
         int found = 0;
         st = et_runner_find_best(*r, NULL, &found, &d);
         if (st != ET_OK) {
-            fprintf(stderr, "eintune run: --best: %s\n", d.msg);
-            return EXIT_RUN;
+            return cli_error("run", EXIT_RUN, "--best: %s", d.msg);
         }
         if (!found) {
             et_run_info info;
             et_runner_info(*r, &info);
-            fprintf(stderr,
-                    "eintune run: --best: no verified kernel known for %s "
-                    "(these sizes and dtypes) on %s in %s; tune it first or "
-                    "give --opts\n",
-                    et_problem_einsum(p), info.device, info.db);
-            return EXIT_INPUT;
+            return cli_error("run", EXIT_INPUT,
+                             "--best: no verified kernel known for %s "
+                             "(these sizes and dtypes) on %s in %s; tune it "
+                             "first or give --opts",
+                             et_problem_einsum(p), info.device, info.db);
         }
     }
     st = et_runner_build(*r, &d);
     if (st == ET_ERR_REFUSED) {
-        fprintf(stderr, "eintune run: opt refused: %s\n", d.msg);
-        return EXIT_INPUT;
+        return cli_error("run", EXIT_INPUT, "opt refused: %s", d.msg);
     }
-    if (st != ET_OK) {
-        fprintf(stderr, "eintune run: %s\n", d.msg);
-        return EXIT_RUN;
-    }
+    if (st != ET_OK)
+        return cli_error("run", EXIT_RUN, "%s", d.msg);
     return 0;
 }
 
@@ -239,11 +245,11 @@ static int verify(et_runner *r, const run_inputs *ri, const void *out)
     et_diag d;
     int failed = 0;
     if (et_runner_check_output(r, ri->data, out, &v, &d) != ET_OK) {
-        fprintf(stderr, "eintune run: output check failed: %s\n", d.msg);
+        cli_error("run", EXIT_RUN, "output check failed: %s", d.msg);
         failed = 1;
     } else if (!v.output_ok) {
-        fprintf(stderr, "eintune run: output check failed: %s\n",
-                v.output_reason);
+        cli_error("run", EXIT_RUN, "output check failed: %s",
+                  v.output_reason);
         failed = 1;
     } else {
         cli_log(LOG_INFO, "run",
@@ -252,11 +258,11 @@ static int verify(et_runner *r, const run_inputs *ri, const void *out)
                 v.output_max_norm_err);
     }
     if (et_runner_verify(r, &v, &d) != ET_OK) {
-        fprintf(stderr, "eintune run: %s\n", d.msg);
+        cli_error("run", EXIT_RUN, "%s", d.msg);
         return -1;
     }
     if (v.outcome != ET_OUTCOME_OK) {
-        fprintf(stderr, "eintune run: verification failed: %s\n", v.reason);
+        cli_error("run", EXIT_RUN, "verification failed: %s", v.reason);
         failed = 1;
     } else {
         cli_log(LOG_INFO, "run", "%s", v.summary);
@@ -271,14 +277,12 @@ static int time_run(et_runner *r, const char *plot)
     et_run_timing t;
     et_diag d;
     if (et_runner_time(r, &t, &d) != ET_OK) {
-        fprintf(stderr, "eintune run: %s\n", d.msg);
-        return EXIT_RUN;
+        return cli_error("run", EXIT_RUN, "%s", d.msg);
     }
     cli_log(LOG_INFO, "run", "%s", t.summary);
     int drawn = 0;
     if (et_runner_roofline(r, cli_table_out(), plot, &drawn, &d) != ET_OK) {
-        fprintf(stderr, "eintune run: plot: %s\n", d.msg);
-        return EXIT_RUN;
+        return cli_error("run", EXIT_RUN, "plot: %s", d.msg);
     }
     if (drawn && plot)
         cli_log(LOG_INFO, "run", "wrote %s", plot);
@@ -307,11 +311,11 @@ int cmd_run(int argc, char **argv)
         goto done;
     status = EXIT_RUN;
     if (et_host_array_init(ri.p, -1, &out) != ET_OK) {
-        fprintf(stderr, "eintune run: out of memory\n");
+        cli_error("run", EXIT_RUN, "out of memory");
         goto done;
     }
     if (et_runner_exec(r, out.data, ri.data, &d) != ET_OK) {
-        fprintf(stderr, "eintune run: %s\n", d.msg);
+        cli_error("run", EXIT_RUN, "%s", d.msg);
         goto done;
     }
     /* Write the output before anything else can fail. */

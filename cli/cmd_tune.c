@@ -267,6 +267,8 @@ int cmd_tune(int argc, char **argv)
             return cli_usage_error("tune", "--plot FILE must end in .svg or "
                                    ".png");
     }
+    if (plot && cli_check_output("tune", "--plot", plot, NULL, 0))
+        return EXIT_INPUT;
 
     /* Everything about the input is checked before a device is opened:
      * the problem here, the opts and the space by the API before it opens
@@ -307,7 +309,7 @@ int cmd_tune(int argc, char **argv)
             cli_diag("--opts", opts_text, &d);
             return EXIT_INPUT;
         }
-        fprintf(stderr, "eintune tune: %s\n", d.msg);
+        cli_api_error("tune", st, &d);
         return st == ET_ERR_INPUT || d.input == ET_INPUT_SPACE ? EXIT_INPUT
                                                                 : EXIT_RUN;
     }
@@ -323,7 +325,7 @@ int cmd_tune(int argc, char **argv)
         goto out;
     if (plot && et_tune_report_has_roofline(rep)) {
         if (et_tune_report_plot(rep, plot, &d) != ET_OK) {
-            fprintf(stderr, "eintune tune: plot: %s\n", d.msg);
+            cli_error("tune", EXIT_RUN, "plot: %s", d.msg);
             goto out;
         }
         cli_log(LOG_INFO, "tune", "wrote %s", plot);

@@ -32,7 +32,32 @@ static void usage(FILE *f)
     fprintf(f,
             "\nflags common to all commands: --device D, --db FILE,\n"
             "  --json FILE ('-' = stdout), --quiet, --verbose, --help\n"
-            "exit status: 0 success, 1 run could not complete, 2 bad input\n");
+            "exit status: 0 success, 1 run could not complete, 2 bad input\n"
+            "  (a file a command would write, in a missing or read-only\n"
+            "  directory, is bad input, found before anything runs)\n"
+            "with --json -, a failed command writes {\"error\": {\"status\",\n"
+            "  \"exit\", \"message\", \"input\", \"pos\"}} to stdout instead\n");
+}
+
+/* --json FILE of any command (FILE other than '-') is checked before the
+ * command runs: its directory must exist and be writable. */
+static int check_json_arg(const char *cmd, int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strcmp(argv[i], "--json") && i + 1 < argc)
+            v = argv[++i];
+        else if (!strncmp(argv[i], "--json=", 7))
+            v = argv[i] + 7;
+        if (v && strcmp(v, "-") != 0 &&
+            cli_check_output(cmd, "--json", v, NULL, 0))
+            return EXIT_INPUT;
+        if (v && !strcmp(v, "-"))
+            g_cli.json = v; /* for the JSON error object of a usage error */
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -71,10 +96,16 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (strcmp(argv[1], commands[i].name) == 0) {
             cli_getopt_reset();
-            return commands[i].fn(argc - 1, argv + 1);
+            int status = check_json_arg(commands[i].name, argc, argv);
+            if (!status)
+                status = commands[i].fn(argc - 1, argv + 1);
+            cli_json_error(commands[i].name, status);
+            return status;
         }
     }
-    fprintf(stderr, "eintune: unknown command '%s'\n", argv[1]);
+    cli_error("", EXIT_INPUT, "unknown command '%s'", argv[1]);
     usage(stderr);
+    if (check_json_arg("", argc, argv) == 0)
+        cli_json_error(argv[1], EXIT_INPUT);
     return EXIT_INPUT;
 }

@@ -241,6 +241,100 @@ static et_status resolve_actions(et_binding *b)
     return ET_OK;
 }
 
+/* Points the constraint check visits at most: it stops at the first
+ * point whose constraints all hold (in a usual space the first one), so
+ * only a space with few or no valid points costs this many evaluations. */
+#define CHECK_MAX_POINTS 200000
+
+/*
+ * A space whose constraints hold at no point is an error in the space, not
+ * a search that finds nothing: visits the points of every mapping (as
+ * many as CHECK_MAX_POINTS) until one satisfies every constraint. When a
+ * constraint cannot be evaluated at any point (`i / (a - a) > 1`), names
+ * it; when they evaluate but some constraint is false everywhere, says
+ * the space has no valid point and names the constraint false at the most
+ * points. Spaces without parameters or constraints pass.
+ */
+static et_status check_constraints(const et_binding *b, et_diag *d)
+{
+    const et_space *s = b->s;
+    if (s->n_constraints == 0)
+        return ET_OK;
+    int n_false[ET_SPACE_MAX_CONSTRAINTS] = {0};
+    long n_points = 0, n_err = 0;
+    int first_err = -1;
+    char err_msg[256] = "";
+    for (int m = 0; m < b->n_maps; m++) {
+        int idx[ET_SPACE_MAX_PARAMS] = {0};
+        bool empty = false;
+        for (int k = 0; k < s->n_params; k++)
+            empty = empty || b->n_dom[m][k] == 0;
+        if (empty)
+            continue;
+        for (;;) {
+            int64_t sl[ET_SPACE_N_SLOTS];
+            memcpy(sl, b->slots[m], sizeof(sl));
+            for (int k = 0; k < s->n_params; k++)
+                sl[k] = b->dom[m][k][idx[k]];
+            if (++n_points > CHECK_MAX_POINTS)
+                return ET_OK; /* undecided: the search will tell */
+            bool ok = true, errored = false;
+            for (int i = 0; i < s->n_constraints && ok; i++) {
+                int64_t v;
+                char e[256];
+                if (et_expr_eval(s->constraint[i], sl, &v, e, sizeof(e)) !=
+                    ET_OK) {
+                    if (first_err < 0) {
+                        first_err = i;
+                        snprintf(err_msg, sizeof(err_msg), "%s", e);
+                    }
+                    errored = true;
+                    ok = false;
+                    n_false[i]++;
+                } else if (!v) {
+                    ok = false;
+                    n_false[i]++;
+                }
+            }
+            if (ok)
+                return ET_OK;
+            n_err += errored;
+            /* next point: the last parameter varies fastest */
+            int k = s->n_params - 1;
+            while (k >= 0 && ++idx[k] == b->n_dom[m][k])
+                idx[k--] = 0;
+            if (k < 0)
+                break;
+        }
+    }
+    if (n_points == 0)
+        return ET_OK; /* an empty domain: said elsewhere */
+    if (d) {
+        d->input = ET_INPUT_SPACE;
+        snprintf(d->file, sizeof(d->file), "%s", s->file);
+    }
+    if (n_err == n_points) {
+        return bfail(d, s->cpos[first_err].line, s->cpos[first_err].col,
+                     "%s:%d:%d: constraint '%s' cannot be evaluated at any "
+                     "point of space '%s' (%ld point%s): %s",
+                     s->file, s->cpos[first_err].line,
+                     s->cpos[first_err].col,
+                     et_expr_text(s->constraint[first_err]), s->name,
+                     n_points, n_points == 1 ? "" : "s", err_msg);
+    }
+    int worst = 0;
+    for (int i = 1; i < s->n_constraints; i++)
+        if (n_false[i] > n_false[worst])
+            worst = i;
+    return bfail(d, s->cpos[worst].line, s->cpos[worst].col,
+                 "%s:%d:%d: space '%s' has no valid point: none of its %ld "
+                 "point%s satisfies every constraint (constraint '%s' fails "
+                 "at %d of them)",
+                 s->file, s->cpos[worst].line, s->cpos[worst].col, s->name,
+                 n_points, n_points == 1 ? "" : "s",
+                 et_expr_text(s->constraint[worst]), n_false[worst]);
+}
+
 et_status et_space_bind(const et_space *s, const et_einsum *user,
                         const et_target *t, et_binding **out, et_diag *d)
 {
@@ -308,6 +402,8 @@ et_status et_space_bind(const et_space *s, const et_einsum *user,
                 goto fail;
     }
     decide_order(b);
+    if ((st = check_constraints(b, d)) != ET_OK)
+        goto fail;
     if ((st = et_kernel_init(user, &b->target, &b->base)) != ET_OK) {
         bfail(d, 0, 0, "cannot build the kernel of '%s': %s", user->text,
               et_status_str(st));

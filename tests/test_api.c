@@ -439,6 +439,11 @@ static void test_tune_full(void **state)
     assert_non_null(strstr(json, "\"stop_reason\":\t\"budget\""));
     assert_non_null(strstr(json, "\"roofline_gops\":"));
     assert_non_null(strstr(json, "\"candidates\":\t["));
+    /* the problem's sizes (in the einsum's names) and dtypes */
+    assert_non_null(strstr(json, "\"sizes\":\t{\n\t\t\"x\":\t64,\n\t\t\"i\":\t16,"));
+    assert_non_null(strstr(json, "\"k\":\t16"));
+    assert_non_null(strstr(json, "\"inputs\":\t[\"f32\", \"f32\"]"));
+    assert_non_null(strstr(json, "\"output\":\t\"f32\""));
     et_free(json);
 
     char path[300];

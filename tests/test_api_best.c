@@ -111,6 +111,14 @@ static void test_best(void **state)
                         g_tuned.opts);
     assert_non_null(cJSON_GetObjectItem(doc, "tuned_as"));
     assert_non_null(cJSON_GetObjectItem(doc, "roofline_gops"));
+    cJSON *sz = cJSON_GetObjectItem(doc, "sizes");
+    assert_int_equal(cJSON_GetObjectItem(sz, "x")->valueint, 64);
+    assert_int_equal(cJSON_GetObjectItem(sz, "j")->valueint, 16);
+    cJSON *dt = cJSON_GetObjectItem(doc, "dtypes");
+    assert_string_equal(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(dt, "inputs"), 1)->valuestring,
+        "f32");
+    assert_string_equal(cJSON_GetObjectItem(dt, "output")->valuestring, "f32");
     cJSON_Delete(doc);
     et_free(json);
     et_best_kernel_free(bk);

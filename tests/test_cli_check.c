@@ -208,11 +208,17 @@ static void test_unknown_output_index(void **state)
     assert_caret(r.err, "ij,jk->il", 8);
     run_free(&r);
 
-    /* nothing on stdout even with --json - */
+    /* with --json -, stdout holds the error object alone */
     r = run("check", "ij,jk->il", "--shape", "i=2,j=3,k=4", "--json", "-",
             NULL);
     assert_int_equal(r.status, 2);
-    assert_string_equal(r.out, "");
+    cJSON *doc = cJSON_Parse(r.out);
+    assert_non_null(doc);
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+    assert_non_null(e);
+    assert_int_equal(cJSON_GetObjectItem(e, "pos")->valueint, 8);
+    assert_int_equal(cJSON_GetObjectItem(e, "exit")->valueint, 2);
+    cJSON_Delete(doc);
     run_free(&r);
 }
 
@@ -320,6 +326,129 @@ static void test_dtypes_in_json(void **state)
     run_free(&r);
 }
 
+/* With --json -, every command's failure leaves a JSON error object on
+ * stdout: usage errors of several commands, an input error with its input
+ * and position. */
+static void test_json_error_every_command(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {"check", "codegen", "run", "tune",
+                                       "best", "export", "peaks", "db",
+                                       "devices"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        run_result r = run(cmds[i], "--no-such-flag", "--json", "-", NULL);
+        assert_int_equal(r.status, 2);
+        cJSON *doc = cJSON_Parse(r.out);
+        if (!doc)
+            fail_msg("%s: stdout is not JSON: '%s'", cmds[i], r.out);
+        cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+        assert_non_null(e);
+        assert_int_equal(cJSON_GetObjectItem(e, "exit")->valueint, 2);
+        assert_true(cJSON_IsString(cJSON_GetObjectItem(e, "status")));
+        assert_true(cJSON_IsString(cJSON_GetObjectItem(e, "message")));
+        cJSON_Delete(doc);
+        run_free(&r);
+    }
+    run_result r = run("check", "ij,jk->iz", "--shape", "i=2,j=3,k=4",
+                       "--json", "-", NULL);
+    assert_int_equal(r.status, 2);
+    cJSON *doc = cJSON_Parse(r.out);
+    assert_non_null(doc);
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+    assert_string_equal(cJSON_GetObjectItem(e, "status")->valuestring,
+                        "bad input");
+    assert_string_equal(cJSON_GetObjectItem(e, "input")->valuestring,
+                        "einsum");
+    assert_int_equal(cJSON_GetObjectItem(e, "pos")->valueint, 8);
+    assert_non_null(strstr(cJSON_GetObjectItem(e, "message")->valuestring,
+                           "'z'"));
+    cJSON_Delete(doc);
+    /* stderr keeps the human message with its caret */
+    assert_non_null(strstr(r.err, "^"));
+    run_free(&r);
+}
+
+/* Files a command writes are checked before it runs (exit 2, the path and
+ * why): --json in a missing directory for any command, export -o under a
+ * regular file, tune --plot in a missing directory. */
+static void test_output_paths_checked(void **state)
+{
+    (void)state;
+    run_result r = run("check", "ij->", "--shape", "i=2,j=3", "--json",
+                       "/nonexistentdir_et/c.json", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--json /nonexistentdir_et/c.json: "
+                                  "directory /nonexistentdir_et"));
+    run_free(&r);
+
+    char file[300], sub[320];
+    snprintf(file, sizeof file, "%s/plainfile", g_tmp);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(sub, sizeof sub, "%s/kernels", file);
+    r = run("export", "ij->", "--shape", "i=2,j=3", "-o", sub, NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, sub));
+    assert_non_null(strstr(r.err, "Not a directory"));
+    run_free(&r);
+    unlink(file);
+
+    r = run("tune", "ij->", "--shape", "i=2,j=3", "--plot",
+            "/nonexistentdir_et/p.svg", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--plot /nonexistentdir_et/p.svg"));
+    run_free(&r);
+}
+
+/* A space whose constraint cannot be evaluated at any point: tune exits 2
+ * naming the constraint's file, line and column (before any candidate). */
+static void test_space_without_points(void **state)
+{
+    (void)state;
+    char path[300], db[300];
+    snprintf(path, sizeof path, "%s/never.yaml", g_tmp);
+    snprintf(db, sizeof db, "%s/never.db", g_tmp);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("name: never\n"
+          "einsum: \"ik,kj->ij\"\n"
+          "params:\n"
+          "  a: {values: [1, 2, 4]}\n"
+          "constraints:\n"
+          "  - i % a == 0\n"
+          "  - i / (a - a) > 1\n"
+          "transforms:\n"
+          "  - {op: LOCAL, axis: i, amt: a}\n",
+          f);
+    fclose(f);
+    run_result r = run("tune", "ik,kj->ij", "--shape", "i=8,k=6,j=4",
+                       "--space", path, "--budget", "3", "--db", db,
+                       "--json", "-", NULL);
+    assert_int_equal(r.status, 2);
+    char where[512];
+    snprintf(where, sizeof where, "%s:7:5: constraint 'i / (a - a) > 1' "
+             "cannot be evaluated at any point", path);
+    assert_non_null(strstr(r.err, where));
+    assert_null(strstr(r.err, "best -"));
+    cJSON *doc = cJSON_Parse(r.out);
+    assert_non_null(doc);
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+    assert_string_equal(cJSON_GetObjectItem(e, "input")->valuestring,
+                        "space");
+    assert_int_equal(cJSON_GetObjectItem(e, "line")->valueint, 7);
+    assert_int_equal(cJSON_GetObjectItem(e, "col")->valueint, 5);
+    cJSON_Delete(doc);
+    run_free(&r);
+    unlink(path);
+    char side[320];
+    static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(side, sizeof side, "%s%s", db, ext[i]);
+        unlink(side);
+    }
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -401,6 +530,9 @@ int main(void)
         cmocka_unit_test(test_help_command),
         cmocka_unit_test(test_unknown_opt_lists_all),
         cmocka_unit_test(test_device_count_grammar),
+        cmocka_unit_test(test_json_error_every_command),
+        cmocka_unit_test(test_output_paths_checked),
+        cmocka_unit_test(test_space_without_points),
     };
     return cmocka_run_group_tests_name("cli_check", tests, setup, teardown);
 }

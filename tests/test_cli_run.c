@@ -18,6 +18,7 @@
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 
+#include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
 #include <spawn.h>
@@ -340,7 +341,131 @@ static void test_verify_time(void **state)
     char *json = slurp(js);
     assert_non_null(strstr(json, "\"ci95_s\""));
     assert_non_null(strstr(json, "\"max_norm_err\""));
+    /* the problem: sizes in the einsum's names, dtypes */
+    cJSON *doc = cJSON_Parse(json);
+    assert_non_null(doc);
+    cJSON *sz = cJSON_GetObjectItem(doc, "sizes");
+    assert_int_equal(cJSON_GetObjectItem(sz, "i")->valueint, 16);
+    assert_int_equal(cJSON_GetObjectItem(sz, "j")->valueint, 12);
+    assert_int_equal(cJSON_GetObjectItem(sz, "k")->valueint, 8);
+    cJSON *dt = cJSON_GetObjectItem(doc, "dtypes");
+    cJSON *in = cJSON_GetObjectItem(dt, "inputs");
+    assert_int_equal(cJSON_GetArraySize(in), 2);
+    assert_string_equal(cJSON_GetArrayItem(in, 0)->valuestring, "f64");
+    assert_string_equal(cJSON_GetObjectItem(dt, "output")->valuestring,
+                        "f64");
+    cJSON_Delete(doc);
     free(json);
+}
+
+/* The files a run writes are checked before it runs: a --plot that is
+ * not .svg/.png, an -o or --json in a directory that does not exist are
+ * bad input (exit 2) and nothing is written. */
+static void test_output_checked_first(void **state)
+{
+    (void)state;
+    char bin[512], a[512], b[512], o[512];
+    snprintf(bin, sizeof bin, "%s/eintune", build_dir());
+    snprintf(o, sizeof o, "%s/oc_out.npy", g_dir);
+    int64_t da[2] = {4, 6}, db[2] = {6, 8};
+    write_array("oa.npy", 2, da, a, sizeof a);
+    write_array("ob.npy", 2, db, b, sizeof b);
+
+    unlink(o);
+    char *v1[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", o,
+                  "--time", "--plot", "run.jpg", NULL};
+    assert_int_equal(spawn_wait(v1, "oc1"), 2);
+    char *err = tag_file("oc1", "err");
+    assert_non_null(strstr(err, "--plot run.jpg: must end in .svg or .png"));
+    assert_null(strstr(err, "wrote")); /* refused before the run */
+    free(err);
+    assert_int_not_equal(access(o, F_OK), 0);
+
+    char *v2[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o",
+                  "/nonexistentdir_et/C.npy", NULL};
+    assert_int_equal(spawn_wait(v2, "oc2"), 2);
+    err = tag_file("oc2", "err");
+    assert_non_null(strstr(err, "-o /nonexistentdir_et/C.npy: directory "
+                                "/nonexistentdir_et: No such file"));
+    free(err);
+
+    char *v3[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", o,
+                  "--json", "/nonexistentdir_et/r.json", NULL};
+    assert_int_equal(spawn_wait(v3, "oc3"), 2);
+    err = tag_file("oc3", "err");
+    assert_non_null(strstr(err, "--json /nonexistentdir_et/r.json"));
+    free(err);
+    assert_int_not_equal(access(o, F_OK), 0);
+
+    /* -o naming a directory */
+    char *v4[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", g_dir,
+                  NULL};
+    assert_int_equal(spawn_wait(v4, "oc4"), 2);
+    err = tag_file("oc4", "err");
+    assert_non_null(strstr(err, "is a directory"));
+    free(err);
+}
+
+/* The error object of --json -: stdout holds {"error": {...}} for a usage
+ * error, an input error (with its input and position) and a failed run. */
+static cJSON *error_of(const char *tag)
+{
+    char *out = tag_file(tag, "out");
+    cJSON *doc = cJSON_Parse(out);
+    if (!doc)
+        fail_msg("%s: stdout is not JSON: '%s'", tag, out);
+    free(out);
+    cJSON *e = cJSON_GetObjectItem(doc, "error");
+    assert_non_null(e);
+    cJSON *copy = cJSON_Duplicate(e, 1);
+    cJSON_Delete(doc);
+    return copy;
+}
+
+static void test_json_error(void **state)
+{
+    (void)state;
+    char bin[512], a[512], b[512], o[512];
+    snprintf(bin, sizeof bin, "%s/eintune", build_dir());
+    snprintf(o, sizeof o, "%s/je_out.npy", g_dir);
+    int64_t da[2] = {4, 6}, db[2] = {6, 8};
+    write_array("ja.npy", 2, da, a, sizeof a);
+    write_array("jb.npy", 2, db, b, sizeof b);
+
+    char *v1[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "--json", "-",
+                  NULL};
+    assert_int_equal(spawn_wait(v1, "je1"), 2);
+    cJSON *e = error_of("je1");
+    assert_string_equal(cJSON_GetObjectItem(e, "status")->valuestring,
+                        "usage");
+    assert_int_equal(cJSON_GetObjectItem(e, "exit")->valueint, 2);
+    assert_non_null(strstr(cJSON_GetObjectItem(e, "message")->valuestring,
+                           "missing output"));
+    cJSON_Delete(e);
+
+    char *v2[] = {bin, "run", "ij,jk->iz", "-i", a, "-i", b, "-o", o,
+                  "--json", "-", NULL};
+    assert_int_equal(spawn_wait(v2, "je2"), 2);
+    e = error_of("je2");
+    assert_string_equal(cJSON_GetObjectItem(e, "status")->valuestring,
+                        "bad input");
+    assert_string_equal(cJSON_GetObjectItem(e, "input")->valuestring,
+                        "einsum");
+    assert_int_equal(cJSON_GetObjectItem(e, "pos")->valueint, 8);
+    cJSON_Delete(e);
+
+    setenv("ET_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    char *v3[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", o,
+                  "--device", "cuda:0", "--json", "-", NULL};
+    assert_int_equal(spawn_wait(v3, "je3"), 1);
+    unsetenv("ET_LIBCUDA");
+    e = error_of("je3");
+    assert_string_equal(cJSON_GetObjectItem(e, "status")->valuestring,
+                        "run failed");
+    assert_int_equal(cJSON_GetObjectItem(e, "exit")->valueint, 1);
+    assert_non_null(strstr(cJSON_GetObjectItem(e, "message")->valuestring,
+                           "no CUDA device"));
+    cJSON_Delete(e);
 }
 
 int main(void)
@@ -349,6 +474,8 @@ int main(void)
         cmocka_unit_test(test_numpy_cases),
         cmocka_unit_test(test_failures),
         cmocka_unit_test(test_verify_time),
+        cmocka_unit_test(test_output_checked_first),
+        cmocka_unit_test(test_json_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -573,11 +573,13 @@ static int64_t divisor(uint64_t *s, int64_t S, int64_t cap)
 
 /* Draws one opt for k from the whole vocabulary; false when the drawn kind
  * has no axis it could apply to. */
-static bool draw_opt(et_kernel *k, uint64_t *s, et_opt *o)
+static bool draw_opt(et_kernel *k, uint64_t *s, bool prefetch, et_opt *o)
 {
     const et_einsum *e = &k->e;
     int n_out = e->n_out, n_red = e->n_idx - e->n_out;
     et_opt_kind kind = (et_opt_kind)below(s, ET_OPT_COUNT);
+    if (prefetch)
+        kind = ET_OPT_PREFETCH;
     int a = -1;
     switch (kind) {
     case ET_OPT_LOCAL:
@@ -644,16 +646,21 @@ static bool draw_opt(et_kernel *k, uint64_t *s, et_opt *o)
 }
 
 /* Builds a random valid sequence of 3 to 6 opts on a fresh kernel of case
- * c: keeps drawing until `len` opts applied (refused draws are dropped). */
+ * c: keeps drawing until `len` opts applied (refused draws are dropped).
+ * With `prefetch`, the first opt is a PREFETCH when the einsum has a
+ * reduce axis: drawn from the whole vocabulary, PREFETCH rarely survives
+ * the others (it wants a chunked reduce), and a PREFETCH before any LOCAL
+ * gives the work-group of one work-item PoCL's compiler once aborted on. */
 static et_kernel *random_kernel(const mcase *c, const char *dt, uint64_t *s,
-                                int *drawn)
+                                bool prefetch, int *drawn)
 {
     for (int restart = 0; restart < 50; restart++) {
         et_kernel *k = make_kernel(c, dt);
         int len = 3 + below(s, 4);
         for (int tries = 0; tries < 400 && k->n_opts < len; tries++) {
             et_opt o;
-            if (!draw_opt(k, s, &o))
+            bool first = prefetch && k->n_opts == 0 && tries < 20;
+            if (!draw_opt(k, s, first, &o))
                 continue;
             (*drawn)++;
             char reason[512];
@@ -686,8 +693,9 @@ static void test_random_sequences(void **state)
                 if (vg ? vg_skips(c, t) : !full && t != q % 2)
                     continue;
                 uint64_t s2 = s + (uint64_t)q * 104729u;
+                /* every fourth sequence starts with a PREFETCH */
                 et_kernel *k = random_kernel(&cases[c], dtypes[t], &s2,
-                                             &drawn);
+                                             q % 4 == 3, &drawn);
                 len_count[k->n_opts]++;
                 for (int i = 0; i < k->n_opts; i++)
                     kinds[k->opts[i].kind]++;
@@ -722,6 +730,11 @@ static const fcase regressions[] = {
     {"ji,jk->ik", "j=7,i=12,k=5",
      "PREFETCH(0,j,7) PREFETCH(1,j,7) GROUPTOP(j,1) UNROLL(j,0) UNROLL(j,1)"},
     {"i,i->", "i=1", "GROUP(i,0) UNROLL(i,1)"},
+    /* PREFETCH in a work-group of one work-item: its barriers made PoCL
+     * 3.1's compiler abort ("exit != NULL", ParallelRegion.cc); the source
+     * has none now (checked in test_regressions) */
+    {"xij->", "x=24,i=3,j=6", "PREFETCH(0,i,3) UNROLL(x,4)"},
+    {"abc,cd,de->abe", "a=2,b=4,c=6,d=12,e=3", "PADTO(a,3) PREFETCH(1,c,3)"},
 };
 
 static void test_regressions(void **state)
@@ -737,6 +750,21 @@ static void test_regressions(void **state)
             et_kernel *k = make_text(regressions[c].einsum,
                                      regressions[c].shape, dtypes[t]);
             apply_ok(k, regressions[c].opts);
+            if (strstr(regressions[c].opts, "PREFETCH") &&
+                !strstr(regressions[c].opts, "LOCAL") &&
+                !strstr(regressions[c].opts, "GROUP")) {
+                /* one work-item per work-group: staged, no barrier */
+                et_rendered r;
+                assert_int_equal(
+                    et_kernel_render(k, ET_BACKEND_OPENCL, NULL, &r), ET_OK);
+                assert_non_null(strstr(r.source, "__local"));
+                assert_null(strstr(r.source, "barrier("));
+                et_rendered_free(&r);
+                assert_int_equal(
+                    et_kernel_render(k, ET_BACKEND_CUDA, NULL, &r), ET_OK);
+                assert_null(strstr(r.source, "__syncthreads"));
+                et_rendered_free(&r);
+            }
             verify(dev, k, (unsigned)(200 + c), "regression", true);
             et_kernel_free(k);
         }

@@ -474,6 +474,56 @@ static void test_bind_reordered(void **state)
     et_space_free(s);
 }
 
+/* A constraint that cannot be evaluated at any point, and constraints
+ * that hold at no point, are errors of the space at bind time, with the
+ * constraint's file, line and column; one valid point is enough. */
+static void test_bind_constraints_never_hold(void **state)
+{
+    (void)state;
+    static const char head[] =
+        "name: cons\n"
+        "einsum: \"ik,kj->ij\"\n"
+        "params:\n"
+        "  a: {values: [1, 2, 4]}\n"
+        "constraints:\n"
+        "  - i % a == 0\n";
+    et_einsum u = user_einsum("ik,kj->ij", "i=8,k=6,j=4", "f32");
+    et_binding *b = NULL;
+    et_diag d;
+    char text[1024];
+    /* evaluates nowhere: a division by zero at every point */
+    snprintf(text, sizeof text, "%s  - i / (a - a) > 1\n"
+             "transforms:\n  - {op: LOCAL, axis: i, amt: a}\n", head);
+    et_space *s = NULL;
+    assert_int_equal(load_str(text, &s, &d), ET_OK);
+    assert_int_equal(et_space_bind(s, &u, NULL, &b, &d), ET_ERR_INPUT);
+    assert_null(b);
+    assert_int_equal(d.input, ET_INPUT_SPACE);
+    assert_string_equal(d.file, "mem.yaml");
+    assert_int_equal(d.line, 7);
+    assert_int_equal(d.col, 5);
+    assert_non_null(strstr(d.msg, "cannot be evaluated at any point"));
+    assert_non_null(strstr(d.msg, "i / (a - a) > 1"));
+    et_space_free(s);
+    /* evaluates, false everywhere: no valid point */
+    snprintf(text, sizeof text, "%s  - a > 4\n"
+             "transforms:\n  - {op: LOCAL, axis: i, amt: a}\n", head);
+    assert_int_equal(load_str(text, &s, &d), ET_OK);
+    assert_int_equal(et_space_bind(s, &u, NULL, &b, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_SPACE);
+    assert_int_equal(d.line, 7);
+    assert_non_null(strstr(d.msg, "has no valid point"));
+    assert_non_null(strstr(d.msg, "a > 4"));
+    et_space_free(s);
+    /* one valid point (a = 4) binds */
+    snprintf(text, sizeof text, "%s  - a > 2\n"
+             "transforms:\n  - {op: LOCAL, axis: i, amt: a}\n", head);
+    assert_int_equal(load_str(text, &s, &d), ET_OK);
+    assert_int_equal(et_space_bind(s, &u, NULL, &b, &d), ET_OK);
+    et_binding_free(b);
+    et_space_free(s);
+}
+
 static void test_bind_refused_opt(void **state)
 {
     (void)state;
@@ -635,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_bind_renamed),
         cmocka_unit_test(test_bind_reordered),
         cmocka_unit_test(test_bind_refused_opt),
+        cmocka_unit_test(test_bind_constraints_never_hold),
         cmocka_unit_test(test_bind_failures),
         cmocka_unit_test(test_bind_several_maps),
         cmocka_unit_test(test_bind_actions),

@@ -326,11 +326,17 @@ void rd_emit_loops(ctx *c)
         for (int op = 0; op < k->e.n_ops; op++)
             if (k->prefetch_op[op])
                 rd_emit_prefetch_copy(c, op);
-        rd_line(&c->s, "%s", c->D->barrier);
+        /* A work-group of one work-item copies its own tile: no other
+         * work-item to wait for. The barriers are left out there, and must
+         * be: PoCL 3.1's compiler aborts ("exit != NULL" in
+         * ParallelRegion.cc) on some such kernels with barriers in loops. */
+        if (c->wg > 1)
+            rd_line(&c->s, "%s", c->D->barrier);
         open_loop(c, &k->part[k->prefetch_part]);
         emit_body(c);
         close_block(c);
-        rd_line(&c->s, "%s", c->D->barrier);
+        if (c->wg > 1)
+            rd_line(&c->s, "%s", c->D->barrier);
         close_block(c);
     } else {
         emit_body(c);

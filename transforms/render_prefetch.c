@@ -1,7 +1,8 @@
 /*
  * render_prefetch.c - PREFETCH: the layout of an operand's tile in local
  * memory, a work-item's position in it, and the cooperative copy of each
- * chunk (the barriers around it are emit_loops').
+ * chunk (the barriers around it are emit_loops'; a work-group of one
+ * work-item has none).
  */
 #include "transforms/render_impl.h"
 

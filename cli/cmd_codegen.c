@@ -23,7 +23,6 @@ static void usage(FILE *f)
             "PADTO SPLIT (axis,n),\n"
             "                  SWAP(a,b), NOLOCALS, PREFETCH(operand,axis,n)\n"
             "  --backend B     opencl (default) or cuda\n\n"
-            "Not yet available: --space S --params k=v (transform spaces).\n"
             "Exit status: 0 printed, 2 bad einsum, shape, dtype or opts (a\n"
             "refused opt prints the rule on stderr).\n");
 }

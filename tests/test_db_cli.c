@@ -515,14 +515,17 @@ static void export_and_run(const char *tag, const char *einsum,
     assert_non_null(strstr(h, want));
     free(h);
 
-    /* the example, with cc and the OpenCL API alone */
-    char def[1200], exe[600], ctag[64], rtag[64];
-    snprintf(def, sizeof def, "-DET_EXPORT_HEADER=\"%s\"", hdr);
+    /* the example, with cc and the OpenCL API alone, built as
+     * examples/README.md says: the header's directory on the include
+     * path, the header named alone */
+    char def[1200], inc[600], exe[600], ctag[64], rtag[64];
+    snprintf(def, sizeof def, "-DET_EXPORT_HEADER=\"%s.h\"", kernel);
+    snprintf(inc, sizeof inc, "-I%s", dir);
     snprintf(exe, sizeof exe, "%s/%s/demo", g_dir, tag);
     snprintf(ctag, sizeof ctag, "%s-cc", tag);
     snprintf(rtag, sizeof rtag, "%s-demo", tag);
     char *cc[] = {"/usr/bin/cc", "-std=c11", "-O1", "-Wall", "-Wextra",
-                  "-Werror", def, "examples/export_demo.c", "-lOpenCL",
+                  "-Werror", inc, def, "examples/export_demo.c", "-lOpenCL",
                   "-lm", "-o", exe, NULL};
     int rc = spawn_wait(cc, ctag);
     if (rc != 0) {

@@ -514,7 +514,7 @@ static et_status rm_build(void *ctx, const char *source, const char *name,
         return st;
     }
     said[a.len < sizeof said ? a.len : 0] = '\0';
-    snprintf(err->msg, sizeof err->msg, "%s", said);
+    et_errorf(err, ET_OK, "%s", said);
     p->h = a.a;
     p->epoch = r->epoch;
     *out = (et_program *)p;

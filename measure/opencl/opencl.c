@@ -654,8 +654,8 @@ static et_status ocl_program_build(void *vctx, const char *source,
     /* a build that worked: what the compiler said (warnings), for the
      * caller's debug log (see backend.h) */
     if ((log && log[0]) || said[0])
-        snprintf(err->msg, sizeof err->msg, "%s%s%s", said,
-                 said[0] && log && log[0] ? "\n" : "", log ? log : "");
+        et_errorf(err, ET_OK, "%s%s%s", said,
+                  said[0] && log && log[0] ? "\n" : "", log ? log : "");
     if (CL_FAILED(err, (p->kernel = clCreateKernel(p->program, name, &rc),
                         rc))) {
         if (rc == CL_INVALID_KERNEL_NAME)

@@ -22,7 +22,15 @@
  *
  * Form: "<operands>-><output>|<name>=<size>,...|<dtypes>-><out dtype>",
  * e.g. "acd,dc->abc|a=4096,b=35,c=35,d=35|f64,f64->f64" (a broadcast
- * dimension is marked with a quote after its name, "a'").
+ * dimension is marked with a quote after its name, "a'"). An open axis
+ * has the size "*" ("a=*"): its tokens carry -1 in place of the size, so
+ * the form does not depend on the size the axis is worked at.
+ *
+ * The structure form (et_einsum_structure) is the same search with every
+ * size left out of the tokens and the text:
+ * "acd,dc->abc|f64,f64->f64". Einsums that differ only by names, operand
+ * order and sizes share it; the database finds the other sizes of an
+ * einsum through it.
  */
 #include "einsum/einsum.h"
 
@@ -34,6 +42,7 @@
 
 typedef struct canon {
     const et_einsum *e;
+    bool structure;           /* sizes left out (et_einsum_structure) */
     int name[ET_MAX_INDICES]; /* canonical name number, -1: not yet */
     int next_name;
     int order[ET_MAX_OPERANDS];
@@ -70,7 +79,11 @@ static void make_token(const canon *c, int k, int64_t tok[TOKEN_LEN])
         }
         fresh[r] = nm;
         tok[2 + 3 * r] = nm;
-        tok[3 + 3 * r] = c->e->idx[i].size;
+        /* an open axis sorts before every size; no size at all in the
+         * structure form */
+        tok[3 + 3 * r] = c->structure        ? 0
+                         : c->e->idx[i].open ? -1
+                                             : c->e->idx[i].size;
         tok[4 + 3 * r] = op->dim[r] != c->e->idx[i].size;
     }
 }
@@ -203,7 +216,8 @@ static void name_str(int nm, char out[16])
         snprintf(out, 16, "{%d}", nm);
 }
 
-void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
+static void canonical_form(const et_einsum *e, bool structure, char *buf,
+                           size_t cap)
 {
     static _Thread_local canon c;
     if (!buf || cap == 0)
@@ -211,6 +225,7 @@ void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
     buf[0] = '\0';
     memset(&c, 0, sizeof(c));
     c.e = e;
+    c.structure = structure;
     for (int i = 0; i < e->n_idx; i++)
         c.name[i] = i < e->n_out ? i : -1;
     c.next_name = e->n_out;
@@ -258,13 +273,18 @@ void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
         put(buf, cap, &n, nb);
     }
     put(buf, cap, &n, "|");
-    for (int nm = 0; nm < e->n_idx; nm++) {
+    for (int nm = 0; nm < e->n_idx && !structure; nm++) {
         name_str(nm, nb);
-        snprintf(num, sizeof(num), "%s%s=%lld", nm ? "," : "", nb,
-                 (long long)e->idx[by_name[nm]].size);
+        const et_index *x = &e->idx[by_name[nm]];
+        if (x->open)
+            snprintf(num, sizeof(num), "%s%s=*", nm ? "," : "", nb);
+        else
+            snprintf(num, sizeof(num), "%s%s=%lld", nm ? "," : "", nb,
+                     (long long)x->size);
         put(buf, cap, &n, num);
     }
-    put(buf, cap, &n, "|");
+    if (!structure)
+        put(buf, cap, &n, "|");
     for (int p = 0; p < e->n_ops; p++) {
         if (p > 0)
             put(buf, cap, &n, ",");
@@ -272,4 +292,14 @@ void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
     }
     put(buf, cap, &n, "->");
     put(buf, cap, &n, et_dtype_name(e->out.dtype));
+}
+
+void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
+{
+    canonical_form(e, false, buf, cap);
+}
+
+void et_einsum_structure(const et_einsum *e, char *buf, size_t cap)
+{
+    canonical_form(e, true, buf, cap);
 }

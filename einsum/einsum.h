@@ -78,11 +78,13 @@ et_status et_subscripts_parse(const char *text, et_subscripts *s, et_diag *d);
 
 /* ---- sizes and dtypes --------------------------------------------------- */
 
-/* A parsed --shape spec: "x=4096,i=35,...=3x2". */
+/* A parsed --shape spec: "x=4096,i=35,...=3x2"; "x=*" or "x=inf" makes x
+ * an open axis (size 0 here, open true). */
 typedef struct et_shape_spec {
     int n;
     char name[ET_MAX_INDICES][ET_NAME_LEN];
     int64_t size[ET_MAX_INDICES];
+    bool open[ET_MAX_INDICES];
     int n_ell;               /* -1 if "..." not given */
     int64_t ell[ET_MAX_RANK];
 } et_shape_spec;
@@ -105,10 +107,24 @@ et_status et_dtype_spec_parse(const char *spec, int n_ops,
 
 /* ---- step 2: the resolved einsum --------------------------------------- */
 
+/*
+ * Open axes. An output index given as "x=*" is open: kernels take its
+ * size as an argument and are correct for every size >= 1. The einsum is
+ * still worked at one concrete size (idx.size: the tune-at size, or
+ * ET_OPEN_DEFAULT_SIZE), so that counts, inputs and the reference have a
+ * size to work with; the canonical form writes "*" for it. Rules, checked
+ * by et_einsum_resolve: at most one open axis; it is an output index (a
+ * summed axis cannot be open); it is the first (outermost) dimension of
+ * the output and of every operand that has it, once, so that no address
+ * coefficient depends on its size.
+ */
+#define ET_OPEN_DEFAULT_SIZE 1024
+
 typedef struct et_index {
     char name[ET_NAME_LEN];  /* "i", or "_0" for an ellipsis dimension */
-    int64_t size;
+    int64_t size;            /* the working size of an open axis */
     et_role role;
+    bool open;               /* an open axis (see above) */
 } et_index;
 
 typedef struct et_operand {
@@ -151,6 +167,28 @@ et_status et_einsum_pattern(const et_subscripts *s, et_einsum *e, et_diag *d);
 /* Index number of the index called `name` ("i", "_0"), or -1. */
 int et_einsum_index_find(const et_einsum *e, const char *name);
 
+/* The open axis' index number, -1 when every size is fixed. */
+int et_einsum_open_axis(const et_einsum *e);
+
+/*
+ * Sets the size of index a to n (>= 1), with the dims of every operand and
+ * the output that have it, keeping a's open flag. ET_ERR_INPUT (d->msg)
+ * when a product of sizes would overflow 64 bits; e is then unchanged.
+ */
+et_status et_einsum_set_size(et_einsum *e, int a, int64_t n, et_diag *d);
+
+/*
+ * Applies a tune-at spec ("x=4096": sizes for open axes only) to e.
+ * ET_ERR_INPUT with d->pos into spec for a malformed spec, a letter that
+ * is not an open axis of e, or a size that overflows.
+ */
+et_status et_einsum_tune_at(et_einsum *e, const char *spec, et_diag *d);
+
+/* "x=4096,i=35" (d->pos never set): every size, in index order; with
+ * open_star, open axes written "x=*". */
+void et_einsum_sizes_str(const et_einsum *e, bool open_star, char *buf,
+                         size_t cap);
+
 /* Convenience: parse text + spec strings (dtype_spec may be NULL).
  * A parse error in shape_spec or dtype_spec sets d->pos into that string. */
 et_status et_einsum_from_strings(const char *text, const char *shape_spec,
@@ -173,8 +211,14 @@ int64_t et_einsum_bytes(const et_einsum *e);
 /* ---- canonical form and matcher ---------------------------------------- */
 
 /* Canonical text: equal for einsums that differ only by index names and
- * operand order (sizes and dtypes included). buf gets at most cap bytes. */
+ * operand order (sizes and dtypes included; an open axis is "*", whatever
+ * size it is worked at). buf gets at most cap bytes. */
 void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap);
+
+/* The structure form: as the canonical text without the sizes, equal for
+ * einsums that differ by names, operand order and sizes (dtypes and
+ * broadcasting kept). */
+void et_einsum_structure(const et_einsum *e, char *buf, size_t cap);
 
 /* One way to see the user's einsum as the pattern. */
 typedef struct et_match {

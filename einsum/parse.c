@@ -23,8 +23,9 @@
  * Shape spec grammar:
  *
  *   spec  = [ entry { "," entry } ] ;
- *   entry = letter "=" size | "..." "=" [ size { "x" size } ] ;
+ *   entry = letter "=" ( size | open ) | "..." "=" [ size { "x" size } ] ;
  *   size  = digit { digit } ;                  (* 1 .. INT64_MAX *)
+ *   open  = "*" | "inf" ;                      (* an open axis *)
  *
  * "...=" with nothing after it gives the ellipsis zero dimensions.
  *
@@ -327,10 +328,19 @@ et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
                 return et_diag_fail(d, name_pos, "too many sizes");
             sp->name[sp->n][0] = spec[name_pos];
             sp->name[sp->n][1] = '\0';
-            et_status st = parse_size(spec, &i, &sp->size[sp->n], d);
-            if (st != ET_OK)
-                return st;
-            sp->n++;
+            if (spec[i] == '*' ||
+                (strncmp(spec + i, "inf", 3) == 0 &&
+                 !is_letter((unsigned char)spec[i + 3]))) {
+                sp->open[sp->n] = true;
+                sp->size[sp->n] = 0;
+                i += spec[i] == '*' ? 1 : 3;
+                sp->n++;
+            } else {
+                et_status st = parse_size(spec, &i, &sp->size[sp->n], d);
+                if (st != ET_OK)
+                    return st;
+                sp->n++;
+            }
         }
         skip_spaces(spec, &i);
         if (spec[i] == '\0')

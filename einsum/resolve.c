@@ -18,6 +18,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -209,6 +210,51 @@ static bool input_has_ellipsis(const et_subscripts *s)
     return false;
 }
 
+/* The rules of open axes (einsum.h): one at most, in the output, the
+ * first dimension of every array that has it, once. */
+static et_status check_open(const et_subscripts *s, const et_einsum *e,
+                            et_diag *d)
+{
+    int open = -1;
+    for (int i = 0; i < e->n_idx; i++) {
+        if (!e->idx[i].open)
+            continue;
+        char c = e->idx[i].name[0];
+        if (open >= 0)
+            return et_diag_fail(d, letter_pos(s, c),
+                        "at most one open axis: '%s' is open already, "
+                        "'%c' cannot be too",
+                        e->idx[open].name, c);
+        open = i;
+        if (i >= e->n_out)
+            return et_diag_fail(d, letter_pos(s, c),
+                        "open axis '%c' is summed: only an output index "
+                        "can be open (kernels do not loop over a size "
+                        "they are given at launch)",
+                        c);
+        for (int k = -1; k < e->n_ops; k++) {
+            const et_operand *op = k < 0 ? &e->out : &e->op[k];
+            const et_term *t = k < 0 ? &s->out : &s->op[k];
+            for (int r = 0; r < op->rank; r++) {
+                if (op->idx[r] != i || r == 0)
+                    continue;
+                int pos = r < t->n ? t->pos[r] : t->start;
+                char what[32];
+                if (k < 0)
+                    snprintf(what, sizeof what, "the output");
+                else
+                    snprintf(what, sizeof what, "operand %d", k);
+                return et_diag_fail(d, pos,
+                            "open axis '%c' must be the first (outermost) "
+                            "dimension of every array that has it, once; "
+                            "%s has it at position %d",
+                            c, what, r);
+            }
+        }
+    }
+    return ET_OK;
+}
+
 static et_status resolve_spec(const et_subscripts *s, const et_shape_spec *sp,
                               et_einsum *e, et_diag *d)
 {
@@ -262,11 +308,19 @@ static et_status resolve_spec(const et_subscripts *s, const et_shape_spec *sp,
         if (j == sp->n)
             return et_diag_fail(d, letter_pos(s, x->name[0]),
                         "missing size for index '%c'", x->name[0]);
+        if (sp->open[j]) {
+            x->open = true;
+            x->size = ET_OPEN_DEFAULT_SIZE;
+            continue;
+        }
         if (sp->size[j] <= 0)
             return et_diag_fail(d, letter_pos(s, x->name[0]),
                         "size of '%c' must be at least 1", x->name[0]);
         x->size = sp->size[j];
     }
+    st = check_open(s, e, d);
+    if (st != ET_OK)
+        return st;
     for (int k = 0; k < e->n_ops; k++)
         for (int r = 0; r < e->op[k].rank; r++)
             e->op[k].dim[r] = e->idx[e->op[k].idx[r]].size;
@@ -496,6 +550,90 @@ et_status et_einsum_pattern(const et_subscripts *s, et_einsum *e, et_diag *d)
     }
     int ell_n[ET_MAX_OPERANDS] = {0};
     return build_structure(s, 0, ell_n, e, d);
+}
+
+int et_einsum_open_axis(const et_einsum *e)
+{
+    for (int i = 0; i < e->n_idx; i++)
+        if (e->idx[i].open)
+            return i;
+    return -1;
+}
+
+et_status et_einsum_set_size(et_einsum *e, int a, int64_t n, et_diag *d)
+{
+    if (a < 0 || a >= e->n_idx)
+        return et_diag_fail(d, -1, "no index %d", a);
+    if (n < 1)
+        return et_diag_fail(d, -1, "size of '%s' must be at least 1",
+                            e->idx[a].name);
+    et_einsum *t = malloc(sizeof *t);
+    if (!t)
+        return et_diag_fail(d, -1, "out of memory");
+    *t = *e;
+    t->idx[a].size = n;
+    for (int k = 0; k < t->n_ops; k++)
+        for (int r = 0; r < t->op[k].rank; r++)
+            if (t->op[k].idx[r] == a && t->op[k].dim[r] != 1)
+                t->op[k].dim[r] = n;
+    et_dtype dt[ET_MAX_OPERANDS];
+    for (int k = 0; k < t->n_ops; k++)
+        dt[k] = t->op[k].dtype;
+    et_status st = finish(t, dt, d);
+    if (st == ET_OK)
+        *e = *t;
+    free(t);
+    return st;
+}
+
+et_status et_einsum_tune_at(et_einsum *e, const char *spec, et_diag *d)
+{
+    et_shape_spec sp;
+    et_status st = et_shape_spec_parse(spec, &sp, d);
+    if (st != ET_OK)
+        return st;
+    if (sp.n_ell >= 0)
+        return et_diag_fail(d, 0, "'...' is never open: --tune-at gives "
+                                  "sizes of open axes only");
+    int pos = 0;
+    for (int j = 0; j < sp.n; j++) {
+        const char *at = strchr(spec + pos, sp.name[j][0]);
+        pos = at ? (int)(at - spec) : 0;
+        int a = et_einsum_index_find(e, sp.name[j]);
+        if (a < 0 || !e->idx[a].open)
+            return et_diag_fail(d, pos,
+                        "'%s' is not an open axis of %s (--tune-at gives "
+                        "sizes of open axes only)",
+                        sp.name[j], e->text);
+        if (sp.open[j])
+            return et_diag_fail(d, pos, "--tune-at needs a size, not '*'");
+        st = et_einsum_set_size(e, a, sp.size[j], d);
+        if (st != ET_OK) {
+            if (d)
+                d->pos = pos;
+            return st;
+        }
+    }
+    return ET_OK;
+}
+
+void et_einsum_sizes_str(const et_einsum *e, bool open_star, char *buf,
+                         size_t cap)
+{
+    size_t n = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (int i = 0; i < e->n_idx; i++) {
+        char one[64];
+        if (open_star && e->idx[i].open)
+            snprintf(one, sizeof one, "%s%s=*", i ? "," : "",
+                     e->idx[i].name);
+        else
+            snprintf(one, sizeof one, "%s%s=%lld", i ? "," : "",
+                     e->idx[i].name, (long long)e->idx[i].size);
+        if (!append(buf, &n, cap, one))
+            return;
+    }
 }
 
 int et_einsum_index_find(const et_einsum *e, const char *name)

@@ -66,8 +66,11 @@ typedef struct remote_program {
 static bool geom_equal(const et_launch *a, const et_launch *b)
 {
     if (a->ndim != b->ndim || a->has_local != b->has_local ||
-        a->zero_bytes != b->zero_bytes)
+        a->zero_bytes != b->zero_bytes || a->n_scalars != b->n_scalars)
         return false;
+    for (int i = 0; i < a->n_scalars && i < ET_LAUNCH_MAX_SCALARS; i++)
+        if (a->scalar[i] != b->scalar[i])
+            return false;
     for (int d = 0; d < a->ndim && d < 3; d++)
         if (a->global[d] != b->global[d] ||
             (a->has_local && a->local[d] != b->local[d]))

@@ -624,6 +624,45 @@ static int split(et_kernel *k, int a, int64_t n, et_part_kind kind, bool top)
     return k->n_parts++;
 }
 
+/* Product of the sizes of the inner parts of axis a (all but its outer
+ * part): the launch covers a in steps of this many. */
+static int64_t inner_product(const et_kernel *k, int a)
+{
+    int64_t t = 1;
+    for (int i = 0; i < k->n_parts; i++)
+        if (k->part[i].axis == a && i != k->outer[a])
+            t = mul_sat(t, k->part[i].size);
+    return t;
+}
+
+/* Open axis a: its outer part covers the size rounded up to whole steps. */
+static void open_resize(et_kernel *k, int a)
+{
+    int64_t T = inner_product(k, a);
+    int64_t n = k->e.idx[a].size;
+    int64_t outer = (n + T - 1) / T;
+    k->part[k->outer[a]].size = outer;
+    k->padded[a] = mul_sat(outer, T);
+}
+
+int64_t et_kernel_open_step(const et_kernel *k)
+{
+    int a = et_einsum_open_axis(&k->e);
+    return a < 0 ? 1 : inner_product(k, a);
+}
+
+et_status et_kernel_set_open_size(et_kernel *k, int64_t n, et_diag *d)
+{
+    int a = et_einsum_open_axis(&k->e);
+    if (a < 0)
+        return et_diag_fail(d, -1, "the kernel has no open axis");
+    et_status st = et_einsum_set_size(&k->e, a, n, d);
+    if (st != ET_OK)
+        return st;
+    open_resize(k, a);
+    return ET_OK;
+}
+
 static const char *axis_name(const et_kernel *k, int a)
 {
     return k->e.idx[a].name;
@@ -707,6 +746,12 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
 
     if (o->amt < 0)
         return refuse(reason, cap, o, "the amount must be >= 0");
+
+    if (o->kind == ET_OPT_PADTO && k->e.idx[a].open)
+        return refuse(reason, cap, o,
+                      "%s is an open axis: its size is given at launch, and "
+                      "LOCAL and UPCAST round it up themselves",
+                      an);
 
     if (o->kind == ET_OPT_PADTO) {
         int n_axis_parts = 0;
@@ -807,6 +852,21 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     }
     int64_t S = k->part[k->outer[a]].size;
     int64_t n = o->amt == 0 ? S : o->amt;
+    if (k->e.idx[a].open) {
+        /* the launch covers the size rounded up; stores are masked */
+        if (o->amt == 0)
+            return refuse(reason, cap, o,
+                          "%s is an open axis: the whole of it has no fixed "
+                          "size (give an amount)",
+                          an);
+        if (k->n_parts >= ET_MAX_PARTS)
+            return refuse(reason, cap, o, "too many parts");
+        int inner = split(k, a, n, kind, false);
+        (void)inner;
+        open_resize(k, a);
+        k->opts[k->n_opts++] = rec;
+        return check_limits(k, o, reason, cap);
+    }
     if (S % n != 0)
         return refuse(reason, cap, o,
                       "the amount must divide the size of the part it splits "
@@ -876,6 +936,10 @@ bool et_kernel_flat_groups(const et_kernel *k, et_backend_kind b)
 {
     if (b != ET_BACKEND_CUDA)
         return false;
+    /* the number of groups along an open axis is known at launch only:
+     * CUDA kernels with one decode every group from blockIdx.x */
+    if (et_einsum_open_axis(&k->e) >= 0)
+        return true;
     int64_t N[3];
     et_kernel_group_counts(k, N);
     return N[1] > 65535 || N[2] > 65535;
@@ -897,6 +961,11 @@ et_status et_kernel_launch(const et_kernel *k, et_backend_kind b,
             elems = mul_sat(elems, k->e.idx[j].size);
         out->zero_bytes =
             mul_sat(elems, (int64_t)et_dtype_size(k->e.out.dtype));
+    }
+    int oa = et_einsum_open_axis(&k->e);
+    if (oa >= 0) {
+        out->n_scalars = 1;
+        out->scalar[0] = k->e.idx[oa].size;
     }
     if (et_kernel_flat_groups(k, b)) {
         int64_t tot = mul_sat(mul_sat(N[0], N[1]), N[2]);

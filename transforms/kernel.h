@@ -198,6 +198,23 @@ int et_kernel_axis_find(const et_kernel *k, const et_axis_ref *ref);
 /* Index of the part named `name`, -1 if none. */
 int et_kernel_part_find(const et_kernel *k, const char *name);
 
+/*
+ * Open axis (einsum.h): the kernel takes its size as its last argument
+ * (64-bit) and is correct for every size >= 1. LOCAL and UPCAST on it split
+ * without dividing: its outer part covers the size rounded up to a
+ * multiple of the inner parts' product (et_kernel_open_step), loads past
+ * the size read 0 and stores past it are skipped, as PADTO's are. PADTO on
+ * it is refused, and so is an amount of 0 (the whole axis).
+ *
+ * Sets the open axis' size to n (the launch geometry and the zeroed bytes
+ * follow); the rendered source does not change. ET_ERR_INPUT (d) when k
+ * has no open axis or a size overflows.
+ */
+et_status et_kernel_set_open_size(et_kernel *k, int64_t n, et_diag *d);
+/* The product of the inner parts of the open axis (1 without one): the
+ * launch covers the open axis in steps of this many. */
+int64_t et_kernel_open_step(const et_kernel *k);
+
 /* Does k have a SPLIT part (work-groups add into a zeroed output)? */
 bool et_kernel_has_split(const et_kernel *k);
 

@@ -78,6 +78,23 @@ static bool needs_long(const ctx *c)
     return false;
 }
 
+/* The launch geometry line of an open kernel: per dimension the global
+ * size as a function of n_<axis> (g: the geometry for one group along the
+ * open axis, gn: for two, so the dimensions that grow are those that
+ * differ). */
+static void put_open_global(ctx *c, const et_launch *g, const et_launch *gn)
+{
+    const char *x = c->k->e.idx[c->open_axis].name;
+    for (int d = 0; d < g->ndim; d++) {
+        if (d)
+            rd_put(&c->s, " x ");
+        if (g->global[d] == gn->global[d])
+            rd_put(&c->s, "%lld", (long long)g->global[d]);
+        else
+            rd_put(&c->s, "%lld*%s_groups", (long long)g->global[d], x);
+    }
+}
+
 static void emit_header(ctx *c)
 {
     const et_kernel *k = c->k;
@@ -95,9 +112,32 @@ static void emit_header(ctx *c)
     et_opts_format(k->opts, k->n_opts, opts, sizeof opts);
     rd_put(s, "// opts: %s\n", k->n_opts ? opts : "(none)");
     const et_launch *l = &c->launch;
-    rd_put(s, "// global: ");
-    for (int d = 0; d < l->ndim; d++)
-        rd_put(s, "%s%lld", d ? "x" : "", (long long)l->global[d]);
+    et_launch one, two;
+    if (c->open_axis >= 0) {
+        /* the source does not depend on the open axis' size: the
+         * geometry is written as a function of it */
+        const char *x = k->e.idx[c->open_axis].name;
+        int64_t T = et_kernel_open_step(k);
+        et_kernel *kk = et_kernel_clone(k);
+        memset(&one, 0, sizeof one);
+        two = one;
+        if (kk && et_kernel_set_open_size(kk, T, NULL) == ET_OK)
+            et_kernel_launch(kk, c->b, &one);
+        if (kk && et_kernel_set_open_size(kk, 2 * T, NULL) == ET_OK)
+            et_kernel_launch(kk, c->b, &two);
+        et_kernel_free(kk);
+        rd_put(s, "// open axis %s: its size is the last argument, n_%s "
+                  "(64-bit), any value >= 1;\n"
+                  "// %s_groups = ceil(n_%s / %lld)\n",
+               x, x, x, x, (long long)T);
+        l = &one;
+        rd_put(s, "// global: ");
+        put_open_global(c, &one, &two);
+    } else {
+        rd_put(s, "// global: ");
+        for (int d = 0; d < l->ndim; d++)
+            rd_put(s, "%s%lld", d ? "x" : "", (long long)l->global[d]);
+    }
     if (l->has_local) {
         rd_put(s, " local: ");
         for (int d = 0; d < l->ndim; d++)
@@ -111,16 +151,25 @@ static void emit_header(ctx *c)
     rd_put(s, "// args: out");
     for (int op = 0; op < k->e.n_ops; op++)
         rd_put(s, ", in%d", op);
+    if (c->open_axis >= 0)
+        rd_put(s, ", n_%s", k->e.idx[c->open_axis].name);
     rd_put(s, "\n");
     bool f64 = k->e.acc_dtype == ET_F64 || k->e.out.dtype == ET_F64;
     for (int op = 0; op < k->e.n_ops; op++)
         f64 = f64 || k->e.op[op].dtype == ET_F64;
     if (c->D->fp64_pragma && f64)
         rd_put(s, "%s", c->D->fp64_pragma);
-    if (et_kernel_has_split(k)) {
+    if (et_kernel_has_split(k) && c->open_axis >= 0) {
+        rd_put(s, "// SPLIT: work-groups add partial sums into the output: "
+                  "zero its n_%s*%lld bytes before each launch\n",
+               k->e.idx[c->open_axis].name,
+               (long long)(c->launch.zero_bytes / k->e.idx[c->open_axis].size));
+    } else if (et_kernel_has_split(k)) {
         rd_put(s, "// SPLIT: work-groups add partial sums into the output: "
                   "zero its %lld bytes before each launch\n",
                (long long)c->launch.zero_bytes);
+    }
+    if (et_kernel_has_split(k)) {
         const char *add = k->e.out.dtype == ET_F64 ? c->D->atomic_add_f64
                                                    : c->D->atomic_add_f32;
         if (add)
@@ -148,7 +197,12 @@ static void kernel_name(const et_kernel *k, char *buf, size_t cap)
             if (k->part[p].kind != order[o])
                 continue;
             char num[32];
-            snprintf(num, sizeof num, "_%lld", (long long)k->part[p].size);
+            int oa = et_einsum_open_axis(&k->e);
+            if (oa >= 0 && p == k->outer[oa])
+                snprintf(num, sizeof num, "_n");
+            else
+                snprintf(num, sizeof num, "_%lld",
+                         (long long)k->part[p].size);
             if (len + strlen(num) + 1 >= cap)
                 continue;
             memcpy(buf + len, num, strlen(num) + 1);
@@ -177,23 +231,41 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     if (!c)
         return ET_ERR_NOMEM;
     et_status st = ET_OK;
-    c->k = k;
+    et_kernel *rk = NULL;
     c->b = b;
     c->D = &rd_dialects[b];
     c->n_ops = k->e.n_ops;
+    c->open_axis = et_einsum_open_axis(&k->e);
     st = et_kernel_launch(k, b, &c->launch);
     if (st != ET_OK)
         goto done;
+    out->launch = c->launch;
+    if (c->open_axis >= 0) {
+        /* rendered at a size that makes the open axis' outer part 2, so
+         * that nothing in the source depends on the size it is worked at */
+        rk = et_kernel_clone(k);
+        if (!rk) {
+            st = ET_ERR_NOMEM;
+            goto done;
+        }
+        st = et_kernel_set_open_size(rk, 2 * et_kernel_open_step(k), NULL);
+        if (st != ET_OK)
+            goto done;
+        k = rk;
+        st = et_kernel_launch(k, b, &c->launch);
+        if (st != ET_OK)
+            goto done;
+    }
+    c->k = k;
     c->flat = et_kernel_flat_groups(k, b);
     et_kernel_local_dims(k, c->L);
     c->wg = c->L[0] * c->L[1] * c->L[2];
     compute_coefs(c);
-    c->itype = needs_long(c) ? c->D->long_type : "int";
+    c->itype = c->open_axis >= 0 || needs_long(c) ? c->D->long_type : "int";
     c->acc = rd_acc_type(k->e.acc_dtype);
     c->zero = k->e.acc_dtype == ET_F64 ? "0.0" : "0.0f";
     c->fma = k->e.acc_dtype == ET_F32 ? c->D->fma_f32 : "fma";
     kernel_name(k, out->name, sizeof out->name);
-    out->launch = c->launch;
     out->local_bytes = et_kernel_local_bytes(k);
     out->n_args = k->e.n_ops + 1;
     out->arg_operand[0] = -1;
@@ -210,6 +282,9 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         rd_put(s, ", ");
         rd_put(s, c->D->in_ptr, rd_store_type(c, k->e.op[op].dtype), nm);
     }
+    if (c->open_axis >= 0)
+        rd_put(s, ", %s n_%s", c->D->long_type,
+               k->e.idx[c->open_axis].name);
     rd_put(s, ")\n{\n");
     s->indent = 1;
     for (int op = 0; op < k->e.n_ops; op++)
@@ -253,6 +328,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         st = ET_ERR_NOMEM;
 done:
     et_sbuf_free(&c->s.b);
+    et_kernel_free(rk);
     free(c);
     return st;
 }

@@ -55,7 +55,33 @@ bool rd_op_uses(const ctx *c, int op, int a)
 
 bool rd_padded(const ctx *c, int a)
 {
-    return c->k->padded[a] != c->k->e.idx[a].size;
+    return a == c->open_axis || c->k->padded[a] != c->k->e.idx[a].size;
+}
+
+bool rd_open_part(const ctx *c, int p)
+{
+    return c->open_axis >= 0 && p == c->k->outer[c->open_axis];
+}
+
+bool rd_part_one(const ctx *c, int p)
+{
+    return c->k->part[p].size == 1 && !rd_open_part(c, p);
+}
+
+void rd_part_size(const ctx *c, int p, char *buf, size_t cap)
+{
+    if (rd_open_part(c, p))
+        snprintf(buf, cap, "%s_groups", c->k->e.idx[c->open_axis].name);
+    else
+        snprintf(buf, cap, "%lld", (long long)c->k->part[p].size);
+}
+
+void rd_axis_size(const ctx *c, int a, char *buf, size_t cap)
+{
+    if (a == c->open_axis)
+        snprintf(buf, cap, "n_%s", c->k->e.idx[a].name);
+    else
+        snprintf(buf, cap, "%lld", (long long)c->k->e.idx[a].size);
 }
 
 void rd_sum_terms(const ctx *c, char *buf, size_t cap, int axis,
@@ -65,7 +91,7 @@ void rd_sum_terms(const ctx *c, char *buf, size_t cap, int axis,
     et_sbuf_fixed(&b, buf, cap);
     for (int p = 0; p < c->k->n_parts; p++) {
         const et_part *pt = &c->k->part[p];
-        if (pt->axis != axis || pt->size == 1 || !keep(c, p, arg))
+        if (pt->axis != axis || rd_part_one(c, p) || !keep(c, p, arg))
             continue;
         if (pt->stride == 1)
             et_sbuf_printf(&b, "%s%s%s", b.len ? " + " : "", pt->name,
@@ -231,7 +257,7 @@ void rd_addr_base(const ctx *c, int op, char *buf, size_t cap)
     et_sbuf b;
     et_sbuf_fixed(&b, buf, cap);
     for (int a = 0; a < c->k->e.n_idx; a++) {
-        if (!cf[a] || c->k->padded[a] == 1)
+        if (!cf[a] || (c->k->padded[a] == 1 && a != c->open_axis))
             continue;
         if (cf[a] == 1)
             et_sbuf_printf(&b, "%s%s_idx", b.len ? " + " : "",
@@ -254,14 +280,14 @@ bool rd_mask_expr(const ctx *c, int op, const plist *consts,
         if (!rd_op_uses(c, op, a) || !rd_padded(c, a))
             continue;
         int64_t off = axis_off(c, a, consts, vals);
+        char sz[48];
+        rd_axis_size(c, a, sz, sizeof sz);
         if (off)
-            et_sbuf_printf(&b, "%s%s_idx + %lld < %lld", b.len ? " && " : "",
-                           c->k->e.idx[a].name, (long long)off,
-                           (long long)c->k->e.idx[a].size);
+            et_sbuf_printf(&b, "%s%s_idx + %lld < %s", b.len ? " && " : "",
+                           c->k->e.idx[a].name, (long long)off, sz);
         else
-            et_sbuf_printf(&b, "%s%s_idx < %lld", b.len ? " && " : "",
-                           c->k->e.idx[a].name,
-                           (long long)c->k->e.idx[a].size);
+            et_sbuf_printf(&b, "%s%s_idx < %s", b.len ? " && " : "",
+                           c->k->e.idx[a].name, sz);
     }
     return b.len > 0;
 }

@@ -104,6 +104,9 @@ typedef struct ctx {
     int vmode;
     int vpart;
     int64_t vn;
+    /* the open axis (-1: none): its size is the argument n_<axis>, its
+     * outer part's count the variable <axis>_groups (see rd_part_size) */
+    int open_axis;
 } ctx;
 
 /* Which parts rd_sum_terms keeps. */
@@ -128,6 +131,14 @@ const char *rd_store_type(const ctx *c, et_dtype t);
 const int64_t *rd_coefs(const ctx *c, int op);
 bool rd_op_uses(const ctx *c, int op, int a);
 bool rd_padded(const ctx *c, int a);
+/* Is part p the outer part of the open axis (a size known at launch)? */
+bool rd_open_part(const ctx *c, int p);
+/* A part that is always 0 (size 1 and not the open axis' outer part). */
+bool rd_part_one(const ctx *c, int p);
+/* Part p's size as C text: the number, or "<axis>_groups". */
+void rd_part_size(const ctx *c, int p, char *buf, size_t cap);
+/* Index a's true size as C text: the number, or "n_<axis>". */
+void rd_axis_size(const ctx *c, int a, char *buf, size_t cap);
 /* "name*stride" terms of a sum into buf; parts filtered by keep(). */
 void rd_sum_terms(const ctx *c, char *buf, size_t cap, int axis,
                   part_pred keep, const void *arg, const char *suffix);

@@ -41,28 +41,71 @@ static void dim_parts(const ctx *c, plist *l, int d, et_part_kind kind)
                 l->p[l->n++] = p;
 }
 
+/* A running product of part sizes as C text: numbers folded into one
+ * constant, the open axis' group count by name. */
+typedef struct gprod {
+    int64_t num;
+    bool open;
+} gprod;
+
+static void prod_str(const ctx *c, const gprod *d, char *buf, size_t cap)
+{
+    if (!d->open) {
+        snprintf(buf, cap, "%lld", (long long)d->num);
+        return;
+    }
+    const char *x = c->k->e.idx[c->open_axis].name;
+    if (d->num == 1)
+        snprintf(buf, cap, "%s_groups", x);
+    else
+        snprintf(buf, cap, "(%s_groups*%lld)", x, (long long)d->num);
+}
+
+static void prod_mul(const ctx *c, gprod *d, int p)
+{
+    if (rd_open_part(c, p))
+        d->open = true;
+    else
+        d->num *= c->k->part[p].size;
+}
+
 /* Decodes `var` (already declared) into the parts of l, first fastest. */
 static void decode(ctx *c, const char *var, const plist *l)
 {
-    int64_t div = 1;
+    gprod div = {1, false};
     for (int i = 0; i < l->n; i++) {
-        const et_part *pt = &c->k->part[l->p[i]];
+        int p = l->p[i];
+        const et_part *pt = &c->k->part[p];
         bool last = i == l->n - 1;
-        if (pt->size == 1)
+        if (rd_part_one(c, p))
             continue; /* always 0; sums skip size-1 parts */
-        if (div == 1 && last)
+        char sz[64], dv[96];
+        rd_part_size(c, p, sz, sizeof sz);
+        prod_str(c, &div, dv, sizeof dv);
+        bool one = !div.open && div.num == 1;
+        if (one && last)
             rd_line(&c->s, "%s %s = %s;", c->itype, pt->name, var);
-        else if (div == 1)
-            rd_line(&c->s, "%s %s = %s %% %lld;", c->itype, pt->name, var,
-                    (long long)pt->size);
+        else if (one)
+            rd_line(&c->s, "%s %s = %s %% %s;", c->itype, pt->name, var, sz);
         else if (last)
-            rd_line(&c->s, "%s %s = %s / %lld;", c->itype, pt->name, var,
-                    (long long)div);
+            rd_line(&c->s, "%s %s = %s / %s;", c->itype, pt->name, var, dv);
         else
-            rd_line(&c->s, "%s %s = %s / %lld %% %lld;", c->itype, pt->name,
-                    var, (long long)div, (long long)pt->size);
-        div *= pt->size;
+            rd_line(&c->s, "%s %s = %s / %s %% %s;", c->itype, pt->name, var,
+                    dv, sz);
+        prod_mul(c, &div, p);
     }
+}
+
+/* The number of work-groups along launch dimension d (-1: all) as C text,
+ * for the rounded-up grid's check. */
+static void groups_str(ctx *c, int d, char *buf, size_t cap)
+{
+    plist l;
+    dim_parts(c, &l, d, ET_PART_GLOBAL);
+    gprod n = {1, false};
+    for (int i = 0; i < l.n; i++)
+        prod_mul(c, &n, l.p[i]);
+    prod_str(c, &n, buf, cap);
 }
 
 void rd_emit_ids(ctx *c)
@@ -70,8 +113,17 @@ void rd_emit_ids(ctx *c)
     const et_kernel *k = c->k;
     rd_out *s = &c->s;
     int ndim = c->launch.ndim;
-    int64_t N[3];
-    et_kernel_group_counts(k, N);
+    if (c->open_axis >= 0) {
+        const char *x = k->e.idx[c->open_axis].name;
+        int64_t T = et_kernel_open_step(k);
+        rd_line(s, "// work-groups along the open axis %s: its size rounded "
+                   "up to steps of %lld", x, (long long)T);
+        if (T == 1)
+            rd_line(s, "%s %s_groups = n_%s;", c->itype, x, x);
+        else
+            rd_line(s, "%s %s_groups = (n_%s + %lld) / %lld;", c->itype, x, x,
+                    (long long)(T - 1), (long long)T);
+    }
     rd_line(s, "// position of this work-group");
     if (c->flat) {
         plist l;
@@ -79,9 +131,11 @@ void rd_emit_ids(ctx *c)
         /* dim_parts(-1) lists launch order, which is dims 0,1,2 order */
         rd_line(s, "%s gidx = (%s)%s;", c->itype, c->itype,
                 k->nolocals ? c->D->global_id[0] : c->D->group_id[0]);
-        if (k->nolocals)
-            rd_line(s, "if (gidx >= %lld) return; /* rounded-up grid */",
-                    (long long)(N[0] * N[1] * N[2]));
+        if (k->nolocals) {
+            char ng[128];
+            groups_str(c, -1, ng, sizeof ng);
+            rd_line(s, "if (gidx >= %s) return; /* rounded-up grid */", ng);
+        }
         decode(c, "gidx", &l);
     } else {
         for (int d = 0; d < ndim; d++) {
@@ -91,7 +145,7 @@ void rd_emit_ids(ctx *c)
                 continue;
             bool all_one = true;
             for (int i = 0; i < l.n; i++)
-                all_one = all_one && k->part[l.p[i]].size == 1;
+                all_one = all_one && rd_part_one(c, l.p[i]);
             if (all_one && !k->nolocals) {
                 decode(c, "0", &l);
                 continue;
@@ -100,9 +154,12 @@ void rd_emit_ids(ctx *c)
             snprintf(var, sizeof var, "gidx%d", d);
             rd_line(s, "%s %s = (%s)%s;", c->itype, var, c->itype,
                     k->nolocals ? c->D->global_id[d] : c->D->group_id[d]);
-            if (k->nolocals && c->D->rounded_grid)
-                rd_line(s, "if (%s >= %lld) return; /* rounded-up grid */", var,
-                        (long long)N[d]);
+            if (k->nolocals && c->D->rounded_grid) {
+                char ng[128];
+                groups_str(c, d, ng, sizeof ng);
+                rd_line(s, "if (%s >= %s) return; /* rounded-up grid */", var,
+                        ng);
+            }
             decode(c, var, &l);
         }
     }

@@ -32,7 +32,7 @@ void rd_emit_tile_pos(ctx *c, int op, const int64_t *ts)
     et_sbuf_fixed(&b, pos, sizeof pos);
     for (int p = 0; p < k->n_parts; p++) {
         const et_part *pt = &k->part[p];
-        if (!ts[p] || !rd_is_runtime(pt->kind) || pt->size == 1)
+        if (!ts[p] || !rd_is_runtime(pt->kind) || rd_part_one(c, p))
             continue;
         if (ts[p] == 1)
             et_sbuf_printf(&b, "%s%s", b.len ? " + " : "", pt->name);
@@ -92,7 +92,7 @@ void rd_emit_prefetch_copy(ctx *c, int op)
         et_sbuf_fixed(&sb, sum, sizeof sum);
         for (int p = 0; p < k->n_parts; p++) {
             const et_part *pt = &k->part[p];
-            if (pt->axis != a || pt->size == 1)
+            if (pt->axis != a || rd_part_one(c, p))
                 continue;
             const char *suf = ts[p] ? "_c" : "";
             if (pt->stride == 1)
@@ -104,7 +104,7 @@ void rd_emit_prefetch_copy(ctx *c, int op)
         }
         rd_line(s, "%s %s_ci = %s;", c->itype, k->e.idx[a].name,
                 sb.len ? sum : "0");
-        if (cf[a] && k->padded[a] != 1) {
+        if (cf[a] && (k->padded[a] != 1 || a == c->open_axis)) {
             if (cf[a] == 1)
                 et_sbuf_printf(&ab, "%s%s_ci", ab.len ? " + " : "",
                                k->e.idx[a].name);
@@ -112,9 +112,12 @@ void rd_emit_prefetch_copy(ctx *c, int op)
                 et_sbuf_printf(&ab, "%s%s_ci*%lld", ab.len ? " + " : "",
                                k->e.idx[a].name, (long long)cf[a]);
         }
-        if (rd_padded(c, a))
-            et_sbuf_printf(&mb, "%s%s_ci < %lld", mb.len ? " && " : "",
-                           k->e.idx[a].name, (long long)k->e.idx[a].size);
+        if (rd_padded(c, a)) {
+            char sz[48];
+            rd_axis_size(c, a, sz, sizeof sz);
+            et_sbuf_printf(&mb, "%s%s_ci < %s", mb.len ? " && " : "",
+                           k->e.idx[a].name, sz);
+        }
     }
     char expr[1536];
     rd_load_expr(c, op, ab.len ? addr : "0", expr, sizeof expr);

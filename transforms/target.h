@@ -31,10 +31,15 @@ typedef struct et_target {
 /* The generic profile used without a device: 1024 work-items, 48 KiB. */
 et_target et_target_generic(et_backend_kind backend);
 
+/* 64-bit integer arguments a launch can pass after the buffers. */
+#define ET_LAUNCH_MAX_SCALARS 4
+
 /*
  * Launch geometry, OpenCL style: global[d] is the total number of
  * work-items along dimension d (a multiple of local[d]); CUDA's grid is
  * global/local. has_local false (NOLOCALS) lets the runtime choose.
+ * scalar[0 .. n_scalars-1] are 64-bit integer kernel arguments passed
+ * after the buffers (the size of an open axis, see einsum.h).
  */
 typedef struct et_launch {
     int ndim;                      /* 1..3 */
@@ -44,6 +49,8 @@ typedef struct et_launch {
     int64_t zero_bytes;            /* bytes of argument 0 (the output) set
                                     * to zero before every launch, inside
                                     * the timed region; 0 = none (SPLIT) */
+    int n_scalars;
+    int64_t scalar[ET_LAUNCH_MAX_SCALARS];
 } et_launch;
 
 #endif

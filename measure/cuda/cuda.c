@@ -473,6 +473,15 @@ static et_status cu_launch(void *vctx, et_program *vp, const et_launch *geom,
         ptrs[i] = b->ptr + off;
         params[i] = &ptrs[i];
     }
+    long long scalars[ET_LAUNCH_MAX_SCALARS];
+    if (geom->n_scalars < 0 || geom->n_scalars > ET_LAUNCH_MAX_SCALARS ||
+        nargs + geom->n_scalars > ET_MAX_KERNEL_ARGS)
+        return et_errorf(err, ET_ERR_LAUNCH, "launch: %d scalar arguments",
+                         geom->n_scalars);
+    for (int i = 0; i < geom->n_scalars; i++) {
+        scalars[i] = (long long)geom->scalar[i];
+        params[nargs + i] = &scalars[i];
+    }
 
     st = cu_enter(c, err);
     if (st != ET_OK)

@@ -704,11 +704,17 @@ static et_status ocl_launch(void *vctx, et_program *vp, const et_launch *geom,
     cl_mem out_mem = NULL;
     cl_event ev = NULL, zev = NULL;
 
-    if ((cl_uint)nargs != p->nargs)
+    if (geom->n_scalars < 0 || geom->n_scalars > ET_LAUNCH_MAX_SCALARS ||
+        (cl_uint)(nargs + geom->n_scalars) != p->nargs)
         return et_errorf(err, ET_ERR_LAUNCH,
                          "the kernel takes %u arguments, the launch gives "
                          "%d",
-                         (unsigned)p->nargs, nargs);
+                         (unsigned)p->nargs, nargs + geom->n_scalars);
+    for (int i = 0; i < geom->n_scalars; i++) {
+        cl_long v = (cl_long)geom->scalar[i];
+        CL_TRY(ET_ERR_LAUNCH, clSetKernelArg(p->kernel, (cl_uint)(nargs + i),
+                                             sizeof v, &v));
+    }
     for (int i = 0; i < nargs; i++) {
         cl_mem mem;
         st = ocl_buffer_view(c, (ocl_buffer *)args[i],

@@ -153,6 +153,17 @@ static const char schema_v2[] =
     "ALTER TABLE devices ADD COLUMN peaks_measured_at INTEGER;"
     "ALTER TABLE devices ADD COLUMN peaks_eintune_version TEXT;";
 
+/* Version 3: open axes and sizes never tuned. einsums.structure is the
+ * structure form (et_einsum_structure: no sizes), which finds the other
+ * sizes of an einsum; trials.tuned_at says at which sizes a trial of an
+ * einsum with an open axis was measured ("x=4096"; "" otherwise). */
+static const char schema_v3[] =
+    "ALTER TABLE einsums ADD COLUMN structure TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE trials ADD COLUMN tuned_at TEXT NOT NULL DEFAULT '';"
+    "CREATE INDEX einsums_structure ON einsums (structure);";
+
+static et_status structure_fill(et_db *db, et_error *err);
+
 /*
  * One migration step: takes a file from version `to` - 1 to `to`, inside
  * the open's write transaction. `sql` runs first (a script of statements;
@@ -182,6 +193,8 @@ typedef struct migration {
 static const migration migrations[] = {
     {1, "devices, einsums, spaces, trials", schema_v1, NULL},
     {2, "device peaks in the database", schema_v2, NULL},
+    {3, "structure of einsums, sizes trials were tuned at", schema_v3,
+     structure_fill},
 };
 static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
                   ET_DB_SCHEMA_VERSION,
@@ -661,11 +674,51 @@ et_status et_db_device_id(et_db *db, const et_device_info *info, int64_t *id,
 
 static void einsum_sizes(const et_einsum *e, char *buf, size_t cap)
 {
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < e->n_idx && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s=%" PRId64,
-                              i ? "," : "", e->idx[i].name, e->idx[i].size);
+    et_einsum_sizes_str(e, true, buf, cap);
+}
+
+/* Migration to version 3: the structure form of every einsum recorded,
+ * rebuilt from its canonical form. A row that cannot be rebuilt keeps ''
+ * (it then takes no part in answers for other sizes). */
+static et_status structure_fill(et_db *db, et_error *err)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    et_status s = prep(db, "SELECT id, canonical FROM einsums", &sel, err);
+    if (s != ET_OK)
+        return s;
+    if ((s = prep(db, "UPDATE einsums SET structure = ?1 WHERE id = ?2",
+                  &upd, err)) != ET_OK)
+        goto done;
+    et_einsum *e = malloc(sizeof *e);
+    if (!e) {
+        s = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    int rc;
+    while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+        const char *canon = (const char *)sqlite3_column_text(sel, 1);
+        et_diag d;
+        memset(&d, 0, sizeof d);
+        if (!canon || et_einsum_from_canonical(canon, e, &d) != ET_OK)
+            continue;
+        char structure[ET_DB_CANON_LEN];
+        et_einsum_structure(e, structure, sizeof structure);
+        sqlite3_reset(upd);
+        bind_text(upd, 1, structure);
+        sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+        int rc2 = sqlite3_step(upd);
+        if (rc2 != SQLITE_DONE) {
+            s = sql_fail(db, rc2, "writing an einsum's structure", err);
+            break;
+        }
+    }
+    if (s == ET_OK && rc != SQLITE_DONE)
+        s = sql_fail(db, rc, "reading the einsums", err);
+    free(e);
+done:
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    return s;
 }
 
 static void einsum_dtypes(const et_einsum *e, char *buf, size_t cap)
@@ -705,14 +758,16 @@ static et_status einsum_id_tx(et_db *db, const et_einsum *e, int64_t *id,
                               et_error *err)
 {
     char canon[ET_DB_CANON_LEN], sizes[4096], dtypes[256];
+    char structure[ET_DB_CANON_LEN];
     et_einsum_canonical(e, canon, sizeof(canon));
+    et_einsum_structure(e, structure, sizeof(structure));
     einsum_sizes(e, sizes, sizeof(sizes));
     einsum_dtypes(e, dtypes, sizeof(dtypes));
     sqlite3_stmt *st;
     et_status s = prep(db,
                        "INSERT INTO einsums (canonical, text, sizes, dtypes, "
-                       "created_at) VALUES (?1, ?2, ?3, ?4, ?5) "
-                       "ON CONFLICT (canonical) DO NOTHING",
+                       "created_at, structure) VALUES (?1, ?2, ?3, ?4, ?5, "
+                       "?6) ON CONFLICT (canonical) DO NOTHING",
                        &st, err);
     if (s != ET_OK)
         return s;
@@ -721,6 +776,7 @@ static et_status einsum_id_tx(et_db *db, const et_einsum *e, int64_t *id,
     bind_text(st, 3, sizes);
     bind_text(st, 4, dtypes);
     sqlite3_bind_int64(st, 5, now_s());
+    bind_text(st, 6, structure);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
@@ -864,6 +920,10 @@ et_status et_db_trial_init(et_db_trial *t, int64_t einsum_id,
     t->renderer_version = ET_RENDERER_VERSION;
     if (source)
         et_db_source_hash(source, geom, t->source_hash);
+    int oa = et_einsum_open_axis(e);
+    if (oa >= 0)
+        snprintf(t->tuned_at, sizeof(t->tuned_at), "%s=%" PRId64,
+                 e->idx[oa].name, e->idx[oa].size);
     return ET_OK;
 }
 
@@ -898,8 +958,8 @@ void et_db_trial_set_evaluation(et_db_trial *t, const et_einsum *e,
     "t.renderer_version, t.source_hash, t.space_id, t.params_json, "       \
     "t.kernel_name, t.outcome, t.reason, t.median_s, t.low_s, t.high_s, "  \
     "t.cv, t.runs, t.verify_trials, t.max_norm_err, t.p_value, t.gops, "   \
-    "t.compile_s, t.created_at, t.eintune_version"
-#define TRIAL_NCOLS 24
+    "t.compile_s, t.created_at, t.eintune_version, t.tuned_at"
+#define TRIAL_NCOLS 25
 
 static void read_trial(sqlite3_stmt *st, et_db_trial *t)
 {
@@ -933,6 +993,7 @@ static void read_trial(sqlite3_stmt *st, et_db_trial *t)
     t->compile_s = col_real(st, 21);
     t->created_at = sqlite3_column_int64(st, 22);
     col_text(st, 23, t->eintune_version, sizeof(t->eintune_version));
+    col_text(st, 24, t->tuned_at, sizeof(t->tuned_at));
 }
 
 /* Steps a query of TRIAL_COLS for at most one row. */
@@ -985,8 +1046,9 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
         "renderer_version, source_hash, space_id, params_json, kernel_name, "
         "outcome, reason, median_s, low_s, high_s, cv, runs, verify_trials, "
         "max_norm_err, p_value, gops, compile_s, created_at, "
-        "eintune_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-        "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23) "
+        "eintune_version, tuned_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+        "?22, ?23, ?24) "
         "ON CONFLICT (einsum_id, device_id, einsum_text, opts, "
         "renderer_version, source_hash) DO UPDATE SET "
         "space_id = excluded.space_id, params_json = excluded.params_json, "
@@ -997,7 +1059,8 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
         "max_norm_err = excluded.max_norm_err, "
         "p_value = excluded.p_value, gops = excluded.gops, "
         "compile_s = excluded.compile_s, created_at = excluded.created_at, "
-        "eintune_version = excluded.eintune_version",
+        "eintune_version = excluded.eintune_version, "
+        "tuned_at = excluded.tuned_at",
         &st, err);
     if (s != ET_OK)
         return s;
@@ -1028,6 +1091,7 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
     sqlite3_bind_int64(st, 22, t->created_at ? t->created_at : now_s());
     bind_text(st, 23, t->eintune_version[0] ? t->eintune_version
                                             : ET_VERSION);
+    bind_text(st, 24, t->tuned_at);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -1082,6 +1146,43 @@ et_status et_db_best(et_db *db, const et_einsum *e,
         !*found)
         return s;
     return et_db_best_ids(db, eid, did, out, found, err);
+}
+
+et_status et_db_einsums_like(et_db *db, const et_einsum *e,
+                             et_db_einsum_fn fn, void *arg, et_error *err)
+{
+    char structure[ET_DB_CANON_LEN];
+    et_einsum_structure(e, structure, sizeof(structure));
+    sqlite3_stmt *st;
+    et_status s = prep(db,
+                       "SELECT id, canonical, text, sizes FROM einsums "
+                       "WHERE structure = ?1 ORDER BY id",
+                       &st, err);
+    if (s != ET_OK)
+        return s;
+    bind_text(st, 1, structure);
+    et_db_einsum_row *row = malloc(sizeof *row);
+    if (!row) {
+        sqlite3_finalize(st);
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(row, 0, sizeof *row);
+        row->id = sqlite3_column_int64(st, 0);
+        col_text(st, 1, row->canonical, sizeof(row->canonical));
+        col_text(st, 2, row->text, sizeof(row->text));
+        col_text(st, 3, row->sizes, sizeof(row->sizes));
+        if (fn(arg, row) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        s = sql_fail(db, rc, "listing the sizes of an einsum", err);
+    free(row);
+    sqlite3_finalize(st);
+    return s;
 }
 
 /* ---- peaks -------------------------------------------------------------- */

@@ -6,8 +6,8 @@
  * (~/.cache/eintune/tuning.db when XDG_CACHE_HOME is unset or relative;
  * directories made with mode 0700), or any path given (--db). The file
  * carries PRAGMA application_id = ET_DB_APPLICATION_ID ("ETDB") and PRAGMA
- * user_version = the schema version. Tables (schema version 2; [v2] marks
- * what version 2 added to version 1):
+ * user_version = the schema version. Tables (schema version 3; [vN] marks
+ * what version N added):
  *
  *   devices  (id, backend, name, driver_version  -- UNIQUE: the device key
  *             vendor, device_version, limits_json (et_target as JSON),
@@ -15,9 +15,12 @@
  *             [v2] peaks_json, peaks_measured_at, peaks_eintune_version
  *             (NULL until peaks are stored))
  *   einsums  (id, canonical UNIQUE (et_einsum_canonical: structure, sizes
- *             and dtypes), text (normalized text first seen), sizes
- *             ("i=4,j=5" in that text's names), dtypes ("f32,f32->f32"),
- *             created_at)
+ *             and dtypes; an open axis is "*"), text (normalized text
+ *             first seen), sizes ("i=4,j=5" in that text's names, "x=*"
+ *             for an open axis), dtypes ("f32,f32->f32"), created_at,
+ *             [v3] structure (et_einsum_structure: the canonical form
+ *             without sizes, indexed; '' for a row migrated from a form
+ *             that could not be rebuilt))
  *   spaces   (id, name, content_hash -- UNIQUE (name, content_hash))
  *   trials   (id, einsum_id, einsum_text, device_id, opts,
  *             renderer_version, source_hash  -- UNIQUE: the trial key
@@ -25,13 +28,17 @@
  *             (one of et_outcome_name's strings, CHECKed), reason,
  *             median_s, low_s, high_s, cv, runs, verify_trials,
  *             max_norm_err, p_value, gops, compile_s, created_at,
- *             eintune_version)
+ *             eintune_version, [v3] tuned_at (the sizes a trial of an
+ *             einsum with an open axis was measured at, "x=4096"; ''))
  *   schema_migrations (version, applied_at, eintune_version): one row per
  *             migration step applied to this file.
  *
  * Schema versions (each one step of db.c's migrations table):
  *   1  the tables above without the [v2] columns
  *   2  the device peaks move from their cache file into the database
+ *   3  einsums.structure and trials.tuned_at (open axes, answers for
+ *      sizes never tuned); existing einsums get their structure form
+ *      rebuilt from their canonical form
  * A file at an older version is brought to ET_DB_SCHEMA_VERSION when it is
  * opened, one step after another in one transaction. To change the schema:
  * append a step to the migrations table in db.c (SQL text or a function),
@@ -116,7 +123,7 @@
 #define ET_RENDERER_VERSION 1
 
 /* The number of steps in db.c's migrations table (see above). */
-#define ET_DB_SCHEMA_VERSION 2
+#define ET_DB_SCHEMA_VERSION 3
 #define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
 #define ET_DB_BUSY_TIMEOUT_MS 15000
 
@@ -229,6 +236,9 @@ typedef struct et_db_trial {
     double compile_s;                /* build time; 0 if unknown */
     int64_t created_at;              /* Unix seconds; 0 -> now on record */
     char eintune_version[32];        /* "" -> ET_VERSION on record */
+    char tuned_at[256];              /* [v3] an open einsum's trial: the
+                                        sizes it was measured at, "x=4096"
+                                        (set by et_db_trial_init); "" */
 } et_db_trial;
 
 /*
@@ -281,6 +291,26 @@ et_status et_db_best(et_db *db, const et_einsum *e,
 /* As et_db_best by row ids. */
 et_status et_db_best_ids(et_db *db, int64_t einsum_id, int64_t device_id,
                          et_db_trial *out, bool *found, et_error *err);
+
+/* An einsum row (et_db_einsums_like). Plain value. */
+typedef struct et_db_einsum_row {
+    int64_t id;
+    char canonical[ET_DB_CANON_LEN];
+    char text[ET_MAX_TEXT];   /* the text first seen */
+    char sizes[1024];         /* "x=*,i=35" in that text's names */
+} et_db_einsum_row;
+
+/* Called once per row; a non-zero return stops the listing. */
+typedef int (*et_db_einsum_fn)(void *arg, const et_db_einsum_row *row);
+
+/*
+ * Every recorded einsum with e's structure form (et_einsum_structure: the
+ * same einsum and dtypes up to names, operand order and sizes; e's own
+ * canonical form included, open axes included), oldest first. Reads
+ * only. The base of answers for sizes never tuned (tune/best.h).
+ */
+et_status et_db_einsums_like(et_db *db, const et_einsum *e,
+                             et_db_einsum_fn fn, void *arg, et_error *err);
 
 /* ---- peaks -------------------------------------------------------------- */
 

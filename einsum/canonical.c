@@ -35,6 +35,7 @@
 #include "einsum/einsum.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TOKEN_LEN (2 + 3 * ET_MAX_RANK)
@@ -302,4 +303,113 @@ void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
 void et_einsum_structure(const et_einsum *e, char *buf, size_t cap)
 {
     canonical_form(e, true, buf, cap);
+}
+
+/* Next name of a canonical text at s[*i]: a letter, or "{N}" (refused:
+ * such einsums are rebuilt by nobody). Returns the index number, -1. */
+static int canon_name(const char *s, int *i)
+{
+    char c = s[*i];
+    if (c >= 'a' && c <= 'z') {
+        (*i)++;
+        return c - 'a';
+    }
+    if (c >= 'A' && c <= 'Z') {
+        (*i)++;
+        return 26 + (c - 'A');
+    }
+    return -1;
+}
+
+et_status et_einsum_from_canonical(const char *form, et_einsum *e,
+                                   et_diag *d)
+{
+    char text[ET_MAX_TEXT];
+    const char *bar1 = strchr(form, '|');
+    const char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+    if (!bar1 || !bar2 || (size_t)(bar1 - form) >= sizeof text)
+        return et_diag_fail(d, -1, "not a canonical form: %.200s", form);
+    /* the sizes, by name number */
+    int64_t size[ET_MAX_INDICES];
+    bool open[ET_MAX_INDICES], have[ET_MAX_INDICES];
+    memset(have, 0, sizeof have);
+    memset(open, 0, sizeof open);
+    int i = (int)(bar1 - form) + 1;
+    while (form + i < bar2) {
+        int nm = canon_name(form, &i);
+        if (nm < 0 || form[i] != '=')
+            return et_diag_fail(d, i, "canonical sizes: unexpected text");
+        i++;
+        if (form[i] == '*') {
+            open[nm] = true;
+            size[nm] = ET_OPEN_DEFAULT_SIZE;
+            i++;
+        } else {
+            char *end;
+            long long v = strtoll(form + i, &end, 10);
+            if (end == form + i || v < 1)
+                return et_diag_fail(d, i, "canonical sizes: bad size");
+            size[nm] = v;
+            i = (int)(end - form);
+        }
+        have[nm] = true;
+        if (form[i] == ',')
+            i++;
+    }
+    /* the subscripts without the broadcast marks, and the shapes */
+    et_operand_shapes sh;
+    memset(&sh, 0, sizeof sh);
+    size_t n = 0;
+    int k = 0;
+    bool out = false;
+    for (i = 0; form + i < bar1;) {
+        char c = form[i];
+        if (c == ',' || c == '-' || c == '>') {
+            if (c == ',')
+                k++;
+            if (c == '-')
+                out = true;
+            text[n++] = c;
+            i++;
+            continue;
+        }
+        int nm = canon_name(form, &i);
+        if (nm < 0 || !have[nm] || k >= ET_MAX_OPERANDS)
+            return et_diag_fail(d, i, "canonical text: unexpected name");
+        text[n++] = c;
+        if (out)
+            continue;
+        bool bcast = form[i] == '\'';
+        if (bcast)
+            i++;
+        if (sh.rank[k] >= ET_MAX_RANK)
+            return et_diag_fail(d, i, "canonical text: rank too large");
+        sh.dim[k][sh.rank[k]++] = bcast ? 1 : size[nm];
+    }
+    text[n] = '\0';
+    sh.n_ops = k + 1;
+    /* the operands' dtypes */
+    char dts[256];
+    const char *arrow = strstr(bar2 + 1, "->");
+    size_t dl = arrow ? (size_t)(arrow - bar2 - 1) : strlen(bar2 + 1);
+    if (dl >= sizeof dts)
+        return et_diag_fail(d, -1, "canonical dtypes too long");
+    memcpy(dts, bar2 + 1, dl);
+    dts[dl] = '\0';
+    et_subscripts s;
+    et_dtype dt[ET_MAX_OPERANDS];
+    et_status st = et_subscripts_parse(text, &s, d);
+    if (st == ET_OK)
+        st = et_dtype_spec_parse(dts, s.n_ops, dt, d);
+    if (st == ET_OK)
+        st = et_einsum_resolve(&s, NULL, &sh, dt, e, d);
+    if (st != ET_OK)
+        return st;
+    for (int x = 0; x < e->n_idx; x++) {
+        int nm = -1, j = 0;
+        nm = canon_name(e->idx[x].name, &j);
+        if (nm >= 0 && open[nm])
+            e->idx[x].open = true;
+    }
+    return ET_OK;
 }

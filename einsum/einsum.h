@@ -220,6 +220,13 @@ void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap);
  * broadcasting kept). */
 void et_einsum_structure(const et_einsum *e, char *buf, size_t cap);
 
+/* Rebuilds an einsum from its canonical text (index names a, b, ...,
+ * broadcast dimensions, open axes at ET_OPEN_DEFAULT_SIZE, dtypes), so
+ * that a stored canonical form can be worked with. ET_ERR_INPUT (d->msg)
+ * for text that is not a canonical form. */
+et_status et_einsum_from_canonical(const char *canon, et_einsum *e,
+                                   et_diag *d);
+
 /* One way to see the user's einsum as the pattern. */
 typedef struct et_match {
     /* pattern index p (by pattern's idx number) -> user index number */

@@ -168,6 +168,48 @@ int64_t et_problem_index_size(const et_problem *p, int i)
     return i >= 0 && i < p->e.n_idx ? p->e.idx[i].size : 0;
 }
 
+int et_problem_index_open(const et_problem *p, int i)
+{
+    return i >= 0 && i < p->e.n_idx && p->e.idx[i].open;
+}
+
+et_status et_problem_set_tune_at(et_problem *p, const char *spec,
+                                 et_diag *diag)
+{
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    et_einsum *e = malloc(sizeof *e);
+    if (!e)
+        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+    *e = p->e;
+    et_status st = et_einsum_tune_at(e, spec, diag);
+    if (st == ET_OK)
+        p->e = *e;
+    else {
+        diag->input = ET_INPUT_SHAPE;
+        diag->status = st;
+    }
+    free(e);
+    return st;
+}
+
+et_status et_shape_expand(const char *spec, char **out, int *n,
+                          et_diag *diag)
+{
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    et_status st = et_shape_spec_expand(spec, out, n, diag);
+    if (st != ET_OK) {
+        diag->input = ET_INPUT_SHAPE;
+        diag->status = st;
+    }
+    return st;
+}
+
 void et_free(void *ptr)
 {
     free(ptr);

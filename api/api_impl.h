@@ -46,7 +46,8 @@ void api_logf(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
  * messages.
  */
 et_status api_best_find(const et_einsum *e, const et_device_info *info,
-                        const char *db_path, et_best *out, bool *found,
+                        const char *db_path, bool exact, et_best *out,
+                        bool *found,
                         char *db_used, size_t db_used_cap, et_diag *diag);
 
 /* The public view of a lookup's answer. */

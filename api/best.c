@@ -21,7 +21,8 @@
 #include <string.h>
 
 et_status api_best_find(const et_einsum *e, const et_device_info *info,
-                        const char *db_path, et_best *out, bool *found,
+                        const char *db_path, bool exact, et_best *out,
+                        bool *found,
                         char *db_used, size_t db_used_cap, et_diag *diag)
 {
     et_error err = {{0}};
@@ -36,7 +37,7 @@ et_status api_best_find(const et_einsum *e, const et_device_info *info,
     }
     if (db_used)
         snprintf(db_used, db_used_cap, "%s", et_db_path(db));
-    st = et_best_find(db, e, info, out, found, &err);
+    st = et_best_find(db, e, info, exact, out, found, &err);
     if (st != ET_OK)
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
     et_db_close(db);
@@ -68,6 +69,19 @@ void api_best_info_fill(const et_best *b, const et_device_info *info,
     out->verify_trials = b->trial.verify_trials;
     out->max_norm_err = b->trial.max_norm_err;
     out->p_value = b->trial.p_value;
+    snprintf(out->source, sizeof out->source, "%s",
+             et_best_source_name(b->source));
+    if (b->open_axis >= 0)
+        snprintf(out->open_axis, sizeof out->open_axis, "%s",
+                 b->e.idx[b->open_axis].name);
+    snprintf(out->tuned_at, sizeof out->tuned_at, "%s", b->tuned_at);
+    snprintf(out->applied_at, sizeof out->applied_at, "%s", b->applied_at);
+    if (b->source == ET_BEST_FALLBACK) {
+        /* measured at other sizes: nothing to say about these */
+        out->time_s = 0;
+        out->ci95_s[0] = out->ci95_s[1] = 0;
+        out->gops = 0;
+    }
 }
 
 et_status et_best_lookup(const et_problem *p, const char *device,
@@ -176,18 +190,36 @@ et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
     bk->info = dev->info;
     et_device_close(dev);
     bool found = false;
-    st = et_best_find(db, &bk->e, &bk->info, &bk->best, &found, &err);
+    st = et_best_find(db, &bk->e, &bk->info, o->exact != 0, &bk->best,
+                      &found, &err);
     if (st != ET_OK) {
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto fail;
     }
     if (!found) {
+        char sizes[512];
+        et_einsum_sizes_str(&bk->e, true, sizes, sizeof sizes);
         api_fail(diag, ET_OK, ET_INPUT_NONE,
-                 "no verified kernel known for %s on %s (driver %s) in %s",
-                 bk->e.text, bk->info.name, bk->info.driver_version, bk->db);
+                 "no verified kernel known for %s at %s on %s (driver %s) "
+                 "in %s%s",
+                 bk->e.text, sizes, bk->info.name, bk->info.driver_version,
+                 bk->db,
+                 o->exact ? " (--exact: no fallback to other sizes)" : "");
         goto fail;
     }
-    if (!bk->best.exact)
+    /* the einsum the kernel runs: with an open axis for an open answer */
+    bk->e = bk->best.e;
+    if (bk->best.source == ET_BEST_FALLBACK)
+        api_log(o->log, o->log_arg, ET_LOG_INFO,
+                "no kernel tuned at these sizes: tuned at %s, applied at %s",
+                bk->best.tuned_at, bk->best.applied_at);
+    else if (bk->best.source == ET_BEST_OPEN)
+        api_log(o->log, o->log_arg, ET_LOG_INFO,
+                "a kernel with an open axis %s covers these sizes (tuned "
+                "at %s, applied at %s)",
+                bk->e.idx[bk->best.open_axis].name, bk->best.tuned_at,
+                bk->best.applied_at);
+    if (!bk->best.exact && bk->best.source != ET_BEST_FALLBACK)
         api_log(o->log, o->log_arg, ET_LOG_WARN,
                 "the stored kernel's source could not be reproduced for "
                 "%s; its opts are mapped by name",
@@ -211,8 +243,14 @@ et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
         }
         memcpy(bk->kernel, kname, sizeof kname);
         char why[256] = "";
-        if (have_peaks) {
-            if (et_roofline_compute(&bk->e, &peaks, &bk->roof, why,
+        /* the roofline of the sizes the time was measured at */
+        et_einsum re = bk->e;
+        int oa = et_einsum_open_axis(&re);
+        const char *eq = strchr(bk->best.tuned_at, '=');
+        if (oa >= 0 && eq)
+            et_einsum_set_size(&re, oa, strtoll(eq + 1, NULL, 10), NULL);
+        if (have_peaks && bk->best.source != ET_BEST_FALLBACK) {
+            if (et_roofline_compute(&re, &peaks, &bk->roof, why,
                                     sizeof why) == ET_OK)
                 bk->have_roof = 1;
             else
@@ -258,9 +296,24 @@ int et_best_report_print(const et_best_kernel *bk, FILE *f)
     fprintf(f, "opts        %s\n",
             bk->best.opts[0] ? bk->best.opts : "untransformed");
     fprintf(f, "kernel      %s\n", kname);
-    fprintf(f, "time        %.4g ms [%.4g, %.4g] (%d runs, cv %.2g %%)\n",
+    const et_best *b = &bk->best;
+    if (b->open_axis >= 0)
+        fprintf(f, "open axis   %s: the kernel takes its size at launch\n",
+                e->idx[b->open_axis].name);
+    if (b->source == ET_BEST_FALLBACK) {
+        fprintf(f, "answer      fallback: tuned at %s, applied at %s "
+                   "(the opts re-applied; distance %.3g)\n",
+                b->tuned_at, b->applied_at, b->distance);
+        fprintf(f, "time        not measured at these sizes\n");
+        fflush(f);
+        return 0;
+    }
+    if (b->source == ET_BEST_OPEN)
+        fprintf(f, "answer      open: tuned at %s, applied at %s\n",
+                b->tuned_at, b->applied_at);
+    fprintf(f, "time        %.4g ms [%.4g, %.4g] (%d runs, cv %.2g %%)%s%s\n",
             t->median_s * 1e3, t->low_s * 1e3, t->high_s * 1e3, t->runs,
-            100 * t->cv);
+            100 * t->cv, b->tuned_at[0] ? " at " : "", b->tuned_at);
     if (isfinite(t->p_value))
         fprintf(f, "verified    %d trials, max normalized error %.3g, "
                    "p = %.3g\n",
@@ -271,7 +324,7 @@ int et_best_report_print(const et_best_kernel *bk, FILE *f)
     if (bk->have_roof) {
         fputc('\n', f);
         et_roofline_table(f, &bk->roof, t->median_s);
-    } else {
+    } else if (!b->tuned_at[0]) {
         for (int d = 0; d < ET_DTYPE_COUNT; d++)
             if (ops[d] > 0 && t->median_s > 0)
                 fprintf(f, "gops        %.4g (%s; no stored peaks for the "
@@ -305,6 +358,27 @@ char *et_best_report_json(const et_best_kernel *bk)
     cJSON_AddStringToObject(jd, "driver", info->driver_version);
     cJSON_AddStringToObject(doc, "opts", bk->best.opts);
     cJSON_AddStringToObject(doc, "kernel", kname);
+    const et_best *b = &bk->best;
+    cJSON_AddStringToObject(doc, "source", et_best_source_name(b->source));
+    if (b->open_axis >= 0)
+        cJSON_AddStringToObject(doc, "open_axis",
+                                e->idx[b->open_axis].name);
+    else
+        cJSON_AddNullToObject(doc, "open_axis");
+    if (b->tuned_at[0]) {
+        cJSON_AddStringToObject(doc, "tuned_at", b->tuned_at);
+        cJSON_AddStringToObject(doc, "applied_at", b->applied_at);
+    } else {
+        cJSON_AddNullToObject(doc, "tuned_at");
+        cJSON_AddNullToObject(doc, "applied_at");
+    }
+    if (b->source == ET_BEST_FALLBACK) {
+        /* measured at other sizes: no figures for these */
+        cJSON_AddNullToObject(doc, "time_s");
+        cJSON_AddNullToObject(doc, "ci95_s");
+        cJSON_AddNullToObject(doc, "gops");
+        cJSON_AddNullToObject(doc, "roofline_gops");
+    } else {
     cJSON_AddNumberToObject(doc, "time_s", t->median_s);
     cJSON *ci = cJSON_AddArrayToObject(doc, "ci95_s");
     cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->low_s));
@@ -321,6 +395,7 @@ char *et_best_report_json(const et_best_kernel *bk)
                 cJSON_AddNumberToObject(g, et_dtype_name((et_dtype)d),
                                         (double)ops[d] / t->median_s / 1e9);
         cJSON_AddNullToObject(doc, "roofline_gops");
+    }
     }
     cJSON *jv = cJSON_AddObjectToObject(doc, "verified");
     cJSON_AddNumberToObject(jv, "trials", t->verify_trials);

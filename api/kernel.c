@@ -26,6 +26,10 @@ struct et_loaded_kernel {
     int n_idx;                     /* the problem's indices, to check sizes */
     char idx_name[ET_MAX_INDICES][ET_NAME_LEN];
     int64_t idx_size[ET_MAX_INDICES];
+    int open_axis;                 /* the axis taken at launch, -1 */
+    et_kernel *kern;               /* with an open axis: the kernel, for
+                                    * the geometry at other sizes (under
+                                    * lock) */
     pthread_mutex_t lock;          /* clSetKernelArg + enqueue */
     et_cl_user_kernel *cl;         /* OpenCL: the program and kernel */
     et_cu_user_kernel *cu;         /* CUDA: the module and the driver table */
@@ -41,6 +45,7 @@ static et_loaded_kernel *loaded_new(const et_problem *p, et_backend_kind b)
         return NULL;
     }
     k->backend = b;
+    k->open_axis = -1;
     k->n_inputs = p->e.n_ops;
     k->n_idx = p->e.n_idx;
     for (int i = 0; i < p->e.n_idx; i++) {
@@ -90,8 +95,8 @@ static et_status loaded_render(const et_problem *p, const et_device_info *info,
                             "out of memory");
         bool found = false;
         char db_used[1024] = "";
-        st = api_best_find(&p->e, info, o->db, best, &found, db_used,
-                           sizeof db_used, diag);
+        st = api_best_find(&p->e, info, o->db, o->exact != 0, best, &found,
+                           db_used, sizeof db_used, diag);
         if (st != ET_OK)
             goto cleanup;
         if (!found) {
@@ -107,7 +112,8 @@ static et_status loaded_render(const et_problem *p, const et_device_info *info,
         n = best->n_opts;
     }
 
-    st = et_kernel_init(&p->e, &info->target, &kern);
+    /* an answer with an open axis runs the einsum with that axis open */
+    st = et_kernel_init(best ? &best->e : &p->e, &info->target, &kern);
     if (st != ET_OK) {
         api_fail(diag, st, ET_INPUT_NONE, "cannot build the kernel: %s",
                  et_status_str(st));
@@ -128,6 +134,11 @@ static et_status loaded_render(const et_problem *p, const et_device_info *info,
     }
     snprintf(k->name, sizeof k->name, "%s", r->name);
     k->launch = r->launch;
+    k->open_axis = et_einsum_open_axis(&kern->e);
+    if (k->open_axis >= 0) {
+        k->kern = kern;
+        kern = NULL;
+    }
 cleanup:
     et_kernel_free(kern);
     if (best)
@@ -171,8 +182,8 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
     st = loaded_render(p, info, o, k, &r, diag);
     if (st != ET_OK)
         goto cleanup;
-    st = et_cl_user_build(ctx, dev, r.source, r.name, r.n_args, &k->cl,
-                          &err);
+    st = et_cl_user_build(ctx, dev, r.source, r.name,
+                          r.n_args + r.launch.n_scalars, &k->cl, &err);
     if (st != ET_OK) {
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto cleanup;
@@ -245,15 +256,47 @@ static et_status launch_check(const et_loaded_kernel *k, et_backend_kind b,
                         "the kernel takes %d input buffers, %d were given",
                         k->n_inputs, n_inputs);
     if (sizes)
-        for (int i = 0; i < k->n_idx; i++)
+        for (int i = 0; i < k->n_idx; i++) {
+            if (i == k->open_axis) {
+                if (sizes[i] < 1)
+                    return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                                    "sizes[%d] (open axis '%s') is %lld: "
+                                    "sizes are at least 1",
+                                    i, k->idx_name[i], (long long)sizes[i]);
+                continue;
+            }
             if (sizes[i] != k->idx_size[i])
                 return api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_OPTION,
                                 "sizes[%d] (index '%s') is %lld but the "
                                 "kernel was built for %lld: kernels have "
-                                "their sizes compiled in (load one for "
-                                "these sizes)",
+                                "their sizes compiled in but for an open "
+                                "axis (load one for these sizes)",
                                 i, k->idx_name[i], (long long)sizes[i],
                                 (long long)k->idx_size[i]);
+        }
+    return ET_OK;
+}
+
+/* The launch geometry for sizes (NULL: the loaded sizes), under k->lock. */
+static et_status launch_geom(et_loaded_kernel *k, const int64_t *sizes,
+                             et_launch *geom, et_diag *diag)
+{
+    *geom = k->launch;
+    if (!sizes || k->open_axis < 0 ||
+        sizes[k->open_axis] == k->idx_size[k->open_axis])
+        return ET_OK;
+    et_status st = et_kernel_set_open_size(k->kern, sizes[k->open_axis],
+                                           diag);
+    if (st == ET_OK)
+        st = et_kernel_launch(k->kern, k->backend, geom);
+    if (st != ET_OK)
+        return api_fail(diag, st == ET_ERR_UNSUPPORTED ? st : ET_ERR_INPUT,
+                        ET_INPUT_OPTION,
+                        "no launch of %s for %s = %lld: %s", k->name,
+                        k->idx_name[k->open_axis],
+                        (long long)sizes[k->open_axis],
+                        diag && diag->msg[0] ? diag->msg
+                                             : et_status_str(st));
     return ET_OK;
 }
 
@@ -276,10 +319,15 @@ et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
     for (int i = 0; i < n_inputs; i++)
         args[1 + i] = in[i];
     et_error err = {{0}};
+    et_launch geom;
     pthread_mutex_lock(&k->lock);
-    st = et_cl_user_launch(k->cl, q, &k->launch, args, n_inputs + 1, event,
-                           &err);
+    st = launch_geom(k, sizes, &geom, diag);
+    if (st == ET_OK)
+        st = et_cl_user_launch(k->cl, q, &geom, args, n_inputs + 1, event,
+                               &err);
     pthread_mutex_unlock(&k->lock);
+    if (st != ET_OK && !err.msg[0])
+        return st;
     if (st != ET_OK)
         return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_OPTION
                                                          : ET_INPUT_NONE,
@@ -304,10 +352,15 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
     for (int i = 0; i < n_inputs; i++)
         args[1 + i] = in[i];
     et_error err = {{0}};
+    et_launch geom;
     pthread_mutex_lock(&k->lock);
-    st = et_cu_user_launch(k->cu, stream, &k->launch, args, n_inputs + 1,
-                           &err);
+    st = launch_geom(k, sizes, &geom, diag);
+    if (st == ET_OK)
+        st = et_cu_user_launch(k->cu, stream, &geom, args, n_inputs + 1,
+                               &err);
     pthread_mutex_unlock(&k->lock);
+    if (st != ET_OK && !err.msg[0])
+        return st;
     if (st != ET_OK)
         return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_OPTION
                                                          : ET_INPUT_NONE,
@@ -336,6 +389,7 @@ void et_loaded_kernel_free(et_loaded_kernel *k)
         return;
     et_cl_user_free(k->cl);
     et_cu_user_free(k->cu);
+    et_kernel_free(k->kern);
     pthread_mutex_destroy(&k->lock);
     free(k);
 }

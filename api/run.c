@@ -112,8 +112,8 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
     }
     et_error err = {{0}};
     bool hit = false;
-    et_status st = et_best_find(r->db, r->e, &r->dev->info, r->best, &hit,
-                                &err);
+    et_status st = et_best_find(r->db, r->e, &r->dev->info,
+                                r->o.exact != 0, r->best, &hit, &err);
     if (st != ET_OK || !hit) {
         free(r->best);
         r->best = NULL;
@@ -123,10 +123,26 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
     *found = 1;
     if (info)
         api_best_info_fill(r->best, &r->dev->info, info);
-    api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
-            "best known: %s (tuned as %s, %.4g ms)",
-            r->best->opts[0] ? r->best->opts : "untransformed",
-            r->best->trial.einsum_text, r->best->trial.median_s * 1e3);
+    if (r->best->source == ET_BEST_FALLBACK)
+        api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
+                "best known: %s (tuned as %s at %s, applied at %s: "
+                "verified here before use)",
+                r->best->opts[0] ? r->best->opts : "untransformed",
+                r->best->trial.einsum_text, r->best->tuned_at,
+                r->best->applied_at);
+    else if (r->best->source == ET_BEST_OPEN)
+        api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
+                "best known: %s (tuned as %s with open axis %s at %s, "
+                "%.4g ms there; applied at %s)",
+                r->best->opts[0] ? r->best->opts : "untransformed",
+                r->best->trial.einsum_text,
+                r->best->e.idx[r->best->open_axis].name, r->best->tuned_at,
+                r->best->trial.median_s * 1e3, r->best->applied_at);
+    else
+        api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
+                "best known: %s (tuned as %s, %.4g ms)",
+                r->best->opts[0] ? r->best->opts : "untransformed",
+                r->best->trial.einsum_text, r->best->trial.median_s * 1e3);
     return ET_OK;
 }
 
@@ -171,7 +187,9 @@ et_status et_runner_build(et_runner *r, et_diag *diag)
         }
     }
     char reason[512] = "";
-    if (et_kernel_init(r->e, &r->dev->info.target, &r->kern) != ET_OK) {
+    /* an answer with an open axis runs the einsum with that axis open */
+    if (et_kernel_init(r->best ? &r->best->e : r->e, &r->dev->info.target,
+                       &r->kern) != ET_OK) {
         st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
                       "cannot build the kernel IR");
         goto out;
@@ -190,6 +208,26 @@ et_status et_runner_build(et_runner *r, et_diag *diag)
     }
     api_log(r->o.log, r->o.log_arg, ET_LOG_DEBUG, "kernel %s", r->rend.name);
     st = build(r, &r->rend, &r->prog, diag);
+    if (st == ET_OK && r->best && r->best->source == ET_BEST_FALLBACK) {
+        /* opts tuned at other sizes: verified at these before use */
+        et_run_verification v;
+        memset(&v, 0, sizeof v);
+        st = et_runner_verify(r, &v, diag);
+        if (st == ET_OK && v.outcome != ET_OUTCOME_OK)
+            st = api_fail(diag, ET_ERR_BUILD, ET_INPUT_NONE,
+                          "the kernel tuned at %s fails verification at %s: "
+                          "%s",
+                          r->best->tuned_at, r->best->applied_at, v.reason);
+        if (st == ET_OK)
+            api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
+                    "the kernel tuned at %s, applied at %s: %s",
+                    r->best->tuned_at, r->best->applied_at, v.summary);
+        if (st != ET_OK) {
+            et_program_free(r->dev, r->prog);
+            r->prog = NULL;
+            et_rendered_free(&r->rend);
+        }
+    }
 out:
     if (st != ET_OK) {
         et_kernel_free(r->kern);

@@ -93,6 +93,18 @@ typedef struct et_shape_spec {
 et_status et_shape_spec_parse(const char *spec, et_shape_spec *sp,
                               et_diag *d);
 
+/*
+ * Several problems in one spec (tune's --shape): an index's size may be a
+ * list "8/16/24", a range "8:64:8" (stop included; step 1 when left out)
+ * or another index's letter ("k=i": tied, the same size in every
+ * problem); see the grammar in parse.c. *out gets the concrete specs, one
+ * a line, the last varying entry fastest; *n their number (at most
+ * ET_SHAPE_EXPAND_MAX). *out is malloc'ed (free). Errors point into spec.
+ */
+#define ET_SHAPE_EXPAND_MAX 4096
+et_status et_shape_spec_expand(const char *spec, char **out, int *n,
+                               et_diag *d);
+
 /* Operand shapes as NumPy gives them (e.g. from .npy files). */
 typedef struct et_operand_shapes {
     int n_ops;

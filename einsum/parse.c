@@ -36,6 +36,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Fills d (if any) and returns ET_ERR_INPUT. */
@@ -410,5 +411,277 @@ et_status et_dtype_spec_parse(const char *spec, int n_ops,
                     n, n_ops);
     for (int k = 0; k < n_ops; k++)
         dtypes[k] = got[k];
+    return ET_OK;
+}
+
+/* ---- several problems in one shape spec ------------------------------- */
+
+/*
+ * Grammar (et_shape_spec_expand):
+ *   spec  = entry { "," entry } ;
+ *   entry = letter "=" value | "..." "=" dims ;     (dims kept as given)
+ *   value = size | "*" | "inf" | list | range | letter ;
+ *   list  = size "/" size { "/" size } ;
+ *   range = size ":" size [ ":" size ] ;           (stop included)
+ * A letter value ties the entry to that letter's values (both take the
+ * same value in every problem).
+ */
+
+typedef struct mentry {
+    char name;            /* 0 for "..." */
+    int pos;              /* byte offset of the entry */
+    char text[64];        /* a fixed value as written ("*", "3x2") */
+    int n;                /* values of a varying entry, 0: fixed */
+    int64_t *v;
+    char ref;             /* tied to this letter, 0: not */
+} mentry;
+
+static et_status mentry_values(const char *spec, int start, int end,
+                               mentry *m, et_diag *d)
+{
+    /* a list, a range or a single size */
+    bool list = false, range = false;
+    for (int i = start; i < end; i++) {
+        list = list || spec[i] == '/';
+        range = range || spec[i] == ':';
+    }
+    if (list && range)
+        return et_diag_fail(d, start, "a size is a list (a/b/c) or a range "
+                                      "(start:stop:step), not both");
+    int64_t parts[3];
+    int np = 0, i = start;
+    if (range) {
+        for (;;) {
+            if (np == 3)
+                return et_diag_fail(d, i, "a range is start:stop[:step]");
+            et_status st = parse_size(spec, &i, &parts[np++], d);
+            if (st != ET_OK)
+                return st;
+            if (i >= end)
+                break;
+            if (spec[i] != ':')
+                return et_diag_fail(d, i, "expected ':' in a range");
+            i++;
+        }
+        if (np < 2)
+            return et_diag_fail(d, start, "a range is start:stop[:step]");
+        int64_t step = np == 3 ? parts[2] : 1;
+        if (parts[1] < parts[0])
+            return et_diag_fail(d, start, "a range's stop (%lld) is below "
+                                          "its start (%lld)",
+                                (long long)parts[1], (long long)parts[0]);
+        int64_t count = (parts[1] - parts[0]) / step + 1;
+        if (count > ET_SHAPE_EXPAND_MAX)
+            return et_diag_fail(d, start, "a range of %lld sizes (at most "
+                                          "%d)",
+                                (long long)count, ET_SHAPE_EXPAND_MAX);
+        m->v = malloc((size_t)count * sizeof *m->v);
+        if (!m->v)
+            return et_diag_fail(d, -1, "out of memory");
+        for (int64_t k = 0; k < count; k++)
+            m->v[k] = parts[0] + k * step;
+        m->n = (int)count;
+        return ET_OK;
+    }
+    int count = 1;
+    for (int k = start; k < end; k++)
+        count += spec[k] == '/';
+    m->v = malloc((size_t)count * sizeof *m->v);
+    if (!m->v)
+        return et_diag_fail(d, -1, "out of memory");
+    for (;;) {
+        et_status st = parse_size(spec, &i, &m->v[m->n++], d);
+        if (st != ET_OK)
+            return st;
+        if (i >= end)
+            break;
+        if (spec[i] != '/')
+            return et_diag_fail(d, i, "expected '/' between the sizes of "
+                                      "a list");
+        i++;
+    }
+    return ET_OK;
+}
+
+et_status et_shape_spec_expand(const char *spec, char **out, int *n_out,
+                               et_diag *d)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!spec)
+        return et_diag_fail(d, -1, "no shape spec");
+    size_t len = strnlen(spec, ET_MAX_TEXT);
+    if (len >= ET_MAX_TEXT)
+        return et_diag_fail(d, ET_MAX_TEXT - 1, "shape spec too long");
+    mentry *m = calloc(ET_MAX_INDICES + 1, sizeof *m);
+    if (!m)
+        return et_diag_fail(d, -1, "out of memory");
+    int ne = 0;
+    et_status st = ET_OK;
+    char *text = NULL;
+    int start = 0;
+    while (st == ET_OK) {
+        int end = start;
+        while (spec[end] && spec[end] != ',')
+            end++;
+        int i = start;
+        while (spec[i] == ' ')
+            i++;
+        int e = end;
+        while (e > i && spec[e - 1] == ' ')
+            e--;
+        if (ne > ET_MAX_INDICES) {
+            st = et_diag_fail(d, i, "too many sizes");
+            break;
+        }
+        mentry *me = &m[ne];
+        me->pos = i;
+        const char *eq = memchr(spec + i, '=', (size_t)(e - i));
+        if (!eq) {
+            st = et_diag_fail(d, i, "expected NAME=SIZE");
+            break;
+        }
+        int v0 = (int)(eq - spec) + 1;
+        while (spec[v0] == ' ')
+            v0++;
+        if (strncmp(spec + i, "...", 3) == 0) {
+            me->name = 0;
+        } else if (is_letter((unsigned char)spec[i]) &&
+                   (spec[i + 1] == '=' || spec[i + 1] == ' ')) {
+            me->name = spec[i];
+            for (int k = 0; k < ne; k++)
+                if (m[k].name == me->name) {
+                    st = et_diag_fail(d, i, "size of '%c' given twice",
+                                      me->name);
+                    break;
+                }
+            if (st != ET_OK)
+                break;
+        } else {
+            st = et_diag_fail(d, i, "index names are single letters (or "
+                                    "'...')");
+            break;
+        }
+        if (v0 >= e) {
+            if (me->name) {
+                st = et_diag_fail(d, v0, "expected a size");
+                break;
+            }
+        }
+        bool fixed = me->name == 0 || spec[v0] == '*' ||
+                     (e - v0 == 3 && strncmp(spec + v0, "inf", 3) == 0);
+        if (me->name && e - v0 == 1 && is_letter((unsigned char)spec[v0])) {
+            me->ref = spec[v0];
+        } else if (fixed) {
+            if (e - v0 >= (int)sizeof me->text) {
+                st = et_diag_fail(d, v0, "size too long");
+                break;
+            }
+            memcpy(me->text, spec + v0, (size_t)(e - v0));
+            me->text[e - v0] = '\0';
+        } else {
+            st = mentry_values(spec, v0, e, me, d);
+            if (st != ET_OK)
+                break;
+        }
+        ne++;
+        if (!spec[end])
+            break;
+        start = end + 1;
+    }
+    /* ties: follow each to an entry with values */
+    for (int k = 0; k < ne && st == ET_OK; k++) {
+        char r = m[k].ref;
+        int hops = 0;
+        int at = k;
+        while (r && st == ET_OK) {
+            int j = -1;
+            for (int q = 0; q < ne; q++)
+                if (m[q].name == r)
+                    j = q;
+            if (j < 0 || ++hops > ne) {
+                st = et_diag_fail(d, m[k].pos,
+                                  j < 0 ? "'%c' is tied to '%c', whose size "
+                                          "is not given"
+                                        : "'%c' is tied to '%c' in a circle",
+                                  m[k].name, r);
+                break;
+            }
+            at = j;
+            r = m[j].ref;
+        }
+        if (st == ET_OK && at != k) {
+            if (m[at].text[0] && !m[at].n &&
+                (m[at].text[0] == '*' || m[at].text[0] == 'i')) {
+                st = et_diag_fail(d, m[k].pos, "'%c' is tied to an open "
+                                               "axis: give it its own size",
+                                  m[k].name);
+                break;
+            }
+            m[k].ref = m[at].name; /* the root of the tie */
+        }
+    }
+    int64_t total = 1;
+    for (int k = 0; k < ne && st == ET_OK; k++)
+        if (m[k].n > 0) {
+            total *= m[k].n;
+            if (total > ET_SHAPE_EXPAND_MAX)
+                st = et_diag_fail(d, m[k].pos, "more than %d problems",
+                                  ET_SHAPE_EXPAND_MAX);
+        }
+    size_t cap = (size_t)total * (len + (size_t)ne * 24 + 2) + 1;
+    if (st == ET_OK && !(text = malloc(cap)))
+        st = et_diag_fail(d, -1, "out of memory");
+    size_t pos = 0;
+    for (int64_t c = 0; c < total && st == ET_OK; c++) {
+        /* the value index of each varying entry, the last one fastest */
+        int idx[ET_MAX_INDICES + 1];
+        int64_t rest = c;
+        for (int k = ne - 1; k >= 0; k--) {
+            idx[k] = 0;
+            if (m[k].n > 0) {
+                idx[k] = (int)(rest % m[k].n);
+                rest /= m[k].n;
+            }
+        }
+        for (int k = 0; k < ne; k++) {
+            const mentry *me = &m[k];
+            if (me->ref) {
+                int j = 0;
+                while (m[j].name != me->ref)
+                    j++;
+                me = &m[j];
+                if (me->n > 0)
+                    pos += (size_t)snprintf(text + pos, cap - pos,
+                                            "%s%c=%lld", k ? "," : "",
+                                            m[k].name,
+                                            (long long)me->v[idx[j]]);
+                else
+                    pos += (size_t)snprintf(text + pos, cap - pos,
+                                            "%s%c=%s", k ? "," : "",
+                                            m[k].name, me->text);
+            } else if (me->n > 0) {
+                pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%lld",
+                                        k ? "," : "", me->name,
+                                        (long long)me->v[idx[k]]);
+            } else if (me->name) {
+                pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%s",
+                                        k ? "," : "", me->name, me->text);
+            } else {
+                pos += (size_t)snprintf(text + pos, cap - pos, "%s...=%s",
+                                        k ? "," : "", me->text);
+            }
+        }
+        pos += (size_t)snprintf(text + pos, cap - pos, "\n");
+    }
+    for (int k = 0; k < ne; k++)
+        free(m[k].v);
+    free(m);
+    if (st != ET_OK) {
+        free(text);
+        return st;
+    }
+    *out = text;
+    *n_out = (int)total;
     return ET_OK;
 }

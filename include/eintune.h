@@ -155,6 +155,34 @@ int et_problem_n_indices(const et_problem *p);
 const char *et_problem_index_name(const et_problem *p, int i);
 int64_t et_problem_index_size(const et_problem *p, int i);
 
+/*
+ * Open axes. A size given as "*" or "inf" ("x=*", as feinsum's np.inf)
+ * makes that output index open: kernels take its size at launch and are
+ * correct for every size >= 1, and the database keys what is tuned by the
+ * open einsum. At most one open axis; it must be the first dimension of
+ * the output and of every operand that has it (docs/einsum.md). The
+ * problem is still worked at one size (ops, bytes, tuning): the tune-at
+ * size, 1024 unless set here.
+ */
+/* 1 when index i is open, else 0. */
+int et_problem_index_open(const et_problem *p, int i);
+/* Sets the tune-at sizes of p's open axes from spec ("x=4096").
+ * ET_ERR_INPUT (ET_INPUT_SHAPE, diag->pos into spec) for a malformed spec
+ * or a letter that is not an open axis. */
+et_status et_problem_set_tune_at(et_problem *p, const char *spec,
+                                 et_diag *diag);
+
+/*
+ * Several problems in one shape spec: an index's size may be a list
+ * "8/16/24/32", a range "8:64:8" (start:stop:step, stop included; step 1
+ * when left out: "8:12"), or another index's letter ("k=i": the same size
+ * in every problem). Writes the concrete specs, one a line (the last
+ * varying entry fastest), into *out (freed with et_free) and their number
+ * into *n (at most 4096). ET_ERR_INPUT (ET_INPUT_SHAPE, diag->pos) for a malformed spec.
+ */
+et_status et_shape_expand(const char *spec, char **out, int *n,
+                          et_diag *diag);
+
 /* Frees memory the API returned as a plain pointer (JSON text, ...). */
 void et_free(void *ptr);
 
@@ -549,13 +577,30 @@ typedef struct et_best_info {
     double max_norm_err;    /* largest normalized error over them */
     double p_value;         /* one-sided test against the untransformed
                              * kernel; NaN without one */
+    /* --- open axes and sizes never tuned --- */
+    char source[16];        /* "exact": tuned for these sizes (or this
+                             * open einsum); "open": tuned with an open
+                             * axis that covers them (the kernel takes
+                             * that axis' size at launch); "fallback":
+                             * tuned at other sizes, its opts re-applied
+                             * here (time_s, gops are then 0: nothing was
+                             * measured at these sizes) */
+    char open_axis[16];     /* the axis the kernel takes at launch, "" */
+    char tuned_at[256];     /* the sizes it was measured at where they
+                             * differ from the asked ones ("x=512"; an
+                             * open axis' tune-at size); "" */
+    char applied_at[256];   /* the asked sizes of those axes ("x=1024") */
 } et_best_info;
 
 /*
  * Looks up the fastest verified kernel for p on device spec `device`
  * (NULL: the first OpenCL device) in database db (NULL: the default path).
- * Renamed and reordered einsums are matched. ET_OK with *found = 1 and out
- * filled, or *found = 0 when the database knows none; ET_ERR_DEVICE when
+ * Renamed and reordered einsums are matched. Sizes never tuned are
+ * answered in this order (out->source): the exact entry, then an entry
+ * tuned with an open axis that covers the size, then the opts tuned at
+ * the nearest other sizes (sum over axes of |log2 ratio|) re-applied
+ * where the rules accept them (docs/database.md). ET_OK with *found = 1
+ * and out filled, or *found = 0 when nothing applies; ET_ERR_DEVICE when
  * the device cannot be opened; ET_ERR_IO/ET_ERR_INPUT for the database.
  */
 et_status et_best_lookup(const et_problem *p, const char *device,
@@ -575,6 +620,8 @@ typedef struct et_best_options {
                              * source was not reproduced, no roofline);
                              * NULL: silent */
     void *log_arg;
+    int exact;              /* only an entry for exactly these sizes (or
+                             * an open axis covering them): no fallback */
 } et_best_options;
 
 /* The best verified kernel known for a problem on a device (opaque): the
@@ -724,6 +771,7 @@ typedef struct et_run_options {
     et_log_fn log;          /* log lines ("device ...", "best known: ...",
                              * "no roofline: ..."); NULL: silent */
     void *log_arg;
+    int exact;              /* with best: no fallback to other sizes */
 } et_run_options;
 
 /* A kernel of one problem built on one device (opaque), run step by step:
@@ -896,7 +944,10 @@ typedef struct et_load_options {
     const char *db;         /* database; NULL: the default path */
     const char *opts;       /* use these opts instead of the best known
                              * ("" = the untransformed kernel); NULL: the
-                             * database's best for this device */
+                             * database's best for this device (an entry
+                             * with an open axis covers every size of
+                             * it; then the fallback to other sizes) */
+    int exact;              /* no fallback to other sizes */
 } et_load_options;
 
 /*

@@ -4,6 +4,8 @@
  */
 #include "tune/best.h"
 
+#include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,20 @@ static et_status pulled_back(const et_subscripts *sub, const et_einsum *e,
     }
     et_diag d;
     memset(&d, 0, sizeof d);
-    return et_einsum_resolve(sub, NULL, &shapes, dt, out, &d);
+    et_status st = et_einsum_resolve(sub, NULL, &shapes, dt, out, &d);
+    if (st != ET_OK)
+        return st;
+    /* an open axis stays open under the mapping */
+    for (int p = 0; p < out->n_idx; p++)
+        out->idx[p].open = e->idx[m->idx_map[p]].open;
+    return ET_OK;
+}
+
+/* The size in a tuned_at text ("x=4096"), 0 when none. */
+static int64_t tuned_at_size(const char *tuned_at)
+{
+    const char *eq = strchr(tuned_at, '=');
+    return eq ? strtoll(eq + 1, NULL, 10) : 0;
 }
 
 /* Hash of the kernel of einsum te with opts applied, rendered for t;
@@ -174,6 +189,12 @@ et_status et_best_map_opts(const et_db_trial *trial, const et_einsum *e,
             continue;
         }
         char hash[ET_DB_HASH_LEN] = "";
+        /* an open einsum's trial was measured (and hashed) at its tune-at
+         * size */
+        int oa = et_einsum_open_axis(&te);
+        int64_t at = tuned_at_size(trial->tuned_at);
+        if (oa >= 0 && at > 0)
+            et_einsum_set_size(&te, oa, at, NULL);
         b.exact = trial->source_hash[0] &&
                   source_hash_of(&te, t, opts, n, hash) &&
                   strcmp(hash, trial->source_hash) == 0;
@@ -197,20 +218,286 @@ et_status et_best_map_opts(const et_db_trial *trial, const et_einsum *e,
     return ET_OK;
 }
 
+static const char *const source_names[] = {"exact", "open", "fallback"};
+static_assert(sizeof(source_names) / sizeof(source_names[0]) ==
+                  ET_BEST_SOURCE_COUNT,
+              "source_names must match et_best_source");
+
+const char *et_best_source_name(et_best_source s)
+{
+    return (unsigned)s < ET_BEST_SOURCE_COUNT ? source_names[s] : "?";
+}
+
+/* Could axis a of e be open: an output index that is the first dimension
+ * of every array that has it, once (einsum.h)? */
+static bool openable(const et_einsum *e, int a)
+{
+    if (a >= e->n_out)
+        return false;
+    for (int k = -1; k < e->n_ops; k++) {
+        const et_operand *op = k < 0 ? &e->out : &e->op[k];
+        for (int r = 1; r < op->rank; r++)
+            if (op->idx[r] == a)
+                return false;
+    }
+    return true;
+}
+
+/* "x=512,i=8" of the sizes in tsz (by e's index) that differ from e's,
+ * and e's own for them; with open >= 0 that axis is always listed. */
+static void size_texts(const et_einsum *e, const int64_t *tsz, int open,
+                       char *tuned, char *asked, size_t cap)
+{
+    size_t nt = 0, na = 0;
+    tuned[0] = asked[0] = '\0';
+    for (int a = 0; a < e->n_idx; a++) {
+        if (tsz[a] == e->idx[a].size && a != open)
+            continue;
+        if (nt < cap)
+            nt += (size_t)snprintf(tuned + nt, cap - nt, "%s%s=%lld",
+                                   nt ? "," : "", e->idx[a].name,
+                                   (long long)tsz[a]);
+        if (na < cap)
+            na += (size_t)snprintf(asked + na, cap - na, "%s%s=%lld",
+                                   na ? "," : "", e->idx[a].name,
+                                   (long long)e->idx[a].size);
+    }
+}
+
+/* One way to answer by re-applying another size's opts. */
+typedef struct fb_cand {
+    et_db_trial trial;
+    double distance;
+    int64_t tsz[ET_MAX_INDICES]; /* its sizes in the asker's indices */
+} fb_cand;
+
+typedef struct fb_list {
+    et_db *db;
+    const et_einsum *e;
+    char canon[ET_DB_CANON_LEN];
+    int64_t device_id;
+    fb_cand *c;
+    int n, cap;
+    et_status st;
+    et_error *err;
+} fb_list;
+
+/* Sizes of row einsum r seen through the match of r's text onto e nearest
+ * to e's: the distance, and r's size per e index into tsz. */
+static double nearest_match(const et_einsum *r, const et_einsum *e,
+                            int64_t *tsz)
+{
+    et_subscripts sub;
+    et_diag d;
+    memset(&d, 0, sizeof d);
+    if (et_subscripts_parse(r->text, &sub, &d) != ET_OK)
+        return -1;
+    et_match *m = calloc(BEST_MAX_MATCHES, sizeof *m);
+    if (!m)
+        return -1;
+    int n = 0;
+    double best = -1;
+    if (et_einsum_match(&sub, e, m, BEST_MAX_MATCHES, &n, &d) == ET_OK) {
+        if (n > BEST_MAX_MATCHES)
+            n = BEST_MAX_MATCHES;
+        for (int c = 0; c < n; c++) {
+            double dist = 0;
+            for (int p = 0; p < r->n_idx; p++) {
+                int ua = m[c].idx_map[p];
+                dist += fabs(log2((double)r->idx[p].size /
+                                  (double)e->idx[ua].size));
+            }
+            if (best < 0 || dist < best) {
+                best = dist;
+                for (int p = 0; p < r->n_idx; p++)
+                    tsz[m[c].idx_map[p]] = r->idx[p].size;
+            }
+        }
+    }
+    free(m);
+    return best;
+}
+
+static int fb_row(void *arg, const et_db_einsum_row *row)
+{
+    fb_list *l = arg;
+    if (strcmp(row->canonical, l->canon) == 0)
+        return 0;
+    et_einsum *r = malloc(sizeof *r);
+    fb_cand *c = malloc(sizeof *c);
+    if (!r || !c) {
+        free(r);
+        free(c);
+        l->st = et_errorf(l->err, ET_ERR_NOMEM, "out of memory");
+        return 1;
+    }
+    et_diag d;
+    memset(&d, 0, sizeof d);
+    bool found = false;
+    if (et_einsum_from_canonical(row->canonical, r, &d) == ET_OK &&
+        et_db_best_ids(l->db, row->id, l->device_id, &c->trial, &found,
+                       l->err) == ET_OK &&
+        found) {
+        int oa = et_einsum_open_axis(r);
+        int64_t at = tuned_at_size(c->trial.tuned_at);
+        if (oa >= 0 && at > 0)
+            et_einsum_set_size(r, oa, at, NULL);
+        c->distance = nearest_match(r, l->e, c->tsz);
+        if (c->distance >= 0) {
+            if (l->n == l->cap) {
+                int nc = l->cap ? 2 * l->cap : 8;
+                fb_cand *g = realloc(l->c, (size_t)nc * sizeof *g);
+                if (!g) {
+                    l->st = et_errorf(l->err, ET_ERR_NOMEM, "out of memory");
+                    free(r);
+                    free(c);
+                    return 1;
+                }
+                l->c = g;
+                l->cap = nc;
+            }
+            l->c[l->n++] = *c;
+        }
+    }
+    free(r);
+    free(c);
+    return 0;
+}
+
+static int fb_cmp(const void *a, const void *b)
+{
+    const fb_cand *x = a, *y = b;
+    if (x->distance != y->distance)
+        return x->distance < y->distance ? -1 : 1;
+    if (x->trial.median_s != y->trial.median_s)
+        return x->trial.median_s < y->trial.median_s ? -1 : 1;
+    return x->trial.id < y->trial.id ? -1 : x->trial.id > y->trial.id;
+}
+
+/* Step 3 of et_best_find. */
+static et_status find_fallback(et_db *db, const et_einsum *e,
+                               const et_device_info *info, et_best *out,
+                               bool *found, et_error *err)
+{
+    fb_list l;
+    memset(&l, 0, sizeof l);
+    l.db = db;
+    l.e = e;
+    l.err = err;
+    et_einsum_canonical(e, l.canon, sizeof l.canon);
+    bool have_dev = false;
+    et_status st = et_db_device_find(db, info, &l.device_id, &have_dev, err);
+    if (st != ET_OK || !have_dev)
+        return st;
+    st = et_db_einsums_like(db, e, fb_row, &l, err);
+    if (st == ET_OK)
+        st = l.st;
+    if (st == ET_OK && l.n > 1)
+        qsort(l.c, (size_t)l.n, sizeof *l.c, fb_cmp);
+    for (int i = 0; st == ET_OK && i < l.n; i++) {
+        et_error e2 = {{0}};
+        et_best b;
+        memset(&b, 0, sizeof b);
+        et_status ms = et_best_map_opts(&l.c[i].trial, e, &info->target, &b,
+                                        &e2);
+        if (ms == ET_ERR_NOMEM) {
+            st = et_errorf(err, ms, "%s", e2.msg);
+            break;
+        }
+        if (ms != ET_OK)
+            continue; /* the rules refuse these opts at the asked sizes */
+        b.exact = false;
+        b.source = ET_BEST_FALLBACK;
+        b.e = *e;
+        b.open_axis = et_einsum_open_axis(e);
+        b.distance = l.c[i].distance;
+        size_texts(e, l.c[i].tsz, -1, b.tuned_at, b.applied_at,
+                   sizeof b.tuned_at);
+        *out = b;
+        *found = true;
+        break;
+    }
+    free(l.c);
+    return st;
+}
+
 et_status et_best_find(et_db *db, const et_einsum *e,
-                       const et_device_info *info, et_best *out, bool *found,
-                       et_error *err)
+                       const et_device_info *info, bool exact_only,
+                       et_best *out, bool *found, et_error *err)
 {
     et_db_trial *t = malloc(sizeof *t);
-    if (!t)
-        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    et_einsum *eo = malloc(sizeof *eo);
+    et_best *b = malloc(sizeof *b);
     *found = false;
-    et_status st = et_db_best(db, e, info, t, found, err);
-    if (st == ET_OK && *found) {
-        st = et_best_map_opts(t, e, &info->target, out, err);
-        if (st != ET_OK)
-            *found = false;
+    et_status st = ET_OK;
+    if (!t || !eo || !b) {
+        st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+        goto done;
     }
+    /* 1. exact */
+    st = et_db_best(db, e, info, t, found, err);
+    if (st == ET_OK && *found) {
+        memset(b, 0, sizeof *b);
+        st = et_best_map_opts(t, e, &info->target, b, err);
+        if (st != ET_OK) {
+            *found = false;
+            goto done;
+        }
+        b->source = ET_BEST_EXACT;
+        b->e = *e;
+        b->open_axis = et_einsum_open_axis(e);
+        if (b->open_axis >= 0) {
+            int64_t tsz[ET_MAX_INDICES];
+            for (int a = 0; a < e->n_idx; a++)
+                tsz[a] = e->idx[a].size;
+            int64_t at = tuned_at_size(t->tuned_at);
+            if (at > 0)
+                tsz[b->open_axis] = at;
+            size_texts(e, tsz, b->open_axis, b->tuned_at, b->applied_at,
+                       sizeof b->tuned_at);
+        }
+        *out = *b;
+        goto done;
+    }
+    if (st != ET_OK)
+        goto done;
+    /* 2. an open axis that covers the asked size */
+    for (int a = 0; a < e->n_out && et_einsum_open_axis(e) < 0; a++) {
+        if (!openable(e, a))
+            continue;
+        *eo = *e;
+        eo->idx[a].open = true;
+        bool hit = false;
+        st = et_db_best(db, eo, info, t, &hit, err);
+        if (st != ET_OK)
+            goto done;
+        if (!hit)
+            continue;
+        et_error e2 = {{0}};
+        memset(b, 0, sizeof *b);
+        if (et_best_map_opts(t, eo, &info->target, b, &e2) != ET_OK)
+            continue;
+        b->source = ET_BEST_OPEN;
+        b->e = *eo;
+        b->open_axis = a;
+        int64_t tsz[ET_MAX_INDICES];
+        for (int x = 0; x < e->n_idx; x++)
+            tsz[x] = e->idx[x].size;
+        int64_t at = tuned_at_size(t->tuned_at);
+        if (at > 0)
+            tsz[a] = at;
+        size_texts(e, tsz, a, b->tuned_at, b->applied_at,
+                   sizeof b->tuned_at);
+        *out = *b;
+        *found = true;
+        goto done;
+    }
+    /* 3. another size's opts, re-applied */
+    if (!exact_only)
+        st = find_fallback(db, e, info, out, found, err);
+done:
     free(t);
+    free(eo);
+    free(b);
     return st;
 }

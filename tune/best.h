@@ -26,6 +26,10 @@
  * of the same renderer version) the first mapping whose opts apply is
  * taken, with exact false.
  *
+ * Sizes never tuned (et_best_find): an exact answer first, then a kernel
+ * tuned with an open axis that covers the asked size, then the opts tuned
+ * at the nearest other sizes re-applied where the rules accept them.
+ *
  * Nothing here touches a device: the target (limits and backend) is the
  * device's as recorded, given by the caller. Plain values, nothing to free.
  */
@@ -39,6 +43,17 @@
 
 #include <stdbool.h>
 
+/* Where an answer comes from (see et_best_find). */
+typedef enum et_best_source {
+    ET_BEST_EXACT = 0,  /* tuned for these sizes (or this open einsum) */
+    ET_BEST_OPEN,       /* tuned with an open axis that covers the size */
+    ET_BEST_FALLBACK,   /* tuned at other sizes, its opts re-applied */
+    ET_BEST_SOURCE_COUNT
+} et_best_source;
+
+/* "exact", "open", "fallback". */
+const char *et_best_source_name(et_best_source s);
+
 /* The answer: the stored trial and its opts in the asker's names. */
 typedef struct et_best {
     et_db_trial trial;          /* as stored (opts in einsum_text's names) */
@@ -46,6 +61,19 @@ typedef struct et_best {
     int n_opts;
     char opts[ET_DB_OPTS_LEN];  /* their canonical text (et_opts_format) */
     bool exact;                 /* the stored source hash was reproduced */
+    /* --- answers for sizes never tuned --- */
+    et_best_source source;
+    /* the einsum the opts apply to: the asker's, with open_axis open for
+     * ET_BEST_OPEN (at the asker's size); render this one */
+    et_einsum e;
+    int open_axis;              /* e's open axis, -1 when none */
+    /* the sizes the trial was measured at and the asker's, in the asker's
+     * names, for the axes where they differ ("x=512" and "x=1024"; for an
+     * open axis its tune-at size); "" for ET_BEST_EXACT of a concrete
+     * einsum */
+    char tuned_at[256];
+    char applied_at[256];
+    double distance;            /* ET_BEST_FALLBACK: sum |log2 ratio| */
 } et_best;
 
 /*
@@ -59,13 +87,23 @@ et_status et_best_map_opts(const et_db_trial *trial, const et_einsum *e,
                            const et_target *t, et_best *out, et_error *err);
 
 /*
- * The fastest verified kernel known for e on the device described by info
- * (et_db_best), mapped with et_best_map_opts for info->target. *found is
- * false when the database knows none (then out is untouched and ET_OK is
- * returned). Errors: the database's, or et_best_map_opts's.
+ * The fastest verified kernel known for e on the device described by info,
+ * mapped with et_best_map_opts for info->target, in this order:
+ *   1. exact: e's own canonical form (et_db_best);
+ *   2. open (a concrete e only): an einsum of the same structure with one
+ *      of e's output axes open and every other size e's; the kernel takes
+ *      that axis' size at launch (out->e has it open);
+ *   3. fallback (unless exact_only): the best trials of every other einsum
+ *      of e's structure form (et_db_einsums_like), nearest first by the
+ *      distance sum over axes of |log2(tuned size / asked size)| (an open
+ *      axis at its tune-at size; ties: the faster trial), each trial's opts
+ *      re-applied to e; the first that e's kernel accepts wins. Its timing
+ *      was measured at other sizes and says nothing about these.
+ * *found is false when none applies (then ET_OK is returned). Errors: the
+ * database's, or a stored trial that cannot be read.
  */
 et_status et_best_find(et_db *db, const et_einsum *e,
-                       const et_device_info *info, et_best *out, bool *found,
-                       et_error *err);
+                       const et_device_info *info, bool exact_only,
+                       et_best *out, bool *found, et_error *err);
 
 #endif /* ET_TUNE_BEST_H */

@@ -40,7 +40,76 @@ typedef struct tune_ctx {
     int64_t einsum_id;        /* rows in the database (when o->db) */
     int64_t device_id;
     bool cancelled;           /* the progress callback asked to stop */
+    /* an open axis: the awkward sizes every verified candidate is checked
+     * at too (1 and a prime), with their verifiers */
+    int n_at;
+    int64_t at[2];
+    et_verifier *ver_at[2];
 } tune_ctx;
+
+/* The largest prime below n (0 when none). */
+static int64_t prime_below(int64_t n)
+{
+    for (int64_t p = n - 1; p >= 2; p--) {
+        bool prime = true;
+        for (int64_t q = 2; q * q <= p && prime; q++)
+            prime = p % q != 0;
+        if (prime)
+            return p;
+    }
+    return 0;
+}
+
+/*
+ * A kernel with an open axis is correct for every size or it is wrong:
+ * after passing at the tune-at size, it is verified at the awkward sizes
+ * too (one input set each, the bound checks alone). A failure turns the
+ * evaluation into wrong_result (or the device's outcome) saying which.
+ */
+static et_status verify_at_sizes(tune_ctx *t, const et_kernel *kern,
+                                 const et_rendered *rend, et_evaluation *ev)
+{
+    for (int i = 0; i < t->n_at && ev->result.outcome == ET_OUTCOME_OK;
+         i++) {
+        const char *x = kern->e.idx[et_einsum_open_axis(&kern->e)].name;
+        et_kernel *k = et_kernel_clone(kern);
+        if (!k)
+            return ET_ERR_NOMEM;
+        et_launch geom;
+        et_program *prog = NULL;
+        et_error e2 = {{0}};
+        et_verify_result vr;
+        memset(&vr, 0, sizeof vr);
+        et_status st = et_kernel_set_open_size(k, t->at[i], NULL);
+        if (st == ET_OK)
+            st = et_kernel_launch(k, t->dev->info.target.backend, &geom);
+        et_kernel_free(k);
+        if (st == ET_OK)
+            st = et_program_build(t->dev, rend->source, rend->name, &prog,
+                                  &e2);
+        if (st == ET_OK)
+            st = et_verify_kernel(t->ver_at[i], t->dev, prog, &geom, &vr,
+                                  &e2);
+        if (prog)
+            et_program_free(t->dev, prog);
+        if (st == ET_ERR_NOMEM)
+            return st;
+        if (st != ET_OK) {
+            ev->result.outcome = vr.outcome != ET_OUTCOME_OK
+                                     ? vr.outcome
+                                     : ET_OUTCOME_LAUNCH_ERROR;
+            snprintf(ev->result.reason, sizeof ev->result.reason,
+                     "at %s=%lld: %.900s", x, (long long)t->at[i], e2.msg);
+            et_verifier_release(t->ver_at[i]);
+        } else if (vr.outcome != ET_OUTCOME_OK) {
+            ev->result.outcome = vr.outcome;
+            snprintf(ev->result.reason, sizeof ev->result.reason,
+                     "at %s=%lld: %.900s", x, (long long)t->at[i], vr.reason);
+            et_verifier_release(t->ver_at[i]);
+        }
+    }
+    return ET_OK;
+}
 
 static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -251,6 +320,14 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
             et_rendered_free(&rend);
             return 1;
         }
+        if (t->n_at > 0 && ev.result.outcome == ET_OUTCOME_OK) {
+            st = verify_at_sizes(t, c->kernel, &rend, &ev);
+            if (st != ET_OK) {
+                t->fatal = st;
+                et_rendered_free(&rend);
+                return 1;
+            }
+        }
         if (ev.compiler_said[0])
             say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", rend.name,
                 ev.compiler_said);
@@ -279,6 +356,8 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
             /* the verifier's device buffers are freed first (it uploads
              * them again on the new worker), so none is left behind */
             et_verifier_release(t->ver);
+            for (int i = 0; i < t->n_at; i++)
+                et_verifier_release(t->ver_at[i]);
             st = et_device_recycle(t->dev, t->err);
             if (st != ET_OK) {
                 t->fatal = st;
@@ -381,7 +460,14 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     memset(res, 0, sizeof *res);
     res->best = -1;
     double t0 = et_now_s();
-    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK, 0, 0, false};
+    tune_ctx t;
+    memset(&t, 0, sizeof t);
+    t.dev = dev;
+    t.b = b;
+    t.o = o;
+    t.res = res;
+    t.err = err;
+    t.fatal = ET_OK;
     et_status st;
     if (o->db) {
         st = et_db_einsum_id(o->db, et_binding_einsum(b), &t.einsum_id, err);
@@ -393,6 +479,42 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
     if (st != ET_OK)
         return st;
+    const et_einsum *be = et_binding_einsum(b);
+    int oa = et_einsum_open_axis(be);
+    if (oa >= 0) {
+        int64_t w = be->idx[oa].size;
+        int64_t cand[2] = {1, prime_below(w)};
+        et_verify_opts vo = o->verify;
+        vo.trials = 1;
+        et_einsum *ea = malloc(sizeof *ea);
+        if (!ea) {
+            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (int i = 0; i < 2 && st == ET_OK; i++) {
+            if (cand[i] < 1 || cand[i] == w ||
+                (i == 1 && cand[1] == cand[0]))
+                continue;
+            *ea = *be;
+            if (et_einsum_set_size(ea, oa, cand[i], NULL) != ET_OK)
+                continue;
+            st = et_verifier_init(ea, &vo, &t.ver_at[t.n_at], err);
+            if (st == ET_OK)
+                t.at[t.n_at++] = cand[i];
+        }
+        free(ea);
+        if (st != ET_OK)
+            goto done;
+        const char *x = be->idx[oa].name;
+        char also[128] = "";
+        for (int i = 0; i < t.n_at; i++)
+            snprintf(also + strlen(also), sizeof also - strlen(also),
+                     "%s%s=%lld", i ? " and " : "", x, (long long)t.at[i]);
+        say(&t, ET_TUNE_INFO,
+            "open axis %s: tuned at %s=%lld%s%s", x, x, (long long)w,
+            t.n_at ? "; every verified candidate is also checked at " : "",
+            also);
+    }
     double tb = et_now_s();
     st = baseline(&t);
     res->baseline_s = et_now_s() - tb;
@@ -420,6 +542,10 @@ done:
     res->elapsed_s = et_now_s() - t0;
     et_verifier_release(t.ver);
     et_verifier_free(t.ver);
+    for (int i = 0; i < t.n_at; i++) {
+        et_verifier_release(t.ver_at[i]);
+        et_verifier_free(t.ver_at[i]);
+    }
     return st;
 }
 

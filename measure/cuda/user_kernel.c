@@ -172,6 +172,15 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, CUstream stream,
         ptrs[i] = (CUdeviceptr)args[i];
         params[i] = &ptrs[i];
     }
+    long long scalars[ET_LAUNCH_MAX_SCALARS];
+    if (geom->n_scalars < 0 || geom->n_scalars > ET_LAUNCH_MAX_SCALARS ||
+        nargs + geom->n_scalars > ET_MAX_KERNEL_ARGS)
+        return et_errorf(err, ET_ERR_INPUT, "%d scalar arguments",
+                         geom->n_scalars);
+    for (int i = 0; i < geom->n_scalars; i++) {
+        scalars[i] = (long long)geom->scalar[i];
+        params[nargs + i] = &scalars[i];
+    }
     /* SPLIT kernels add into the output: it starts at zero, on the same
      * stream so that the launch sees it */
     if (geom->zero_bytes > 0 &&

@@ -161,15 +161,21 @@ et_status et_cl_user_launch(et_cl_user_kernel *k, cl_command_queue q,
         *event = NULL;
     if (!q)
         return et_errorf(err, ET_ERR_INPUT, "no command queue given");
-    if ((cl_uint)nargs != k->nargs)
+    if (geom->n_scalars < 0 || geom->n_scalars > ET_LAUNCH_MAX_SCALARS ||
+        (cl_uint)(nargs + geom->n_scalars) != k->nargs)
         return et_errorf(err, ET_ERR_INPUT,
-                         "the kernel takes %u buffers, %d were given",
-                         (unsigned)k->nargs, nargs);
+                         "the kernel takes %u arguments, %d were given",
+                         (unsigned)k->nargs, nargs + geom->n_scalars);
     for (int i = 0; i < nargs; i++) {
         if (!args[i])
             return et_errorf(err, ET_ERR_INPUT, "buffer %d is NULL", i);
         UCL_TRY(ET_ERR_LAUNCH, clSetKernelArg(k->kernel, (cl_uint)i,
                                               sizeof args[i], &args[i]));
+    }
+    for (int i = 0; i < geom->n_scalars; i++) {
+        cl_long v = (cl_long)geom->scalar[i];
+        UCL_TRY(ET_ERR_LAUNCH, clSetKernelArg(k->kernel, (cl_uint)(nargs + i),
+                                              sizeof v, &v));
     }
     if (geom->zero_bytes > 0) {
         /* SPLIT kernels add into the output: it starts at zero */

@@ -130,13 +130,14 @@ int cmd_export(int argc, char **argv);
 /*
  * For `best` and `export`: the problem of text, shape and dtype (its
  * error echoed with a caret) and the best kernel known for it on --device
- * in --db (et_best_kernel_find; roofline: also the stored peaks), logging
+ * in --db (et_best_kernel_find; roofline: also the stored peaks; exact:
+ * no fallback to other sizes), logging
  * under tag cmd. Returns 0 with *p and *bk set (freed by the caller even
  * on failure), or the exit status after printing why: 1 nothing known or
  * no device, 2 bad input.
  */
 int cli_best_find(const char *cmd, const char *text, const char *shape,
-                  const char *dtype, int roofline, et_problem **p,
-                  et_best_kernel **bk);
+                  const char *dtype, int roofline, int exact,
+                  et_problem **p, et_best_kernel **bk);
 
 #endif

@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: eintune best EINSUM --shape SPEC [--dtype SPEC]\n"
+        "usage: eintune best EINSUM --shape SPEC [--dtype SPEC] [--exact]\n"
         "                    [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "The fastest verified kernel the tuning database knows for the\n"
@@ -22,8 +22,15 @@ static void usage(FILE *f)
         "einsum's names). Shows its opts, time with the 95 %% interval,\n"
         "measured and roofline GOps/s (the roofline from the stored peaks;\n"
         "nothing is measured) and the verification figures.\n"
+        "Sizes never tuned: a kernel tuned with an open axis (x=*) that\n"
+        "covers them, else the opts tuned at the nearest other sizes (sum\n"
+        "over axes of |log2 ratio|) re-applied where the rules accept them,\n"
+        "saying so (\"tuned at x=512, applied at x=1024\"; no time shown).\n"
         "\n"
-        "  --shape SPEC   sizes: x=4096,i=35,k=35,j=35 (...=3x2 for '...')\n"
+        "  --shape SPEC   sizes: x=4096,i=35,k=35,j=35 (...=3x2 for '...');\n"
+        "                 x=* asks for the kernel of the open einsum\n"
+        "  --exact        only a kernel tuned for these sizes (or an open\n"
+        "                 axis covering them): no fallback\n"
         "  --dtype SPEC   f16, f32 or f64, or one per operand (default f64)\n"
         "  --device D     opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --db FILE      tuning database (default\n"
@@ -32,8 +39,9 @@ static void usage(FILE *f)
         "                 kernel, time_s, ci95_s [low, high], gops and\n"
         "                 roofline_gops (dtype -> value; roofline_gops null\n"
         "                 without stored peaks), verified {trials,\n"
-        "                 max_norm_err, p_value}, tuned_as {einsum, opts}\n"
-        "                 ('-' = stdout)\n"
+        "                 max_norm_err, p_value}, tuned_as {einsum, opts},\n"
+        "                 source (exact, open or fallback), open_axis,\n"
+        "                 tuned_at, applied_at ('-' = stdout)\n"
         "\n"
         "exit status: 0 a kernel is known, 1 nothing known for this einsum\n"
         "on this device (tune it first) or the device cannot be opened,\n"
@@ -42,8 +50,8 @@ static void usage(FILE *f)
 }
 
 int cli_best_find(const char *cmd, const char *text, const char *shape,
-                  const char *dtype, int roofline, et_problem **p,
-                  et_best_kernel **bk)
+                  const char *dtype, int roofline, int exact,
+                  et_problem **p, et_best_kernel **bk)
 {
     et_diag d;
     *p = NULL;
@@ -61,6 +69,7 @@ int cli_best_find(const char *cmd, const char *text, const char *shape,
     o.device = g_cli.device;
     o.db = g_cli.db;
     o.roofline = roofline;
+    o.exact = exact;
     o.log = cli_api_log;
     o.log_arg = (void *)cmd;
     st = et_best_kernel_find(*p, &o, bk, &d);
@@ -79,17 +88,19 @@ int cmd_best(int argc, char **argv)
     static const struct option longopts[] = {
         {"shape", required_argument, 0, 's'},
         {"dtype", required_argument, 0, 't'},
+        {"exact", no_argument, 0, 2001},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL;
-    int opt;
+    int opt, exact = 0;
     while ((opt = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
             continue;
         switch (opt) {
         case 's': shape = optarg; break;
         case 't': dtype = optarg; break;
+        case 2001: exact = 1; break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("best", "unknown or incomplete flag");
         }
@@ -105,7 +116,7 @@ int cmd_best(int argc, char **argv)
 
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;
-    int status = cli_best_find("best", text, shape, dtype, 1, &p, &bk);
+    int status = cli_best_find("best", text, shape, dtype, 1, exact, &p, &bk);
     if (status == 0) {
         if (et_best_report_print(bk, cli_table_out()) != 0) {
             cli_error("best", EXIT_RUN, "cannot render the kernel");

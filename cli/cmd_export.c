@@ -46,11 +46,13 @@ int cmd_export(int argc, char **argv)
         {"dtype", required_argument, 0, 't'},
         {"backend", required_argument, 0, 'b'},
         {"output", required_argument, 0, 'o'},
+        {"exact", no_argument, 0, 2001},
+        {"dispatch", no_argument, 0, 2002},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL, *dir = NULL, *backend = NULL;
-    int opt;
+    int opt, exact = 0, dispatch = 0;
     while ((opt = getopt_long(argc, argv, "o:hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
             continue;
@@ -59,6 +61,8 @@ int cmd_export(int argc, char **argv)
         case 't': dtype = optarg; break;
         case 'b': backend = optarg; break;
         case 'o': dir = optarg; break;
+        case 2001: exact = 1; break;
+        case 2002: dispatch = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("export", "unknown or incomplete flag");
@@ -79,13 +83,14 @@ int cmd_export(int argc, char **argv)
                                "not '%s'", backend);
     if (strlen(dir) > 3000)
         return cli_usage_error("export", "-o DIR is too long");
+    (void)dispatch;
     if (cli_check_output("export", "-o", dir, NULL, 1))
         return EXIT_INPUT;
 
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;
     cJSON *doc = NULL;
-    int status = cli_best_find("export", text, shape, dtype, 0, &p, &bk);
+    int status = cli_best_find("export", text, shape, dtype, 0, exact, &p, &bk);
     if (status)
         goto out;
 

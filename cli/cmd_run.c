@@ -23,7 +23,7 @@ static void run_usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune run EINSUM -i A.npy [-i B.npy ...] -o C.npy\n"
-        "                   [--opts '..' | --best] [--verify] [--time]\n"
+        "                   [--opts '..' | --best [--exact]] [--verify] [--time]\n"
         "                   [--plot FILE] [--device D] [--db FILE]\n"
         "                   [--json FILE] [--quiet] [--verbose]\n"
         "\n"
@@ -35,7 +35,11 @@ static void run_usage(FILE *f)
         "  --best        the opts of the fastest verified kernel the tuning\n"
         "                database (--db FILE) knows for this einsum, its\n"
         "                sizes and dtypes on the device (or a renamed\n"
-        "                equivalent); exit 2 when it knows none\n"
+        "                equivalent); a kernel tuned with an open axis (x=*)\n"
+        "                runs at any size of it; sizes never tuned take the\n"
+        "                opts tuned at the nearest other sizes, verified at\n"
+        "                these sizes before use; exit 2 when none applies\n"
+        "  --exact       with --best: no fallback to other sizes\n"
         "  --verify      statistical verification (3 trials, one-sided test\n"
         "                against the untransformed kernel) and a check of\n"
         "                the output against the extended-precision reference\n"
@@ -63,6 +67,7 @@ typedef struct run_args {
     const char *opts;
     const char *plot;
     int best;
+    int exact;
     int verify;
     int time;
 } run_args;
@@ -77,6 +82,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         {"time", no_argument, 0, 2003},
         {"plot", required_argument, 0, 2004},
         {"best", no_argument, 0, 2005},
+        {"exact", no_argument, 0, 2006},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -97,6 +103,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         case 2003: a->time = 1; break;
         case 2004: a->plot = optarg; break;
         case 2005: a->best = 1; break;
+        case 2006: a->exact = 1; break;
         case 'h': run_usage(stdout); return -1;
         default: return cli_usage_error("run", "unknown or incomplete flag");
         }
@@ -115,6 +122,8 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage_error("run", "--plot needs --time");
     if (a->best && a->opts)
         return cli_usage_error("run", "--best and --opts exclude each other");
+    if (a->exact && !a->best)
+        return cli_usage_error("run", "--exact needs --best");
     /* the files it will write, before anything runs */
     static const char *const plot_exts[] = {".svg", ".png", NULL};
     if (a->plot && cli_check_output("run", "--plot", a->plot, plot_exts, 0))
@@ -202,6 +211,7 @@ static int open_and_build(const run_args *a, const et_problem *p,
     o.db = g_cli.db;
     o.opts = a->opts;
     o.best = a->best;
+    o.exact = a->exact;
     o.log = cli_api_log;
     o.log_arg = (void *)"run";
     et_diag d;

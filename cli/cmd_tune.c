@@ -16,7 +16,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune tune EINSUM --shape SPEC [--dtype SPEC] [--space FILE]\n"
-        "                    [--opts '..'] [--search beam|random|grid]\n"
+        "                    [--tune-at SPEC] [--opts '..']\n"
+        "                    [--search beam|random|grid]\n"
         "                    [--budget N] [--time-limit SEC] [--beam-width K]\n"
         "                    [--seed N] [--retime] [--plot FILE]\n"
         "                    [--device D] [--db FILE] [--json FILE]\n"
@@ -25,7 +26,16 @@ static void usage(FILE *f)
         "einsum on the device. Every candidate is checked against an\n"
         "extended-precision reference on 3 input sets before it is timed.\n"
         "\n"
-        "  --shape SPEC      sizes: x=4096,i=35,k=35,j=35 (...=3x2 for '...')\n"
+        "  --shape SPEC      sizes: x=4096,i=35,k=35,j=35 (...=3x2 for '...');\n"
+        "                    x=* (or x=inf) makes x an open axis: the kernel\n"
+        "                    takes its size at launch and serves every size;\n"
+        "                    several problems: a list i=8/16/24, a range\n"
+        "                    i=8:64:8 (stop included), a tie k=i (the same\n"
+        "                    size as i): each problem is tuned in turn into\n"
+        "                    the database, then one summary table\n"
+        "  --tune-at SPEC    the size an open axis is tuned at: x=4096\n"
+        "                    (default 1024); candidates are also verified\n"
+        "                    at x=1 and at the largest prime below it\n"
         "  --dtype SPEC      f16, f32 or f64, or one per operand (default f64)\n"
         "  --space FILE      YAML transform space (default: a built-in\n"
         "                    tinygrad-style action pool that fits any einsum)\n"
@@ -177,6 +187,163 @@ static int on_progress(void *arg, const et_progress *p)
     return 0;
 }
 
+/* Runs one problem with SIGINT finishing the candidate in flight. */
+static et_status run_one(et_problem *p, et_tune_options *to, tune_cli *tc,
+                         et_tune_report **rep, et_diag *d)
+{
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sa);
+    memset(d, 0, sizeof *d);
+    et_status st = et_tune_run_full(p, to, rep, d);
+    sigaction(SIGINT, &old_sa, NULL);
+    clear_progress(tc);
+    return st;
+}
+
+/* A failed run's message and exit status. */
+static int run_error(et_status st, const et_diag *d, const char *opts_text)
+{
+    if (d->input == ET_INPUT_OPTS) {
+        cli_diag("--opts", opts_text, d);
+        return EXIT_INPUT;
+    }
+    cli_api_error("tune", st, d);
+    return st == ET_ERR_INPUT || d->input == ET_INPUT_SPACE ? EXIT_INPUT
+                                                            : EXIT_RUN;
+}
+
+/* One problem: its report, JSON and plot. */
+static int tune_one(et_problem *p, et_tune_options *to, tune_cli *tc,
+                    const char *opts_text, const char *plot)
+{
+    et_diag d;
+    et_tune_report *rep = NULL;
+    et_status st = run_one(p, to, tc, &rep, &d);
+    if (st != ET_OK)
+        return run_error(st, &d, opts_text);
+
+    FILE *f = cli_table_out();
+    et_tune_report_print(rep, f);
+    fflush(f);
+
+    et_tune_summary sum;
+    et_tune_report_summary(rep, &sum);
+    int status = EXIT_RUN;
+    if (g_cli.json && cli_json_emit_api(et_tune_report_json(rep)))
+        goto out;
+    if (plot && et_tune_report_has_roofline(rep)) {
+        if (et_tune_report_plot(rep, plot, &d) != ET_OK) {
+            cli_error("tune", EXIT_RUN, "plot: %s", d.msg);
+            goto out;
+        }
+        cli_log(LOG_INFO, "tune", "wrote %s", plot);
+    }
+    status = sum.found ? 0 : EXIT_RUN;
+out:
+    et_tune_report_free(rep);
+    return status;
+}
+
+/*
+ * Several problems: each tuned in turn into the same database (its log as
+ * for one), then one table, a row per problem; --json gets an array of
+ * the runs' documents with their shape. Exit 0 when every problem has a
+ * verified kernel; a problem that cannot run is reported in its row and
+ * the next one runs (^C stops them all).
+ */
+static int tune_many(et_problem **probs, char **specs, int n,
+                     et_tune_options *to, tune_cli *tc,
+                     const char *opts_text)
+{
+    et_tune_summary *sum = calloc((size_t)n, sizeof *sum);
+    char (*why)[160] = calloc((size_t)n, sizeof *why);
+    char **json = calloc((size_t)n, sizeof *json);
+    int status = 0, input_error = 0;
+    if (!sum || !why || !json) {
+        status = cli_error("tune", EXIT_RUN, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        if (g_stop) {
+            snprintf(why[i], sizeof why[i], "not run (interrupted)");
+            status = EXIT_RUN;
+            continue;
+        }
+        cli_log(LOG_INFO, "tune", "problem %d/%d: %s", i + 1, n, specs[i]);
+        et_diag d;
+        et_tune_report *rep = NULL;
+        et_status st = run_one(probs[i], to, tc, &rep, &d);
+        if (st != ET_OK) {
+            int rc = run_error(st, &d, opts_text);
+            snprintf(why[i], sizeof why[i], "%.150s", d.msg);
+            status = EXIT_RUN;
+            if (rc == EXIT_INPUT) {
+                /* the same space or opts fail every problem alike */
+                input_error = 1;
+                break;
+            }
+            continue;
+        }
+        et_tune_report_summary(rep, &sum[i]);
+        if (!sum[i].found) {
+            snprintf(why[i], sizeof why[i], "no candidate passed");
+            status = EXIT_RUN;
+        }
+        if (g_cli.json)
+            json[i] = et_tune_report_json(rep);
+        et_tune_report_free(rep);
+    }
+    if (input_error) {
+        status = EXIT_INPUT;
+        goto out;
+    }
+    FILE *f = cli_table_out();
+    fprintf(f, "%-28s %-36s %12s %12s %8s\n", "shape", "best opts",
+            "time ms", "untransf. ms", "speedup");
+    for (int i = 0; i < n; i++) {
+        if (!sum[i].found) {
+            fprintf(f, "%-28s none: %s\n", specs[i], why[i]);
+            continue;
+        }
+        fprintf(f, "%-28s %-36s %12.4g %12.4g %7.2fx\n", specs[i],
+                sum[i].opts[0] ? sum[i].opts : "untransformed",
+                sum[i].time_s * 1e3, sum[i].baseline_s * 1e3,
+                sum[i].time_s > 0 ? sum[i].baseline_s / sum[i].time_s : 0);
+    }
+    fflush(f);
+    if (g_cli.json) {
+        /* an array of {"shape": SPEC, "run": the run's document} */
+        size_t cap = 16, len = 0;
+        for (int i = 0; i < n; i++)
+            cap += strlen(specs[i]) + (json[i] ? strlen(json[i]) : 4) + 32;
+        char *all = malloc(cap);
+        if (!all) {
+            status = cli_error("tune", EXIT_RUN, "out of memory");
+            goto out;
+        }
+        len += (size_t)snprintf(all + len, cap - len, "[");
+        for (int i = 0; i < n; i++)
+            len += (size_t)snprintf(all + len, cap - len,
+                                    "%s{\"shape\": \"%s\", \"run\": %s}",
+                                    i ? ",\n" : "\n", specs[i],
+                                    json[i] ? json[i] : "null");
+        snprintf(all + len, cap - len, "\n]");
+        if (cli_json_emit_text(all))
+            status = EXIT_RUN;
+        free(all);
+    }
+out:
+    for (int i = 0; json && i < n; i++)
+        et_free(json[i]);
+    free(json);
+    free(sum);
+    free(why);
+    return status;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -191,11 +358,12 @@ int cmd_tune(int argc, char **argv)
         {"seed", required_argument, 0, 2007},
         {"retime", no_argument, 0, 2008},
         {"plot", required_argument, 0, 2009},
+        {"tune-at", required_argument, 0, 2010},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL, *space_path = NULL;
-    const char *opts_text = NULL, *plot = NULL;
+    const char *opts_text = NULL, *plot = NULL, *tune_at = NULL;
     et_tune_options to;
     memset(&to, 0, sizeof to);
     int opt;
@@ -248,6 +416,7 @@ int cmd_tune(int argc, char **argv)
             break;
         case 2008: to.retime = 1; break;
         case 2009: plot = optarg; break;
+        case 2010: tune_at = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("tune", "bad flag");
         }
@@ -271,14 +440,45 @@ int cmd_tune(int argc, char **argv)
         return EXIT_INPUT;
 
     /* Everything about the input is checked before a device is opened:
-     * the problem here, the opts and the space by the API before it opens
-     * one. */
+     * every problem here, the opts and the space by the API before it
+     * opens one. */
     et_diag d;
     memset(&d, 0, sizeof d);
-    et_problem *p = NULL;
-    if (et_problem_init(text, shape, dtype, &p, &d) != ET_OK) {
+    char *specs = NULL;
+    int n_specs = 0;
+    if (et_shape_expand(shape, &specs, &n_specs, &d) != ET_OK) {
         cli_problem_diag(&d, text, shape, dtype);
         return EXIT_INPUT;
+    }
+    if (n_specs > 1 && plot) {
+        et_free(specs);
+        return cli_usage_error("tune", "--plot draws one problem's "
+                               "candidates; --shape gives %d", n_specs);
+    }
+    et_problem **probs = calloc((size_t)n_specs, sizeof *probs);
+    char **spec_of = calloc((size_t)n_specs, sizeof *spec_of);
+    int status = EXIT_INPUT;
+    if (!probs || !spec_of) {
+        status = cli_error("tune", EXIT_RUN, "out of memory");
+        goto done;
+    }
+    char *line = specs;
+    for (int i = 0; i < n_specs; i++) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        spec_of[i] = line;
+        line = nl ? nl + 1 : line + strlen(line);
+        if (et_problem_init(text, spec_of[i], dtype, &probs[i], &d) !=
+            ET_OK) {
+            cli_problem_diag(&d, text, spec_of[i], dtype);
+            goto done;
+        }
+        if (tune_at && et_problem_set_tune_at(probs[i], tune_at, &d) !=
+                           ET_OK) {
+            cli_diag("--tune-at", tune_at, &d);
+            goto done;
+        }
     }
     tune_cli tc;
     memset(&tc, 0, sizeof tc);
@@ -293,45 +493,16 @@ int cmd_tune(int argc, char **argv)
     to.log_arg = &tc;
     to.progress = on_progress;
     to.progress_arg = &tc;
-    struct sigaction sa, old_sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_sa);
-    et_tune_report *rep = NULL;
-    memset(&d, 0, sizeof d);
-    et_status st = et_tune_run_full(p, &to, &rep, &d);
-    sigaction(SIGINT, &old_sa, NULL);
-    clear_progress(&tc);
-    et_problem_free(p);
-    if (st != ET_OK) {
-        if (d.input == ET_INPUT_OPTS) {
-            cli_diag("--opts", opts_text, &d);
-            return EXIT_INPUT;
-        }
-        cli_api_error("tune", st, &d);
-        return st == ET_ERR_INPUT || d.input == ET_INPUT_SPACE ? EXIT_INPUT
-                                                                : EXIT_RUN;
+    if (n_specs == 1) {
+        status = tune_one(probs[0], &to, &tc, opts_text, plot);
+        goto done;
     }
-
-    FILE *f = cli_table_out();
-    et_tune_report_print(rep, f);
-    fflush(f);
-
-    et_tune_summary sum;
-    et_tune_report_summary(rep, &sum);
-    int status = EXIT_RUN;
-    if (g_cli.json && cli_json_emit_api(et_tune_report_json(rep)))
-        goto out;
-    if (plot && et_tune_report_has_roofline(rep)) {
-        if (et_tune_report_plot(rep, plot, &d) != ET_OK) {
-            cli_error("tune", EXIT_RUN, "plot: %s", d.msg);
-            goto out;
-        }
-        cli_log(LOG_INFO, "tune", "wrote %s", plot);
-    }
-    status = sum.found ? 0 : EXIT_RUN;
-out:
-    et_tune_report_free(rep);
+    status = tune_many(probs, spec_of, n_specs, &to, &tc, opts_text);
+done:
+    for (int i = 0; probs && i < n_specs; i++)
+        et_problem_free(probs[i]);
+    free(probs);
+    free(spec_of);
+    et_free(specs);
     return status;
 }

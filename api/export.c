@@ -131,12 +131,36 @@ static void safe_copy(char *dst, size_t cap, const char *src)
     dst[j] = '\0';
 }
 
-static void shape_list(et_sbuf *b, const et_operand *o)
+/* {dims}; with oa >= 0 the dims of that index are "(long long)(n)" */
+static void shape_list(et_sbuf *b, const et_operand *o, int oa)
 {
     et_sbuf_printf(b, "{");
     for (int r = 0; r < o->rank; r++)
-        et_sbuf_printf(b, "%s%lld", r ? ", " : "", (long long)o->dim[r]);
+        if (o->idx[r] == oa && o->dim[r] != 1)
+            et_sbuf_printf(b, "%s(long long)(n)", r ? ", " : "");
+        else
+            et_sbuf_printf(b, "%s%lld", r ? ", " : "", (long long)o->dim[r]);
     et_sbuf_printf(b, o->rank ? "}" : "1}");
+}
+
+/* The element count of operand k (-1: output) as a C expression of n,
+ * the open axis' size. */
+static void elems_at(const et_einsum *e, int k, char *buf, size_t cap)
+{
+    const et_operand *o = k < 0 ? &e->out : &e->op[k];
+    int oa = et_einsum_open_axis(e);
+    long long c = 1;
+    bool uses = false;
+    for (int r = 0; r < o->rank; r++) {
+        if (o->idx[r] == oa && o->dim[r] != 1)
+            uses = true;
+        else
+            c *= (long long)o->dim[r];
+    }
+    if (uses)
+        snprintf(buf, cap, "((long long)(n) * %lldLL)", c);
+    else
+        snprintf(buf, cap, "%lldLL", c);
 }
 
 static void index_list(et_sbuf *b, const et_operand *o, int max_rank)
@@ -151,8 +175,11 @@ static void index_list(et_sbuf *b, const et_operand *o, int max_rank)
 /* The header text of the exported kernel. */
 static char *header_text(const et_einsum *e, const et_device_info *info,
                          const et_best *best, const et_rendered *r,
-                         et_backend_kind bk, const char *src_file)
+                         et_backend_kind bk, const char *src_file,
+                         const et_launch *geo1, const et_launch *geo2,
+                         int64_t open_step, int64_t zero_per)
 {
+    int64_t g1[3] = {1, 1, 1}, g2[3] = {1, 1, 1};
     et_sbuf b;
     et_sbuf_init(&b);
     char P[200], guard[220], opts[ET_DB_OPTS_LEN], dev[256];
@@ -165,6 +192,7 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
     safe_copy(opts, sizeof opts, best->opts);
     safe_copy(dev, sizeof dev, info->name);
     const et_db_trial *t = &best->trial;
+    int oa = et_einsum_open_axis(e);
     const et_operand *args[ET_MAX_OPERANDS + 1];
     int max_rank = 0;
     for (int a = 0; a < r->n_args; a++) {
@@ -183,7 +211,12 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
               " * sizes  ",
               ET_VERSION, e->text);
     for (int x = 0; x < e->n_idx; x++)
-        et_sbuf_printf(&b, " %s=%lld", e->idx[x].name, (long long)e->idx[x].size);
+        if (x == oa)
+            et_sbuf_printf(&b, " %s=* (open: given at launch)",
+                           e->idx[x].name);
+        else
+            et_sbuf_printf(&b, " %s=%lld", e->idx[x].name,
+                           (long long)e->idx[x].size);
     et_sbuf_printf(&b, "\n * dtypes  ");
     for (int k = 0; k < e->n_ops; k++)
         et_sbuf_printf(&b, "%s%s", k ? "," : "", et_dtype_name(e->op[k].dtype));
@@ -196,8 +229,13 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
               " * source  %s\n"
               " *\n"
               " * Arguments, in order: buffers of dense C-ordered arrays, the\n"
-              " * output first, then the inputs in operand order. f16 data "
-              "are IEEE\n * binary16 bits (uint16_t).\n"
+              " * output first, then the inputs in operand order; with an "
+              "open axis, its\n * size last, a 64-bit integer (OpenCL "
+              "cl_long, CUDA long long). f16 data\n * are IEEE binary16 "
+              "bits (uint16_t). Every size-dependent macro has a\n * form "
+              "..._AT(n) of the open axis' size n (which ignores n when "
+              "there is\n * no open axis); the constant forms exist only "
+              "without one.\n"
               " */\n"
               "#ifndef %s\n#define %s\n\n",
               opts[0] ? opts : "-", dev, et_backend_name(info->target.backend),
@@ -209,14 +247,42 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
     et_sbuf_printf(&b, "#define %sEINSUM \"%s\"\n", P, e->text);
     et_sbuf_printf(&b, "#define %sOPTS \"%s\"\n\n", P, opts);
 
+    et_sbuf_printf(&b,
+              "/* the open axis: its index number (-1: none), its name, the "
+              "number of\n * 64-bit integer arguments after the buffers; "
+              "GROUPS_AT(n): work-groups\n * along it, its size rounded up "
+              "to steps of OPEN_STEP */\n");
+    et_sbuf_printf(&b, "#define %sOPEN_AXIS (%d)\n", P, oa);
+    et_sbuf_printf(&b, "#define %sOPEN_NAME \"%s\"\n", P,
+                   oa >= 0 ? e->idx[oa].name : "");
+    et_sbuf_printf(&b, "#define %sN_SCALARS %d\n", P, oa >= 0 ? 1 : 0);
+    et_sbuf_printf(&b, "#define %sOPEN_STEP %lldLL\n", P,
+                   (long long)open_step);
+    if (oa >= 0)
+        et_sbuf_printf(&b, "#define %sGROUPS_AT(n) (((long long)(n) + %lldLL) "
+                       "/ %lldLL)\n\n",
+                       P, (long long)(open_step - 1), (long long)open_step);
+    else
+        et_sbuf_printf(&b, "#define %sGROUPS_AT(n) 1LL\n\n", P);
+
     et_sbuf_printf(&b, "/* index sizes, by index number:");
     for (int x = 0; x < e->n_idx; x++)
         et_sbuf_printf(&b, " %s", e->idx[x].name);
-    et_sbuf_printf(&b, " */\n#define %sN_INDICES %d\n#define %sINDEX_SIZES {",
-              P, e->n_idx, P);
-    for (int x = 0; x < e->n_idx; x++)
-        et_sbuf_printf(&b, "%s%lld", x ? ", " : "", (long long)e->idx[x].size);
-    et_sbuf_printf(&b, "%s}\n\n", e->n_idx ? "" : "1");
+    et_sbuf_printf(&b, " */\n#define %sN_INDICES %d\n", P, e->n_idx);
+    for (int at = 0; at < 2; at++) {
+        if (at == 0 && oa >= 0)
+            continue;
+        et_sbuf_printf(&b, "#define %sINDEX_SIZES%s {", P,
+                       at ? "_AT(n)" : "");
+        for (int x = 0; x < e->n_idx; x++)
+            if (at && x == oa)
+                et_sbuf_printf(&b, "%s(long long)(n)", x ? ", " : "");
+            else
+                et_sbuf_printf(&b, "%s%lld", x ? ", " : "",
+                               (long long)e->idx[x].size);
+        et_sbuf_printf(&b, "%s}\n", e->n_idx ? "" : "1");
+    }
+    et_sbuf_printf(&b, "\n");
 
     et_sbuf_printf(&b, "/* arguments: OPERAND -1 is the output; SHAPE the "
                   "array's dims (1 where it\n * broadcasts); INDICES the "
@@ -234,12 +300,25 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
                   et_dtype_name(o->dtype));
         et_sbuf_printf(&b, "#define %sARG%d_CTYPE %s\n", P, a, c_type(o->dtype));
         et_sbuf_printf(&b, "#define %sARG%d_ELEM_SIZE %zu\n", P, a, es);
-        et_sbuf_printf(&b, "#define %sARG%d_ELEMS %lld\n", P, a, (long long)elems);
-        et_sbuf_printf(&b, "#define %sARG%d_BYTES %lld\n", P, a,
-                  (long long)elems * (long long)es);
+        if (oa < 0) {
+            et_sbuf_printf(&b, "#define %sARG%d_ELEMS %lld\n", P, a,
+                           (long long)elems);
+            et_sbuf_printf(&b, "#define %sARG%d_BYTES %lld\n", P, a,
+                           (long long)elems * (long long)es);
+        }
+        char ex[128];
+        elems_at(e, r->arg_operand[a], ex, sizeof ex);
+        et_sbuf_printf(&b, "#define %sARG%d_ELEMS_AT(n) %s\n", P, a, ex);
+        et_sbuf_printf(&b, "#define %sARG%d_BYTES_AT(n) (%s * %zuLL)\n", P, a,
+                       ex, es);
         et_sbuf_printf(&b, "#define %sARG%d_RANK %d\n", P, a, o->rank);
-        et_sbuf_printf(&b, "#define %sARG%d_SHAPE ", P, a);
-        shape_list(&b, o);
+        if (oa < 0) {
+            et_sbuf_printf(&b, "#define %sARG%d_SHAPE ", P, a);
+            shape_list(&b, o, -1);
+            et_sbuf_printf(&b, "\n");
+        }
+        et_sbuf_printf(&b, "#define %sARG%d_SHAPE_AT(n) ", P, a);
+        shape_list(&b, o, oa);
         et_sbuf_printf(&b, "\n#define %sARG%d_INDICES ", P, a);
         index_list(&b, o, o->rank);
         et_sbuf_printf(&b, "\n");
@@ -248,7 +327,16 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
                   "and SHAPES padded\n * with -1 and 1 to MAX_RANK) */\n");
     et_sbuf_printf(&b, "#define %sMAX_RANK %d\n", P, max_rank ? max_rank : 1);
     const char *tab[] = {"OPERANDS", "ELEM_SIZES", "ELEMS", "RANKS"};
+    et_sbuf_printf(&b, "#define %sARG_ELEMS_AT(n) {", P);
+    for (int a = 0; a < r->n_args; a++) {
+        char ex[128];
+        elems_at(e, r->arg_operand[a], ex, sizeof ex);
+        et_sbuf_printf(&b, "%s%s", a ? ", " : "", ex);
+    }
+    et_sbuf_printf(&b, "}\n");
     for (int w = 0; w < 4; w++) {
+        if (w == 2 && oa >= 0)
+            continue;
         et_sbuf_printf(&b, "#define %sARG_%s {", P, tab[w]);
         for (int a = 0; a < r->n_args; a++) {
             const et_operand *o = args[a];
@@ -270,21 +358,34 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
         et_sbuf_printf(&b, "%s", a ? ", " : "");
         index_list(&b, args[a], max_rank);
     }
-    et_sbuf_printf(&b, "}\n#define %sARG_SHAPES {", P);
-    for (int a = 0; a < r->n_args; a++) {
-        et_sbuf_printf(&b, "%s{", a ? ", " : "");
-        for (int d = 0; d < (max_rank ? max_rank : 1); d++)
-            et_sbuf_printf(&b, "%s%lld", d ? ", " : "",
-                      d < args[a]->rank ? (long long)args[a]->dim[d] : 1LL);
-        et_sbuf_printf(&b, "}");
+    et_sbuf_printf(&b, "}\n");
+    for (int at = 0; at < 2; at++) {
+        if (at == 0 && oa >= 0)
+            continue;
+        et_sbuf_printf(&b, "#define %sARG_SHAPES%s {", P, at ? "_AT(n)" : "");
+        for (int a = 0; a < r->n_args; a++) {
+            et_sbuf_printf(&b, "%s{", a ? ", " : "");
+            for (int d = 0; d < (max_rank ? max_rank : 1); d++) {
+                const et_operand *o = args[a];
+                if (at && d < o->rank && o->idx[d] == oa && o->dim[d] != 1)
+                    et_sbuf_printf(&b, "%s(long long)(n)", d ? ", " : "");
+                else
+                    et_sbuf_printf(&b, "%s%lld", d ? ", " : "",
+                                   d < o->rank ? (long long)o->dim[d] : 1LL);
+            }
+            et_sbuf_printf(&b, "}");
+        }
+        et_sbuf_printf(&b, "}\n");
     }
-    et_sbuf_printf(&b, "}\n\n");
+    et_sbuf_printf(&b, "\n");
 
     const et_launch *L = &r->launch;
     int64_t gl[3] = {1, 1, 1}, lo[3] = {1, 1, 1};
     for (int d = 0; d < L->ndim && d < 3; d++) {
         gl[d] = L->global[d];
         lo[d] = L->has_local ? L->local[d] : 1;
+        g1[d] = d < geo1->ndim ? geo1->global[d] : 1;
+        g2[d] = d < geo2->ndim ? geo2->global[d] : 1;
     }
     et_sbuf_printf(&b,
               "/* launch geometry. OpenCL: clEnqueueNDRangeKernel(q, k, "
@@ -294,14 +395,34 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
               "%lld bytes). */\n",
               (long long)r->local_bytes);
     et_sbuf_printf(&b, "#define %sWORK_DIM %d\n", P, L->ndim);
-    et_sbuf_printf(&b, "#define %sGLOBAL_SIZE {%lld, %lld, %lld}\n", P,
-              (long long)gl[0], (long long)gl[1], (long long)gl[2]);
+    if (oa < 0) {
+        et_sbuf_printf(&b, "#define %sGLOBAL_SIZE {%lld, %lld, %lld}\n", P,
+                       (long long)gl[0], (long long)gl[1], (long long)gl[2]);
+        et_sbuf_printf(&b, "#define %sGRID_DIM {%lld, %lld, %lld}\n", P,
+                       (long long)(gl[0] / lo[0]), (long long)(gl[1] / lo[1]),
+                       (long long)(gl[2] / lo[2]));
+    }
+    /* with an open axis, the dimensions that grow with it (g1: one group
+     * along it, g2: two) take GROUPS_AT(n) times their size at one */
+    et_sbuf_printf(&b, "#define %sGLOBAL_SIZE_AT(n) {", P);
+    for (int d = 0; d < 3; d++)
+        if (oa >= 0 && g1[d] != g2[d])
+            et_sbuf_printf(&b, "%s%lldLL * %sGROUPS_AT(n)", d ? ", " : "",
+                           (long long)g1[d], P);
+        else
+            et_sbuf_printf(&b, "%s%lld", d ? ", " : "", (long long)gl[d]);
+    et_sbuf_printf(&b, "}\n#define %sGRID_DIM_AT(n) {", P);
+    for (int d = 0; d < 3; d++)
+        if (oa >= 0 && g1[d] != g2[d])
+            et_sbuf_printf(&b, "%s%lldLL * %sGROUPS_AT(n)", d ? ", " : "",
+                           (long long)(g1[d] / lo[d]), P);
+        else
+            et_sbuf_printf(&b, "%s%lld", d ? ", " : "",
+                           (long long)(gl[d] / lo[d]));
+    et_sbuf_printf(&b, "}\n");
     et_sbuf_printf(&b, "#define %sLOCAL_SIZE {%lld, %lld, %lld}\n", P,
               (long long)lo[0], (long long)lo[1], (long long)lo[2]);
     et_sbuf_printf(&b, "#define %sHAS_LOCAL %d\n", P, L->has_local ? 1 : 0);
-    et_sbuf_printf(&b, "#define %sGRID_DIM {%lld, %lld, %lld}\n", P,
-              (long long)(gl[0] / lo[0]), (long long)(gl[1] / lo[1]),
-              (long long)(gl[2] / lo[2]));
     et_sbuf_printf(&b, "#define %sBLOCK_DIM {%lld, %lld, %lld}\n", P,
               (long long)lo[0], (long long)lo[1], (long long)lo[2]);
     et_sbuf_printf(&b, "#define %sSHARED_BYTES 0\n", P);
@@ -309,8 +430,16 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
               "/* bytes of the output to set to zero before every launch "
               "(SPLIT: work-groups\n * add partial sums into it); 0 = "
               "none */\n");
-    et_sbuf_printf(&b, "#define %sZERO_OUTPUT_BYTES %lld\n\n", P,
-              (long long)L->zero_bytes);
+    if (oa < 0) {
+        et_sbuf_printf(&b, "#define %sZERO_OUTPUT_BYTES %lld\n", P,
+                       (long long)L->zero_bytes);
+        et_sbuf_printf(&b, "#define %sZERO_OUTPUT_BYTES_AT(n) %lldLL\n\n", P,
+                       (long long)L->zero_bytes);
+    } else {
+        et_sbuf_printf(&b, "#define %sZERO_OUTPUT_BYTES_AT(n) "
+                       "((long long)(n) * %lldLL)\n\n",
+                       P, (long long)zero_per);
+    }
     et_sbuf_printf(&b,
               "/* for a program that includes one exported kernel */\n"
               "#ifndef ET_EXPORT\n#define ET_EXPORT(x) %s##x\n#endif\n\n"
@@ -383,7 +512,23 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
     snprintf(out->header, sizeof out->header, "%s/%s.h", dir, rend.name);
     snprintf(out->kernel, sizeof out->kernel, "%s", rend.name);
     out->backend = bk_kind;
-    hdr = header_text(e, info, best, &rend, bk_kind, src_file);
+    /* the geometry at one and two groups along an open axis, and the
+     * zeroed bytes per unit of its size */
+    et_launch geo1 = rend.launch, geo2 = rend.launch;
+    int64_t step = et_kernel_open_step(k), zero_per = 0;
+    if (et_einsum_open_axis(e) >= 0) {
+        if (et_kernel_set_open_size(k, step, NULL) != ET_OK ||
+            et_kernel_launch(k, bk_kind, &geo1) != ET_OK ||
+            et_kernel_set_open_size(k, 2 * step, NULL) != ET_OK ||
+            et_kernel_launch(k, bk_kind, &geo2) != ET_OK) {
+            st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
+                          "no launch geometry for the open axis");
+            goto out;
+        }
+        zero_per = geo1.zero_bytes / step;
+    }
+    hdr = header_text(e, info, best, &rend, bk_kind, src_file, &geo1, &geo2,
+                      step, zero_per);
     if (!hdr) {
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;

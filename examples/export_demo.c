@@ -7,7 +7,13 @@
  * Build (see examples/README.md, or examples/Makefile):
  *   cc -std=c11 -DET_EXPORT_HEADER='"out/r_16_1_8_12.h"' \
  *      examples/export_demo.c -lOpenCL -o export_demo
- *   ./export_demo out/r_16_1_8_12.cl [SEED]
+ *   ./export_demo out/r_16_1_8_12.cl [SEED [N]]
+ *
+ * A kernel with an open axis (exported from an einsum tuned with x=*)
+ * takes that axis' size at launch: N (default 1000) is the size it is run
+ * at, and the header's ..._AT(n) macros give the arrays' sizes, the launch
+ * geometry and the bytes to zero at that size. Without an open axis N is
+ * ignored.
  *
  * It fills the inputs with uniform random numbers in [-1, 1], runs the
  * kernel once on the first OpenCL device, and checks every output element
@@ -34,12 +40,13 @@
 #define NIDX ET_EXPORT(N_INDICES)
 #define MAXR ET_EXPORT(MAX_RANK)
 
-static const long long index_size[] = ET_EXPORT(INDEX_SIZES);
 static const int arg_rank[NARGS] = ET_EXPORT(ARG_RANKS);
-static const long long arg_elems[NARGS] = ET_EXPORT(ARG_ELEMS);
 static const int arg_elem_size[NARGS] = ET_EXPORT(ARG_ELEM_SIZES);
 static const int arg_index[NARGS][MAXR] = ET_EXPORT(ARG_INDICES);
-static const long long arg_shape[NARGS][MAXR] = ET_EXPORT(ARG_SHAPES);
+/* the sizes at the open axis' size n (the constants without one) */
+static long long index_size[NIDX > 0 ? NIDX : 1];
+static long long arg_elems[NARGS];
+static long long arg_shape[NARGS][MAXR];
 
 static char *slurp(const char *path)
 {
@@ -88,8 +95,22 @@ static long long offset(int a, const long long *t)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s KERNEL.cl [SEED]\n", argv[0]);
+        fprintf(stderr, "usage: %s KERNEL.cl [SEED [N]]\n", argv[0]);
         return 2;
+    }
+    long long n_open = argc > 3 ? atoll(argv[3]) : 1000;
+    if (n_open < 1) {
+        fprintf(stderr, "export_demo: N must be at least 1\n");
+        return 2;
+    }
+    {
+        const long long sizes[] = ET_EXPORT(INDEX_SIZES_AT)(n_open);
+        const long long elems[NARGS] = ET_EXPORT(ARG_ELEMS_AT)(n_open);
+        const long long shapes[NARGS][MAXR] =
+            ET_EXPORT(ARG_SHAPES_AT)(n_open);
+        memcpy(index_size, sizes, sizeof index_size);
+        memcpy(arg_elems, elems, sizeof arg_elems);
+        memcpy(arg_shape, shapes, sizeof arg_shape);
     }
     for (int a = 0; a < NARGS; a++)
         if (arg_elem_size[a] == 2) {
@@ -163,14 +184,21 @@ int main(int argc, char **argv)
                                        0, NULL, NULL));
         CHECK(clSetKernelArg(k, (cl_uint)a, sizeof(cl_mem), &buf[a]));
     }
-    if (ET_EXPORT(ZERO_OUTPUT_BYTES) > 0) {
+    if (ET_EXPORT(N_SCALARS) > 0) {
+        /* the open axis' size, after the buffers */
+        cl_long n_arg = (cl_long)n_open;
+        CHECK(clSetKernelArg(k, NARGS, sizeof n_arg, &n_arg));
+    }
+    long long zero_bytes = ET_EXPORT(ZERO_OUTPUT_BYTES_AT)(n_open);
+    if (zero_bytes > 0) {
         /* a SPLIT kernel adds into its output */
         const unsigned char zero = 0;
-        CHECK(clEnqueueFillBuffer(q, buf[0], &zero, 1, 0,
-                                  (size_t)ET_EXPORT(ZERO_OUTPUT_BYTES), 0,
-                                  NULL, NULL));
+        CHECK(clEnqueueFillBuffer(q, buf[0], &zero, 1, 0, (size_t)zero_bytes,
+                                  0, NULL, NULL));
     }
-    size_t global[3] = ET_EXPORT(GLOBAL_SIZE);
+    const long long global_ll[3] = ET_EXPORT(GLOBAL_SIZE_AT)(n_open);
+    size_t global[3] = {(size_t)global_ll[0], (size_t)global_ll[1],
+                        (size_t)global_ll[2]};
     size_t local[3] = ET_EXPORT(LOCAL_SIZE);
     CHECK(clEnqueueNDRangeKernel(q, k, ET_EXPORT(WORK_DIM), NULL, global,
                                  ET_EXPORT(HAS_LOCAL) ? local : NULL, 0, NULL,

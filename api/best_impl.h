@@ -30,6 +30,13 @@ void api_log(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
  * backend into name (cap bytes); -1 when it cannot be rendered. */
 int api_best_kernel_name(const et_best_kernel *bk, char *name, size_t cap);
 
+/* Export helpers (export.c): mkdir -p; 1 when path exists and does not
+ * start with mark (a file eintune did not write), else 0; text written
+ * to path through a temporary file and a rename (0, or -1 with errno). */
+int api_make_dirs(const char *path);
+int api_foreign_file(const char *path, const char *mark);
+int api_write_atomic(const char *path, const char *text);
+
 /* A copy of cJSON_Print's text that et_free releases (cJSON's allocator
  * may differ from malloc); text is freed. NULL for NULL or no memory. */
 char *api_json_own(char *text);

@@ -38,7 +38,7 @@
 #define HEADER_MARK "/* eintune export: "
 
 /* mkdir -p */
-static int make_dirs(const char *path)
+int api_make_dirs(const char *path)
 {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
@@ -66,7 +66,7 @@ static int make_dirs(const char *path)
 }
 
 /* 0: path is absent or starts with mark (ours); 1: something else. */
-static int foreign_file(const char *path, const char *mark)
+int api_foreign_file(const char *path, const char *mark)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -79,7 +79,7 @@ static int foreign_file(const char *path, const char *mark)
 }
 
 /* Writes text to path through a temporary file in the same directory. */
-static int write_atomic(const char *path, const char *text)
+int api_write_atomic(const char *path, const char *text)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -490,6 +490,12 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
                 et_backend_name(bk_kind));
         tg.backend = bk_kind;
     }
+    if (best->source == ET_BEST_FALLBACK)
+        api_log(o->log, o->log_arg, ET_LOG_WARN,
+                "no kernel tuned at these sizes: the opts tuned at %s are "
+                "re-applied at %s, unverified there ('eintune run --best' "
+                "verifies them; --exact refuses)",
+                best->tuned_at, best->applied_at);
     char reason[512] = "";
     et_status st = et_kernel_init(e, &tg, &k);
     if (st == ET_OK)
@@ -533,23 +539,23 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;
     }
-    if (make_dirs(dir) != 0) {
+    if (api_make_dirs(dir) != 0) {
         st = api_fail(diag, ET_ERR_IO, ET_INPUT_FILE, "cannot create %s: %s",
                       dir, strerror(errno));
         snprintf(diag->file, sizeof diag->file, "%s", dir);
         goto out;
     }
     /* the source starts "// eintune <backend> kernel" (transforms/) */
-    if (foreign_file(out->source, "// eintune ") ||
-        foreign_file(out->header, HEADER_MARK)) {
+    if (api_foreign_file(out->source, "// eintune ") ||
+        api_foreign_file(out->header, HEADER_MARK)) {
         st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_FILE,
                       "%s or %s exists and was not written by eintune "
                       "export; not overwriting it",
                       out->source, out->header);
         goto out;
     }
-    if (write_atomic(out->source, rend.source) != 0 ||
-        write_atomic(out->header, hdr) != 0) {
+    if (api_write_atomic(out->source, rend.source) != 0 ||
+        api_write_atomic(out->header, hdr) != 0) {
         st = api_fail(diag, ET_ERR_IO, ET_INPUT_FILE,
                       "cannot write in %s: %s", dir, strerror(errno));
         goto out;

@@ -11,8 +11,9 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: eintune export EINSUM --shape SPEC [--dtype SPEC]\n"
+        "usage: eintune export EINSUM --shape SPEC [--dtype SPEC] [--exact]\n"
         "                      [--backend opencl|cuda] -o DIR\n"
+        "                      [--dispatch [--name NAME]]\n"
         "                      [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "Writes the fastest verified kernel the tuning database knows for\n"
@@ -22,13 +23,30 @@ static void usage(FILE *f)
         "(output first, then the inputs in operand order; dtypes, shapes,\n"
         "element counts) and the launch geometry (OpenCL global/local work\n"
         "sizes, CUDA grid/block). examples/export_demo.c runs one with the\n"
-        "plain OpenCL API.\n"
+        "plain OpenCL API. A kernel tuned with an open axis (x=*) takes\n"
+        "that axis' size at launch: the header's ..._AT(n) macros give the\n"
+        "sizes, the geometry and the bytes to zero at size n.\n"
         "\n"
-        "  --shape SPEC     sizes: x=4096,i=35,k=35,j=35\n"
+        "--dispatch writes the kernels the database knows for every size\n"
+        "--shape lists (lists i=8/16/24, ranges i=8:64:8, ties k=i, as for\n"
+        "tune) into DIR/NAME.cl (.cu) with NAME_generic, the untransformed\n"
+        "kernel with every size an argument, and DIR/NAME.h, whose\n"
+        "NAME_dispatch(sizes, &launch) picks at run time the kernel tuned\n"
+        "for exactly those sizes, else one with an open axis that covers\n"
+        "them, else NAME_generic (examples/dispatch_demo.c runs it).\n"
+        "\n"
+        "  --shape SPEC     sizes: x=4096,i=35,k=35,j=35 (x=* an open axis)\n"
         "  --dtype SPEC     f16, f32 or f64, or one per operand (default f64)\n"
         "  --backend KIND   opencl or cuda (default: the device's)\n"
         "  -o, --output DIR directory for the files (created when missing;\n"
         "                   files eintune did not write are never replaced)\n"
+        "  --exact          only a kernel tuned for these sizes or an open\n"
+        "                   axis covering them (without: the opts tuned at\n"
+        "                   the nearest other sizes re-applied, unverified\n"
+        "                   at these; a warning says so)\n"
+        "  --dispatch       the dispatch table above (only measured kernels)\n"
+        "  --name NAME      its files' and symbols' prefix (default\n"
+        "                   et_dispatch)\n"
         "  --device D       opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --db FILE        tuning database\n"
         "  --json FILE      JSON: einsum, device, opts, kernel, backend,\n"
@@ -37,6 +55,50 @@ static void usage(FILE *f)
         "exit status: 0 written, 1 nothing known for this einsum on this\n"
         "device or a file could not be written, 2 bad input (flags, einsum,\n"
         "database file, a foreign file in the way)\n");
+}
+
+/* --dispatch: the table of every size --shape lists. */
+static int export_dispatch(const char *text, const char *shape,
+                           const char *dtype, const char *dir,
+                           const char *backend, const char *name)
+{
+    et_dispatch_options o;
+    memset(&o, 0, sizeof o);
+    o.dir = dir;
+    o.name = name;
+    o.backend = backend;
+    o.device = g_cli.device;
+    o.db = g_cli.db;
+    o.log = cli_api_log;
+    o.log_arg = (void *)"export";
+    et_dispatch_result res;
+    et_diag d;
+    et_status st = et_dispatch_export(text, shape, dtype, &o, &res, &d);
+    if (st != ET_OK) {
+        if (d.input == ET_INPUT_SHAPE || d.input == ET_INPUT_EINSUM ||
+            d.input == ET_INPUT_DTYPE) {
+            cli_problem_diag(&d, text, shape, dtype);
+            return EXIT_INPUT;
+        }
+        return cli_api_error("export", st, &d);
+    }
+    cli_log(LOG_INFO, "export", "wrote %s and %s", res.source, res.header);
+    FILE *f = cli_table_out();
+    fprintf(f, "einsum   %s\nkernels  %d tuned for one size, %d with an "
+               "open axis, 1 generic\nsource   %s\nheader   %s\n",
+            text, res.n_tuned, res.n_open, res.source, res.header);
+    fflush(f);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "einsum", text);
+    cJSON_AddStringToObject(doc, "backend", et_backend_name(res.backend));
+    cJSON_AddStringToObject(doc, "source", res.source);
+    cJSON_AddStringToObject(doc, "header", res.header);
+    cJSON_AddNumberToObject(doc, "kernels", res.n_kernels);
+    cJSON_AddNumberToObject(doc, "tuned", res.n_tuned);
+    cJSON_AddNumberToObject(doc, "open", res.n_open);
+    int status = cli_json_emit(doc) ? EXIT_RUN : 0;
+    cJSON_Delete(doc);
+    return status;
 }
 
 int cmd_export(int argc, char **argv)
@@ -48,11 +110,13 @@ int cmd_export(int argc, char **argv)
         {"output", required_argument, 0, 'o'},
         {"exact", no_argument, 0, 2001},
         {"dispatch", no_argument, 0, 2002},
+        {"name", required_argument, 0, 2003},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL, *dir = NULL, *backend = NULL;
     int opt, exact = 0, dispatch = 0;
+    const char *name = NULL;
     while ((opt = getopt_long(argc, argv, "o:hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
             continue;
@@ -63,6 +127,7 @@ int cmd_export(int argc, char **argv)
         case 'o': dir = optarg; break;
         case 2001: exact = 1; break;
         case 2002: dispatch = 1; break;
+        case 2003: name = optarg; break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("export", "unknown or incomplete flag");
@@ -83,9 +148,15 @@ int cmd_export(int argc, char **argv)
                                "not '%s'", backend);
     if (strlen(dir) > 3000)
         return cli_usage_error("export", "-o DIR is too long");
-    (void)dispatch;
     if (cli_check_output("export", "-o", dir, NULL, 1))
         return EXIT_INPUT;
+    if (name && !dispatch)
+        return cli_usage_error("export", "--name needs --dispatch");
+    if (dispatch && exact)
+        return cli_usage_error("export", "--dispatch takes measured kernels "
+                               "only: --exact is implied");
+    if (dispatch)
+        return export_dispatch(text, shape, dtype, dir, backend, name);
 
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;

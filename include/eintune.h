@@ -707,6 +707,48 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
                                 const et_export_options *o,
                                 et_export_result *out, et_diag *diag);
 
+/* Options of et_dispatch_export; the zero value means the defaults but
+ * dir is required. */
+typedef struct et_dispatch_options {
+    const char *dir;        /* output directory, created with its parents */
+    const char *name;       /* the files' and the C symbols' prefix (a C
+                             * identifier); NULL: "et_dispatch" */
+    const char *backend;    /* "opencl" or "cuda"; NULL: the device's */
+    const char *device;     /* NULL: the first OpenCL device */
+    const char *db;         /* NULL: the default path */
+    et_log_fn log;          /* a listed size with no kernel; NULL: silent */
+    void *log_arg;
+} et_dispatch_options;
+
+/* What et_dispatch_export wrote. Plain value. */
+typedef struct et_dispatch_result {
+    char source[4096];      /* DIR/NAME.cl or .cu: every kernel */
+    char header[4096];      /* DIR/NAME.h: NAME_dispatch */
+    et_backend_kind backend;
+    int n_kernels;          /* tuned ones and the generic one */
+    int n_tuned;            /* tuned for one size each */
+    int n_open;             /* tuned with an open axis */
+} et_dispatch_result;
+
+/*
+ * A dispatch table for a kernel library: for the einsum at every size
+ * shapes lists (a shape spec as et_shape_expand reads it: lists, ranges,
+ * ties, open axes), the kernel the database knows for exactly those sizes
+ * or with an open axis covering them (no fallback: only measured kernels),
+ * all in one source DIR/NAME.cl (.cu) with NAME_generic, the untransformed
+ * kernel with every size an argument, and a header DIR/NAME.h whose
+ * static inline NAME_dispatch(sizes, &launch) picks, at run time, the
+ * kernel tuned for exactly the sizes asked, else an open-axis kernel that
+ * covers them, else NAME_generic, and gives its launch geometry and
+ * scalar arguments (the header comment says how to launch). Errors as
+ * et_best_kernel_export's; a listed size without a kernel is logged and
+ * left to the generic kernel.
+ */
+et_status et_dispatch_export(const char *einsum, const char *shapes,
+                             const char *dtypes,
+                             const et_dispatch_options *o,
+                             et_dispatch_result *out, et_diag *diag);
+
 /* ---- arrays in host memory and .npy files --------------------------------- */
 
 #define ET_ARRAY_MAX_DIMS 32

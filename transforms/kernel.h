@@ -266,4 +266,25 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
                            const et_render_opts *ro, et_rendered *out);
 void et_rendered_free(et_rendered *r);
 
+/*
+ * The untransformed kernel of e's structure with every size an argument:
+ * arguments out, in0.. then one 64-bit integer per index in index order
+ * (n_<name>), a 1-D launch of ceil(output elements / 64) groups of 64;
+ * out->launch is for e's sizes (its scalars are them). Correct for any
+ * sizes of the structure (broadcast dimensions stay broadcast). For a
+ * dispatch table's sizes that have no tuned kernel. ET_ERR_UNSUPPORTED
+ * for more than ET_LAUNCH_MAX_SCALARS indices.
+ */
+et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
+                                   et_rendered *out);
+
+/*
+ * Several rendered sources of backend b as one file: the definitions a
+ * kernel carries (the f64 pragma, SPLIT's atomic add, the f16 helper) kept
+ * once. The kernels' names must differ. Returns malloc'ed text (free),
+ * NULL when out of memory.
+ */
+char *et_kernel_sources_join(const char *const *sources, int n,
+                             et_backend_kind b);
+
 #endif

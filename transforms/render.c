@@ -340,3 +340,41 @@ void et_rendered_free(et_rendered *r)
     free(r->source);
     r->source = NULL;
 }
+
+char *et_kernel_sources_join(const char *const *sources, int n,
+                             et_backend_kind b)
+{
+    if ((unsigned)b >= ET_BACKEND_COUNT)
+        return NULL;
+    const dialect *D = &rd_dialects[b];
+    /* definitions a source may carry that a file may hold once */
+    const char *once[] = {D->fp64_pragma, D->atomic_add_f64,
+                          D->atomic_add_f32, D->half_helper};
+    bool seen[4] = {false, false, false, false};
+    et_sbuf out;
+    et_sbuf_init(&out);
+    for (int i = 0; i < n; i++) {
+        const char *p = sources[i];
+        while (*p) {
+            int hit = -1;
+            for (int w = 0; w < 4 && hit < 0; w++)
+                if (once[w] && strncmp(p, once[w], strlen(once[w])) == 0)
+                    hit = w;
+            if (hit >= 0) {
+                if (!seen[hit])
+                    et_sbuf_puts(&out, once[hit]);
+                seen[hit] = true;
+                p += strlen(once[hit]);
+                continue;
+            }
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+            et_sbuf_printf(&out, "%.*s", (int)len, p);
+            p += len;
+        }
+        et_sbuf_puts(&out, "\n");
+    }
+    char *text = et_sbuf_take(&out);
+    et_sbuf_free(&out);
+    return text;
+}

@@ -32,7 +32,7 @@ typedef struct et_target {
 et_target et_target_generic(et_backend_kind backend);
 
 /* 64-bit integer arguments a launch can pass after the buffers. */
-#define ET_LAUNCH_MAX_SCALARS 4
+#define ET_LAUNCH_MAX_SCALARS 32
 
 /*
  * Launch geometry, OpenCL style: global[d] is the total number of

@@ -1129,6 +1129,17 @@ static void write_v1(const char *path, const et_einsum *e,
     assert_int_equal(sql_int(path, "PRAGMA user_version"), 1);
 }
 
+static int like_hits;
+static int64_t like_id;
+
+static int like_cb(void *arg, const et_db_einsum_row *row)
+{
+    (void)arg;
+    like_hits++;
+    like_id = row->id;
+    return 0;
+}
+
 static void test_migrate_v1(void **state)
 {
     (void)state;
@@ -1186,6 +1197,22 @@ static void test_migrate_v1(void **state)
     CHECK(et_db_peaks_load(db, 1, &json, NULL, &found, &err_));
     assert_true(found);
     free(json);
+    /* what version 3 added: the old einsum's structure form was rebuilt
+     * from its canonical form, so other sizes of it find it */
+    et_einsum other;
+    einsum_ok("ab,bc->ac", "a=9,b=2,c=7", "f32", &other);
+    like_hits = 0;
+    like_id = 0;
+    CHECK(et_db_einsums_like(db, &other, like_cb, NULL, &err_));
+    assert_int_equal(like_hits, 1);
+    assert_int_equal(like_id, 1);
+    einsum_ok("ab,bc->ac", "a=9,b=2,c=7", "f64", &other);
+    like_hits = 0;
+    CHECK(et_db_einsums_like(db, &other, like_cb, NULL, &err_));
+    assert_int_equal(like_hits, 0); /* other dtypes: another structure */
+    got.tuned_at[0] = 'q';
+    assert_true(lookup(db, &t, &got));
+    assert_string_equal(got.tuned_at, "");
     /* new trials go in beside the old ones */
     et_db_trial n = trial_of(1, &e, 1, "LOCAL(i,4)", ET_OUTCOME_OK, 5e-4);
     CHECK(et_db_trial_record(db, &n, NULL, &err_));

@@ -17,6 +17,8 @@ what every number means. Environment knobs:
   BENCH_CURVE_TIME1, BENCH_CURVE_TIME2 search-efficiency time limits (s)
   BENCH_CASES=1,2,.. only these cases (ids 1 2 3 4a 4b 5)
   BENCH_ROUNDS=N     back-to-back rounds (default 3; QUICK 1)
+  BENCH_OPEN=0       skip the open-axis row (case 1 f64 tuned with x=*,
+                     timed at x=4096 against the concrete x=4096 best)
 """
 import datetime
 import json
@@ -403,6 +405,73 @@ def curve_case(case, ref, db_dir, tmp):
     return out
 
 
+# ---- the cost of an open axis -----------------------------------------------
+
+def run_best(einsum, inputs, d, db):
+    """`eintune run --best` from db, timed."""
+    cmd = [BIN, "run", einsum]
+    for p in inputs:
+        cmd += ["-i", p]
+    cmd += ["-o", os.path.join(d, "out.npy"), "--best", "--db", db, "--time",
+            "--json", "-", "--device", "opencl:" + DEVICE]
+    doc, err = run_json(cmd, timeout=600)
+    if doc is None:
+        return dict(error=err)
+    return dict(opts=doc.get("opts"), kernel=doc.get("kernel"),
+                time_s=doc["time_s"], ci95_s=doc["ci95_s"],
+                runs=doc.get("runs"), cv=doc.get("cv"))
+
+
+def open_case(doc, tmp):
+    """Case 1 in f64 tuned with x open (x=*, tuned at x=4096) in a database
+    of its own, then that kernel (run --best, the open entry covering
+    x=4096) and the concrete x=4096 best of the main database, timed back
+    to back on the same inputs, fastest of ROUNDS each. The cost of
+    openness is open time / concrete time - 1 (the masks on loads and
+    stores, 64-bit index arithmetic, no vector loads along rows that hold
+    x)."""
+    case = cases()[0]
+    dtype = "f64"
+    conc = next((r for r in doc["cases"] if r["case"] == "1" and
+                 r["dtype"] == dtype and "error" not in r.get("tune", {})),
+                None)
+    if conc is None:
+        return dict(error="case 1 f64 was not tuned in this run")
+    db_open = os.path.join(tmp, "open.db")
+    shape = dict(case["shape"])
+    spec = shape_str(shape).replace("x=%d" % shape["x"], "x=*", 1)
+    log("open axis: case 1 %s --shape %s --tune-at x=%d" % (dtype, spec,
+                                                           shape["x"]))
+    cmd = [BIN, "tune", case["einsum"], "--shape", spec, "--tune-at",
+           "x=%d" % shape["x"], "--dtype", dtype, "--budget", TUNE_BUDGET,
+           "--time-limit", TUNE_TIME, "--db", db_open, "--json", "-",
+           "--device", "opencl:" + DEVICE]
+    t = time.time()
+    tdoc, err = run_json(cmd, timeout=TUNE_TIME * 4 + 600)
+    out = dict(einsum=case["einsum"], shape=spec, tune_at=shape["x"],
+               dtype=dtype, tuning_wall_s=time.time() - t)
+    if tdoc is None:
+        out["error"] = err
+        return out
+    d = os.path.join(tmp, "open")
+    os.makedirs(d, exist_ok=True)
+    inputs = make_inputs(case, dtype, d)
+    runs = dict(open=[], concrete=[])
+    for _ in range(ROUNDS):
+        runs["open"].append(run_best(case["einsum"], inputs, d, db_open))
+        runs["concrete"].append(run_best(case["einsum"], inputs, d,
+                                         doc["db"]))
+    out["open"] = fastest(runs["open"])
+    out["concrete"] = fastest(runs["concrete"])
+    o, c = out["open"], out["concrete"]
+    if o and c and "time_s" in o and "time_s" in c:
+        out["cost"] = o["time_s"] / c["time_s"] - 1
+        log("  open %s: %.4g ms; concrete %s: %.4g ms; cost of openness "
+            "%+.1f %%" % (o["opts"], o["time_s"] * 1e3, c["opts"],
+                          c["time_s"] * 1e3, 100 * out["cost"]))
+    return out
+
+
 # ---- report ---------------------------------------------------------------
 
 def fmt(v, f="%.2f"):
@@ -484,6 +553,32 @@ def report(doc):
                     "not reached", rr["answered"] if rr else "-",
                     fmt(s.get("final_pct_of_reference"), "%.0f"),
                     s["time_limit_s"]))
+    op = doc.get("open_axis")
+    if op:
+        L.append("")
+        L.append("Open axis (case 1 %s, %s tuned at x=%s, then timed at "
+                 "x=%s back to back with the concrete x=%s best; fastest "
+                 "of %d rounds each):" % (
+                     op.get("dtype"), op.get("shape"), op.get("tune_at"),
+                     op.get("tune_at"), op.get("tune_at"),
+                     doc.get("rounds", 1)))
+        L.append("")
+        if "error" in op:
+            L.append("- FAILED: %s" % op["error"])
+        else:
+            o, c = op.get("open") or {}, op.get("concrete") or {}
+            L.append("| kernel | opts | ms | 95 % interval (ms) |")
+            L.append("|---|---|---|---|")
+            for label, r in (("open x (x=*)", o), ("concrete x", c)):
+                ci = r.get("ci95_s") or [None, None]
+                L.append("| %s | `%s` | %s | [%s, %s] |" % (
+                    label, r.get("opts") or "-",
+                    fmt(r.get("time_s") and r["time_s"] * 1e3, "%.4g"),
+                    fmt(ci[0] and ci[0] * 1e3, "%.4g"),
+                    fmt(ci[1] and ci[1] * 1e3, "%.4g")))
+            L.append("")
+            L.append("cost of openness: %s" % (
+                "%+.1f %%" % (100 * op["cost"]) if "cost" in op else "-"))
     if doc.get("targets"):
         L.append("")
         L.append("Performance targets (measured in this run):")
@@ -524,6 +619,12 @@ def targets(doc):
                 out.append(dict(what="case %s %s %% of roofline" % (cid, dt),
                                 measured="%.1f %%" % v, target=">= 70 %",
                                 met=v >= 70))
+    op = doc.get("open_axis") or {}
+    if "cost" in op:
+        out.append(dict(what="case 1 %s open x kernel vs the concrete best "
+                             "at x=%s" % (op["dtype"], op["tune_at"]),
+                        measured="%+.1f %%" % (100 * op["cost"]),
+                        target="<= +10 %", met=op["cost"] <= 0.10))
     for c in doc.get("search") or []:
         goal = 60 if c["case"] == "1" else 300
         for s in c["searches"]:
@@ -603,6 +704,9 @@ def main():
             for dt in dtypes:
                 doc["cases"].append(bench_case(case, dt, db, tmp,
                                                presets.get((case["id"], dt))))
+        if os.environ.get("BENCH_OPEN", "1") != "0" and (
+                not sel or "1" in sel) and "f64" in dtypes:
+            doc["open_axis"] = open_case(doc, tmp)
         for r in doc["cases"]:
             ob = r.get("openblas")
             if ob:

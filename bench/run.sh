@@ -1,6 +1,9 @@
 #!/bin/sh
 # `make bench`: builds the benchmark drivers into build/bench/ and runs the
-# suite (bench/bench.py). See bench/README.md. QUICK=1 for a smoke run.
+# suite (bench/bench.py): the cases against CLBlast and OpenBLAS, search
+# efficiency, and the cost of an open axis (case 1 tuned with x=*, timed
+# at x=4096 against the concrete best; BENCH_OPEN=0 skips it). See
+# bench/README.md. QUICK=1 for a smoke run.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

@@ -1011,9 +1011,12 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
  * include SPLIT needs its output zeroed: that fill is enqueued on q first
  * (et_loaded_kernel_zero_bytes bytes), and the launch waits for it.
  * sizes: the size of each of the problem's indices in et_problem_index
- * order where the kernel takes runtime sizes; NULL = the problem's sizes
- * (today every kernel has its sizes compiled in, and sizes other than
- * the problem's are ET_ERR_UNSUPPORTED). When event is non-NULL it gets
+ * order; NULL = the problem's sizes. A kernel with an open axis (the
+ * problem's own x=*, or an entry tuned with one that covers the
+ * problem's size) takes any size >= 1 there, and the geometry and the
+ * bytes zeroed follow it; every other size is compiled in, and a size
+ * other than the problem's is ET_ERR_UNSUPPORTED. When event is non-NULL
+ * it gets
  * the launch's event (the caller releases it). ET_ERR_INPUT for a wrong
  * number of buffers or a NULL one, ET_ERR_LAUNCH when an enqueue fails.
  */
@@ -1048,8 +1051,8 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
 /* The loaded kernel's opts ("" untransformed) and function name. */
 const char *et_loaded_kernel_opts(const et_loaded_kernel *k);
 const char *et_loaded_kernel_name(const et_loaded_kernel *k);
-/* Bytes at the start of the output that the launch zeroes (SPLIT), 0 when
- * none. */
+/* Bytes at the start of the output that the launch zeroes (SPLIT) at the
+ * problem's sizes, 0 when none. */
 size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k);
 /* Releases the program (the caller's context and buffers are untouched);
  * for CUDA, call it with the kernel's context current (cuModuleUnload).

@@ -103,8 +103,11 @@ void et_check_report_print(const et_check_report *r, FILE *f)
             et_dtype_name(e->acc_dtype));
     fprintf(f, "\n%-6s %20s  %s\n", "index", "size", "role");
     for (int i = 0; i < e->n_idx; i++)
-        fprintf(f, "%-6s %20" PRId64 "  %s\n", e->idx[i].name,
-                e->idx[i].size, et_role_name(e->idx[i].role));
+        fprintf(f, "%-6s %20" PRId64 "  %s%s\n", e->idx[i].name,
+                e->idx[i].size, et_role_name(e->idx[i].role),
+                e->idx[i].open ? ", open (the size it is worked at; kernels "
+                                 "take it at launch)"
+                               : "");
     fprintf(f, "\n");
     for (int t = 0; t < ET_DTYPE_COUNT; t++)
         if (r->ops[t] != 0 || t == (int)e->acc_dtype)
@@ -149,6 +152,7 @@ char *et_check_report_json(const et_check_report *r)
         cJSON_AddStringToObject(x, "name", e->idx[i].name);
         cJSON_AddItemToObject(x, "size", json_int(e->idx[i].size));
         cJSON_AddStringToObject(x, "role", et_role_name(e->idx[i].role));
+        cJSON_AddBoolToObject(x, "open", e->idx[i].open);
     }
     cJSON_AddItemToObject(doc, "indices", indices);
     indices = NULL;

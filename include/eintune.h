@@ -547,7 +547,7 @@ double et_check_report_roofline_s(const et_check_report *r);
  * missing). */
 void et_check_report_print(const et_check_report *r, FILE *f);
 /* The report as JSON (cJSON_Print's formatting): einsum, indices [{name,
- * size, role}], ops {dtype: count}, bytes, intensity and, with the
+ * size, role, open}], ops {dtype: count}, bytes, intensity and, with the
  * roofline, roofline {roofline_s, bound, compute_s, memory_s,
  * roofline_gops, peaks}; freed with et_free, NULL when out of memory. */
 char *et_check_report_json(const et_check_report *r);

@@ -332,6 +332,90 @@ static void test_unknown_device_then_lookup(void **state)
     et_loaded_kernel_free(k);
 }
 
+/* Compares the first x batches of m with the host loop's result. */
+static void check_batches(cl_fixture *f, cl_mem m, int x)
+{
+    float got[X * I * J];
+    assert_int_equal(clEnqueueReadBuffer(f->q, m, CL_TRUE, 0, sizeof got,
+                                         got, 0, NULL, NULL),
+                     CL_SUCCESS);
+    for (int n = 0; n < x * I * J; n++)
+        if (!(fabsf(got[n] - f->ref[n]) <= f->tol[n]))
+            fail_msg("x=%d: element %d: %g, expected %g", x, n, got[n],
+                     f->ref[n]);
+    /* past them nothing was written: the poison is still there */
+    for (int n = x * I * J; n < X * I * J; n++)
+        if (!isnan(got[n]))
+            fail_msg("x=%d: element %d written: %g", x, n, got[n]);
+}
+
+/* An open axis: a problem with x=*, and a concrete problem answered by an
+ * entry tuned with x=*: the launch takes any x. */
+static void test_open_axis(void **state)
+{
+    cl_fixture *f = *state;
+    et_loaded_kernel *k = NULL;
+    et_diag d;
+    cl_mem in[2] = {f->a, f->b};
+    et_problem *po = NULL;
+    assert_int_equal(et_problem_init(EINSUM, "x=*,i=16,k=16,j=16", "f32",
+                                     &po, &d),
+                     ET_OK);
+    assert_int_equal(et_problem_index_open(po, 0), 1);
+    et_load_options o = {.opts = "LOCAL(x,3) UPCAST(j,2)"};
+    assert_int_equal(et_cl_kernel_load(po, f->ctx, f->dev, &o, &k, &d),
+                     ET_OK);
+    int64_t sizes[4] = {1, I, J, K};
+    for (int x = 1; x <= X; x++) {
+        sizes[0] = x;
+        poison(f, f->c);
+        assert_int_equal(et_cl_kernel_launch(k, f->q, f->c, in, 2, sizes,
+                                             NULL, &d),
+                         ET_OK);
+        assert_int_equal(clFinish(f->q), CL_SUCCESS);
+        check_batches(f, f->c, x);
+    }
+    /* the other sizes are still compiled in */
+    sizes[1] = 8;
+    assert_int_equal(et_cl_kernel_launch(k, f->q, f->c, in, 2, sizes, NULL,
+                                         &d),
+                     ET_ERR_UNSUPPORTED);
+    sizes[0] = 0;
+    sizes[1] = I;
+    assert_int_equal(et_cl_kernel_launch(k, f->q, f->c, in, 2, sizes, NULL,
+                                         &d),
+                     ET_ERR_INPUT);
+    et_loaded_kernel_free(k);
+    et_problem_free(po);
+
+    /* the concrete problem x=4, answered by the open entry */
+    char db[160];
+    snprintf(db, sizeof db, "%s/open.db", f->dir);
+    et_device_info info;
+    et_error err;
+    assert_int_equal(et_opencl_device_info(f->dev, &info, &err), ET_OK);
+    record_ok(db, &info, EINSUM, "x=*,i=16,k=16,j=16", "UPCAST(x,3)");
+    et_load_options ob = {.db = db, .exact = 1};
+    assert_int_equal(et_cl_kernel_load(f->p, f->ctx, f->dev, &ob, &k, &d),
+                     ET_OK);
+    assert_string_equal(et_loaded_kernel_opts(k), "UPCAST(x,3)");
+    assert_true(strncmp(et_loaded_kernel_name(k), "r_n_", 4) == 0);
+    poison(f, f->c);
+    assert_int_equal(et_cl_kernel_launch(k, f->q, f->c, in, 2, NULL, NULL,
+                                         &d),
+                     ET_OK);
+    assert_int_equal(clFinish(f->q), CL_SUCCESS);
+    check_output(f, f->c);
+    sizes[0] = 2;
+    poison(f, f->c);
+    assert_int_equal(et_cl_kernel_launch(k, f->q, f->c, in, 2, sizes, NULL,
+                                         &d),
+                     ET_OK);
+    assert_int_equal(clFinish(f->q), CL_SUCCESS);
+    check_batches(f, f->c, 2);
+    et_loaded_kernel_free(k);
+}
+
 typedef struct thread_arg {
     cl_fixture *f;
     et_loaded_kernel *k;
@@ -533,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_split_zeroes_output),
         cmocka_unit_test(test_sizes_and_arguments),
         cmocka_unit_test(test_unknown_device_then_lookup),
+        cmocka_unit_test(test_open_axis),
         cmocka_unit_test(test_two_threads),
     };
     const struct CMUnitTest cu_tests[] = {

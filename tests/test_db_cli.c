@@ -462,11 +462,25 @@ static void test_best(void **state)
     swap_prefetch(renamed);
     check_best("best4", "yz,xy->xz", "x=16,y=8,z=12", renamed);
 
-    /* other sizes or dtypes: nothing known, exit 1 */
+    /* other sizes: with --exact nothing known, exit 1; without, the
+     * tuned opts re-applied when the rules accept them at k=13, saying
+     * so (docs/database.md), else exit 1 as well */
     assert_int_equal(eintune("best5", NULL, "best", EINSUM, "--shape",
                              "i=16,j=8,k=13", "--dtype", "f32", "--db", g_db,
-                             NULL),
+                             "--exact", NULL),
                      1);
+    cJSON *fb = NULL;
+    int rc5 = eintune("best5b", &fb, "best", EINSUM, "--shape",
+                      "i=16,j=8,k=13", "--dtype", "f32", "--db", g_db,
+                      "--json", "-", NULL);
+    assert_true(rc5 == 0 || rc5 == 1);
+    if (rc5 == 0) {
+        assert_string_equal(str(fb, "source"), "fallback");
+        assert_string_equal(str(fb, "tuned_at"), "k=12");
+        assert_string_equal(str(fb, "applied_at"), "k=13");
+    }
+    cJSON_Delete(fb);
+    /* other dtypes: another einsum altogether, exit 1 */
     assert_int_equal(eintune("best6", NULL, "best", EINSUM, "--shape", SHAPE,
                              "--dtype", "f64", "--db", g_db, NULL),
                      1);
@@ -657,11 +671,11 @@ static void test_export(void **state)
     char *s = slurp(src, NULL);
     assert_string_equal(s, "my own kernel\n");
     free(s);
-    /* nothing known: exit 1, nothing written */
+    /* nothing known (--exact: no fallback): exit 1, nothing written */
     snprintf(dir, sizeof dir, "%s/export6", g_dir);
     assert_int_equal(eintune("export6", NULL, "export", EINSUM, "--shape",
                              "i=16,j=8,k=13", "--dtype", "f32", "--db", g_db,
-                             "-o", dir, NULL),
+                             "-o", dir, "--exact", NULL),
                      1);
     assert_int_equal(access(dir, F_OK), -1);
     /* flags */

@@ -674,7 +674,8 @@ et_status et_shape_spec_expand(const char *spec, char **out, int *n_out,
         }
         pos += (size_t)snprintf(text + pos, cap - pos, "\n");
     }
-    for (int k = 0; k < ne; k++)
+    /* the entry that failed holds values too */
+    for (int k = 0; k <= ET_MAX_INDICES; k++)
         free(m[k].v);
     free(m);
     if (st != ET_OK) {

@@ -23,7 +23,8 @@
  *
  * Kernel arguments: the kernels that transforms/ renders take their
  * buffers in the order (output, input 0, input 1, ...), each a pointer to
- * the first element of a dense C-ordered array.
+ * the first element of a dense C-ordered array, then the launch's 64-bit
+ * integer scalars (et_launch.scalar: an open axis' size).
  */
 #ifndef ET_BACKEND_H
 #define ET_BACKEND_H

@@ -20,9 +20,13 @@
  *     per (UPCAST x UNROLL) combination;
  *   - GROUP: partial sums to local memory, barrier, lane 0 combines the
  *     lanes in lane order;
- *   - stores, masked where PADTO padded a global axis.
- * PADTO masks are ternaries on loads and an `if` around stores only; no
- * barrier is ever inside a branch.
+ *   - stores, masked where PADTO padded a global axis or past an open
+ *     axis' size (the argument n_<axis>, after the buffers).
+ * PADTO and open-axis masks are ternaries on loads and an `if` around
+ * stores only; no barrier is ever inside a branch and no work-item returns
+ * early where there are barriers. A kernel with an open axis is rendered
+ * at a size of two groups along it, so its source does not depend on the
+ * size it is worked at; its index type is 64-bit throughout.
  */
 #include "transforms/render_impl.h"
 

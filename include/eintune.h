@@ -343,6 +343,9 @@ typedef struct et_tune_entry {
     double time_s;          /* median device time, 0 when not timed */
     double ci95_s[2];       /* its 95 % interval, 0 when not timed */
     int cached;             /* answered from the database */
+    /* --- since 0.2 --- */
+    double elapsed_s;       /* since the run started, when it was answered
+                             * (the search's convergence against time) */
 } et_tune_entry;
 
 /*

@@ -390,14 +390,19 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * timing, other}, stop_reason, baseline {time_s}, best (null or {params,
  * opts, kernel, time_s, ci95_s, gops, roofline_gops, verified {trials,
  * max_norm_err, p_value}}) and candidates [{params, opts, status, reason,
- * time_s, gops, cached}]. Returns text freed with et_free, NULL when out
- * of memory.
+ * time_s, gops, cached, elapsed_s}]. Returns text freed with et_free, NULL
+ * when out of memory.
  */
 char *et_tune_report_json(const et_tune_report *r);
 
 /*
- * Draws the roofline chart of the run's timed candidates (the best as a
- * red diamond) to path, ".svg" or ".png". ET_ERR_UNSUPPORTED when the
+ * Draws the run's chart to path, ".svg" or ".png": titled with the
+ * problem (einsum, sizes, dtypes) and the device; on the left the
+ * roofline of the timed candidates with the roofs of the problem's dtypes
+ * (the best as a red diamond; the candidates, which share one intensity,
+ * spread a few pixels apart), on the right the search's convergence:
+ * each candidate's time (log scale) against when in the run it was
+ * answered, the best so far as a step line. ET_ERR_UNSUPPORTED when the
  * report has no roofline, ET_ERR_INPUT (ET_INPUT_FILE) for another
  * extension, ET_ERR_IO when the file cannot be written; diag->msg says
  * why.

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -629,6 +630,97 @@ static void test_tune_log(void **state)
     free(err);
 }
 
+/* Runs `eintune ARGS...` with stderr on a new pseudo-terminal and returns
+ * what the terminal received (malloc'ed); *rc gets the exit status. */
+static char *eintune_on_tty(int *rc, char *const *args)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(master >= 0);
+    assert_int_equal(grantpt(master), 0);
+    assert_int_equal(unlockpt(master), 0);
+    char slave[128];
+    assert_int_equal(ptsname_r(master, slave, sizeof slave), 0);
+    char *argv[32];
+    int n = 0;
+    argv[n++] = g_bin;
+    for (; args[n - 1] && n < 31; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    char out_path[512];
+    snprintf(out_path, sizeof out_path, "%s/tty.out", g_dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, slave, O_RDWR | O_NOCTTY, 0);
+    posix_spawn_file_actions_addclose(&fa, master);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, g_bin, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int status = -1, done = 0;
+    /* read while it runs (a full terminal buffer would block it), then
+     * what is left */
+    for (;;) {
+        struct pollfd pf = {master, POLLIN, 0};
+        int ready = poll(&pf, 1, 100);
+        if (ready > 0 && (pf.revents & POLLIN)) {
+            if (len + 4096 > cap)
+                buf = realloc(buf, cap *= 2);
+            ssize_t got = read(master, buf + len, 4096);
+            if (got > 0) {
+                len += (size_t)got;
+                continue;
+            }
+        }
+        if (done)
+            break;
+        int ws;
+        if (waitpid(pid, &ws, WNOHANG) == pid) {
+            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+            done = 1;
+        } else if (ready > 0 && !(pf.revents & POLLIN)) {
+            usleep(20000); /* the slave not yet opened: POLLHUP */
+        }
+    }
+    close(master);
+    buf[len] = '\0';
+    *rc = status;
+    return buf;
+}
+
+/* On a terminal the progress is one line redrawn in place ("\r\033[K"
+ * before it), the candidates' lines scroll above it; with -q there is
+ * none. */
+static void test_tune_progress_tty(void **state)
+{
+    (void)state;
+    need_binary();
+    char db[512];
+    path_in(db, sizeof db, "tty.db");
+    char *args[] = {"tune", EINSUM, "--shape", SHAPE, "--dtype", "f32",
+                    "--budget", "4", "--db", db, NULL};
+    int rc;
+    char *tty = eintune_on_tty(&rc, args);
+    assert_int_equal(rc, 0);
+    if (!strstr(tty, "\r\033[Kcandidate 1/4, ") ||
+        !strstr(tty, "\r\033[Kcandidate 4/4, ") ||
+        !strstr(tty, "trying untransformed"))
+        fail_msg("no progress line in place on the terminal:\n%s", tty);
+    /* the progress is not also written as log lines */
+    assert_null(strstr(tty, "INFO tune: candidate "));
+    free(tty);
+    char *quiet[] = {"tune", EINSUM, "--shape", SHAPE, "--dtype", "f32",
+                     "--budget", "4", "--db", db, "-q", NULL};
+    tty = eintune_on_tty(&rc, quiet);
+    assert_int_equal(rc, 0);
+    if (strstr(tty, "candidate") || strstr(tty, "\033[K") ||
+        strstr(tty, "trying"))
+        fail_msg("-q on a terminal:\n%s", tty);
+    free(tty);
+}
+
 static void test_export(void **state)
 {
     (void)state;
@@ -989,6 +1081,7 @@ int main(void)
         cmocka_unit_test(test_resume_after_kill),
         cmocka_unit_test(test_best),
         cmocka_unit_test(test_tune_log),
+        cmocka_unit_test(test_tune_progress_tty),
         cmocka_unit_test(test_export),
         cmocka_unit_test(test_export_dtypes),
         cmocka_unit_test(test_run_best),

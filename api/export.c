@@ -402,7 +402,8 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
               "are IEEE\n * binary16 bits (uint16_t).\n"
               " */\n"
               "#ifndef %s\n#define %s\n\n",
-              opts[0] ? opts : "-", dev, et_backend_name(info->target.backend),
+              opts[0] ? opts : "untransformed", dev,
+              et_backend_name(info->target.backend),
               info->driver_version, t->median_s, t->low_s, t->high_s,
               src_file, guard, guard);
     et_sbuf_printf(&b, "#define %sKERNEL_NAME \"%s\"\n", P, r->name);

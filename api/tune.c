@@ -398,6 +398,7 @@ int et_tune_report_candidate(const et_tune_report *r, int i,
         out->ci95_s[1] = c->timing.high_s;
     }
     out->cached = c->cached;
+    out->elapsed_s = c->done_s;
     return 0;
 }
 
@@ -485,6 +486,7 @@ static cJSON *candidate_json(const et_tune_candidate *c,
         cJSON_AddNullToObject(j, "gops");
     }
     cJSON_AddBoolToObject(j, "cached", c->cached);
+    cJSON_AddNumberToObject(j, "elapsed_s", c->done_s);
     return j;
 }
 
@@ -575,25 +577,56 @@ et_status et_tune_report_plot(const et_tune_report *r, const char *path,
                         "no roofline: the device's peaks are not known");
     const et_tune_result *res = &r->res;
     et_plot_point *pts = calloc((size_t)res->n_cand + 1, sizeof *pts);
+    et_plot_trial *trials = calloc((size_t)res->n_cand + 1, sizeof *trials);
     int n = 0, best = -1;
-    if (!pts)
+    if (!pts || !trials) {
+        free(pts);
+        free(trials);
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+    }
     for (int i = 0; i < res->n_cand; i++) {
-        if (res->cand[i].outcome != ET_OUTCOME_OK)
+        const et_tune_candidate *c = &res->cand[i];
+        trials[i].elapsed_s = c->done_s;
+        trials[i].cached = c->cached;
+        if (c->outcome != ET_OUTCOME_OK)
             continue;
+        trials[i].time_s = c->timing.median_s;
         if (i == res->best)
             best = n;
         pts[n].intensity = r->roof.intensity;
-        pts[n].gops = (double)r->roof.ops_total /
-                      res->cand[i].timing.median_s / 1e9;
+        pts[n].gops = (double)r->roof.ops_total / c->timing.median_s / 1e9;
         n++;
     }
-    char title[ET_MAX_TEXT + 300];
-    snprintf(title, sizeof title, "%s on %s", r->einsum, r->info.name);
-    et_plot plot = {&r->peaks, title, pts, n, best, NULL};
+    char title[ET_MAX_TEXT + 300], sub[1600], tb[64] = "";
+    api_problem_title(&r->e, title, sizeof title);
+    if (res->best >= 0) {
+        const et_tune_candidate *b = &res->cand[res->best];
+        snprintf(tb, sizeof tb, ", best %.3g GOps/s",
+                 (double)r->roof.ops_total / b->timing.median_s / 1e9);
+    }
+    snprintf(sub, sizeof sub, "%.255s (%s)   %s search, %d candidates in "
+             "%.3g s%s",
+             r->info.name, et_backend_name(r->info.target.backend),
+             et_search_name(r->kind), res->n_cand, res->elapsed_s, tb);
+    et_plot plot;
+    memset(&plot, 0, sizeof plot);
+    plot.peaks = &r->peaks;
+    plot.title = title;
+    plot.subtitle = sub;
+    plot.points = pts;
+    plot.n_points = n;
+    plot.best = best;
+    plot.roof_dtypes = api_roof_dtypes(&r->e);
+    plot.trials = trials;
+    plot.n_trials = res->n_cand;
+    plot.best_trial = res->best;
+    plot.run_s = res->elapsed_s;
+    plot.baseline_s = res->baseline.median_s;
+    plot.roofline_s = r->roof.time_s;
     char why[256] = "";
     et_status st = et_plot_write(path, &plot, why, sizeof why);
     free(pts);
+    free(trials);
     if (st != ET_OK) {
         api_fail(diag, st, st == ET_ERR_INPUT ? ET_INPUT_FILE : ET_INPUT_NONE,
                  "%s", why);

@@ -343,6 +343,9 @@ typedef struct et_tune_entry {
     double time_s;          /* median device time, 0 when not timed */
     double ci95_s[2];       /* its 95 % interval, 0 when not timed */
     int cached;             /* answered from the database */
+    /* --- since 0.2 --- */
+    double elapsed_s;       /* since the run started, when it was answered
+                             * (the search's convergence against time) */
 } et_tune_entry;
 
 /*
@@ -387,14 +390,19 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * timing, other}, stop_reason, baseline {time_s}, best (null or {params,
  * opts, kernel, time_s, ci95_s, gops, roofline_gops, verified {trials,
  * max_norm_err, p_value}}) and candidates [{params, opts, status, reason,
- * time_s, gops, cached}]. Returns text freed with et_free, NULL when out
- * of memory.
+ * time_s, gops, cached, elapsed_s}]. Returns text freed with et_free, NULL
+ * when out of memory.
  */
 char *et_tune_report_json(const et_tune_report *r);
 
 /*
- * Draws the roofline chart of the run's timed candidates (the best as a
- * red diamond) to path, ".svg" or ".png". ET_ERR_UNSUPPORTED when the
+ * Draws the run's chart to path, ".svg" or ".png": titled with the
+ * problem (einsum, sizes, dtypes) and the device; on the left the
+ * roofline of the timed candidates with the roofs of the problem's dtypes
+ * (the best as a red diamond; the candidates, which share one intensity,
+ * spread a few pixels apart), on the right the search's convergence:
+ * each candidate's time (log scale) against when in the run it was
+ * answered, the best so far as a step line. ET_ERR_UNSUPPORTED when the
  * report has no roofline, ET_ERR_INPUT (ET_INPUT_FILE) for another
  * extension, ET_ERR_IO when the file cannot be written; diag->msg says
  * why.
@@ -631,6 +639,15 @@ typedef struct et_export_options {
     et_log_fn log;          /* a warning when rendering for another backend
                              * than the one tuned on; NULL: silent */
     void *log_arg;
+    /* --- since 0.2 --- */
+    const char *name;       /* the kernel's name, which also names the
+                             * files and (in upper case) the macros; a C
+                             * identifier (et_export_name_validate). NULL:
+                             * the loop sizes and the dtypes, e.g.
+                             * r_16_12_8_f32 */
+    int force;              /* replace files that eintune export wrote for
+                             * another kernel (never a file it did not
+                             * write) */
 } et_export_options;
 
 /* What et_best_kernel_export wrote. Plain value. */
@@ -639,26 +656,50 @@ typedef struct et_export_result {
     et_backend_kind backend; /* rendered for */
     char source[4096];      /* DIR/<kernel>.cl or .cu */
     char header[4096];      /* DIR/<kernel>.h */
+    /* --- since 0.2 --- */
+    char prefix[168];       /* the header's macro prefix: the name in upper
+                             * case and '_' ("R_16_12_8_F32_") */
+    int replaced;           /* files of another kernel were replaced
+                             * (force) */
 } et_export_result;
 
 /*
- * Writes the kernel for a library to embed: DIR/<kernel>.cl (.cu for
- * CUDA) with its source, and DIR/<kernel>.h, a C header with the kernel
- * name, the argument order (output first, then the inputs in operand
- * order; dtypes, shapes, element counts) and the launch geometry (OpenCL
- * global/local sizes, CUDA grid/block, the bytes of output to zero for
- * SPLIT). Macros are prefixed with the kernel name in upper case; each
- * header defines ET_EXPORT(x) -> <PREFIX>x unless already defined. Files
- * appear whole (written under a temporary name and renamed). Errors:
- * ET_ERR_INPUT (ET_INPUT_OPTION) for a bad option, ET_ERR_INPUT
- * (ET_INPUT_FILE) when a file of the same name exists that eintune did
- * not write (never overwritten), ET_ERR_IO when the directory or a file
- * cannot be made, ET_ERR_REFUSED/ET_ERR_UNSUPPORTED when the kernel cannot
- * be rendered for the backend.
+ * Writes the kernel for a library to embed: DIR/<name>.cl (.cu for CUDA)
+ * with its source, its function called <name>, and DIR/<name>.h, a C
+ * header with the kernel name, the argument order (output first, then the
+ * inputs in operand order; dtypes, shapes, element counts) and the launch
+ * geometry (OpenCL global/local sizes, CUDA grid/block, the bytes of
+ * output to zero for SPLIT). <name> is o->name, or the loop sizes
+ * followed by the dtypes ("r_16_12_8_f32"; "_f16_to_f32" or
+ * "_f32_f64_to_f64" when they differ), so the kernels of one shape in two
+ * dtypes do not collide. Macros are prefixed with the name in upper case
+ * and '_' (out->prefix), the include guard is ET_EXPORT_<PREFIX>H, and
+ * each header defines ET_EXPORT(x) -> <PREFIX>x unless already defined:
+ * headers of several kernels can be included in one file.
+ *
+ * Files in the way: the same kernel written before is rewritten; files
+ * export wrote for another kernel (another problem, other opts or
+ * backend) are replaced only with o->force; a file export did not write is
+ * never replaced. Both files are checked before either is written; each
+ * appears whole (written under a temporary name and renamed).
+ *
+ * Errors: ET_ERR_INPUT (ET_INPUT_OPTION) for a bad option or name (also a
+ * name the kernel's code uses itself, such as "out" or "fma"),
+ * ET_ERR_INPUT (ET_INPUT_FILE, diag->file the file) when a file is in the
+ * way, ET_ERR_IO when the directory or a file cannot be made,
+ * ET_ERR_REFUSED/ET_ERR_UNSUPPORTED when the kernel cannot be rendered for
+ * the backend.
  */
 et_status et_best_kernel_export(const et_best_kernel *bk,
                                 const et_export_options *o,
                                 et_export_result *out, et_diag *diag);
+
+/* Checks an export name: a C identifier of at most 100 characters, not
+ * reserved ("__x", "_X"), not a C or OpenCL C keyword or type.
+ * ET_ERR_INPUT (ET_INPUT_OPTION, diag->pos at a bad character) otherwise.
+ * et_best_kernel_export checks it too; this lets a front end refuse a
+ * name before any device or database is opened. */
+et_status et_export_name_validate(const char *name, et_diag *diag);
 
 /* ---- arrays in host memory and .npy files --------------------------------- */
 

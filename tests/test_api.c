@@ -162,9 +162,28 @@ static void scratch_free(scratch *s)
         snprintf(path, sizeof path, "%s%s", s->db, tails[i]);
         unlink(path);
     }
-    snprintf(path, sizeof path, "%s/plot.svg", s->dir);
-    unlink(path);
+    static const char *const plots[] = {"plot.svg", "plot.png"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", s->dir, plots[i]);
+        unlink(path);
+    }
     rmdir(s->dir);
+}
+
+/* The bytes of a file (malloc'ed, NUL-terminated), NULL when missing. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = calloc(1, (size_t)n + 1);
+    assert_non_null(buf);
+    *len = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    return buf;
 }
 
 /* What a FILE-writing report function wrote, as a string (malloc'ed). */
@@ -410,13 +429,19 @@ static void test_tune_full(void **state)
     assert_true(et_tune_report_has_roofline(r));
     assert_int_equal(w.tables, w.new_bests);
 
-    /* the best is among the candidates */
+    /* the best is among the candidates; each was answered at a time in
+     * the run, in order */
     int hit = 0;
+    double prev = 0;
     for (int i = 0; i < budget; i++) {
         et_tune_entry e;
         assert_int_equal(et_tune_report_candidate(r, i, &e), 0);
         assert_non_null(e.opts);
         assert_non_null(e.params);
+        assert_true(e.elapsed_s > 0);
+        assert_true(e.elapsed_s >= prev);
+        assert_true(e.elapsed_s <= sum.elapsed_s);
+        prev = e.elapsed_s;
         if (e.outcome == ET_OUTCOME_OK) {
             assert_true(e.time_s > 0);
             assert_true(e.ci95_s[0] <= e.time_s && e.time_s <= e.ci95_s[1]);
@@ -444,12 +469,39 @@ static void test_tune_full(void **state)
     assert_non_null(strstr(json, "\"k\":\t16"));
     assert_non_null(strstr(json, "\"inputs\":\t[\"f32\", \"f32\"]"));
     assert_non_null(strstr(json, "\"output\":\t\"f32\""));
+    assert_non_null(strstr(json, "\"elapsed_s\":\t"));
     et_free(json);
 
+    /* the chart: the roofline and the search's convergence, as PNG and
+     * SVG; the SVG names the problem and the panels' axes as text */
     char path[300];
+    snprintf(path, sizeof path, "%s/plot.png", s.dir);
+    assert_int_equal(et_tune_report_plot(r, path, &d), ET_OK);
+    size_t len = 0;
+    char *png = read_file(path, &len);
+    assert_non_null(png);
+    assert_true(len > 24);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    assert_memory_equal(png + 12, "IHDR", 4);
+    /* two panels: wider than the roofline alone (960) */
+    unsigned char *u = (unsigned char *)png;
+    assert_int_equal((u[16] << 24) | (u[17] << 16) | (u[18] << 8) | u[19],
+                     1680);
+    free(png);
     snprintf(path, sizeof path, "%s/plot.svg", s.dir);
     assert_int_equal(et_tune_report_plot(r, path, &d), ET_OK);
-    assert_int_equal(access(path, R_OK), 0);
+    char *svg = read_file(path, &len);
+    assert_non_null(svg);
+    assert_int_equal(strncmp(svg, "<?xml", 5), 0);
+    assert_non_null(strstr(svg, "<svg"));
+    assert_non_null(strstr(svg, "</svg>"));
+    if (!strstr(svg, "<title>xik,kj-&gt;xij   x=64 i=16 j=16 k=16   "
+                     "f32,f32 -&gt; f32 \xe2\x80\x94 ") ||
+        !strstr(svg, "elapsed time in the run (s)") ||
+        !strstr(svg, "candidate time (median, log scale)") ||
+        !strstr(svg, "roofs: f32 peak ") || strstr(svg, "f64 peak"))
+        fail_msg("SVG title or description:\n%.2000s", svg);
+    free(svg);
     snprintf(path, sizeof path, "%s/plot.txt", s.dir);
     assert_int_equal(et_tune_report_plot(r, path, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_FILE);

@@ -40,6 +40,7 @@ typedef struct tune_ctx {
     int64_t einsum_id;        /* rows in the database (when o->db) */
     int64_t device_id;
     bool cancelled;           /* the progress callback asked to stop */
+    double t0;                /* when the run started (et_now_s) */
 } tune_ctx;
 
 static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
@@ -205,6 +206,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
                 db_record(t, &tr, tc);
             }
         }
+        tc->done_s = et_now_s() - t->t0;
         return stopping(t);
     }
 
@@ -318,6 +320,7 @@ answered:
     }
     r->outcome = (int)tc->outcome;
     r->cached = tc->cached;
+    tc->done_s = et_now_s() - t->t0;
     report(t, tc);
     return stopping(t);
 }
@@ -381,7 +384,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     memset(res, 0, sizeof *res);
     res->best = -1;
     double t0 = et_now_s();
-    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK, 0, 0, false};
+    tune_ctx t = {dev, b, o, res, NULL, err, ET_OK, 0, 0, false, t0};
     et_status st;
     if (o->db) {
         st = et_db_einsum_id(o->db, et_binding_einsum(b), &t.einsum_id, err);

@@ -50,6 +50,10 @@ typedef struct et_tune_candidate {
     /* of which: program build, verification (with PoCL's compile at the
      * first launch), timing protocol; 0 when not evaluated here */
     double build_s, verify_s, timing_s;
+    /* since the run started (et_tune_run's call, the untransformed
+     * kernel's measurement included), when this candidate was answered:
+     * the search's convergence against time */
+    double done_s;
 } et_tune_candidate;
 
 typedef enum et_tune_level { ET_TUNE_DEBUG, ET_TUNE_INFO, ET_TUNE_WARN }

@@ -448,3 +448,287 @@ void et_verify_summary(const et_verify_result *res, char *buf, size_t cap)
     snprintf(buf + n, cap - (size_t)n, " (larger at one-sided Welch p = "
              "%.2g)", res->p_value);
 }
+
+/* ---- device side -------------------------------------------------------- */
+
+void et_verifier_release(et_verifier *v)
+{
+    if (!v->dev)
+        return;
+    for (int r = 0; r < v->o.trials; r++) {
+        trial_data *t = &v->t[r];
+        for (int k = 0; k < v->e.n_ops; k++)
+            et_guarded_free(v->dev, &t->d_in[k]);
+        et_guarded_free(v->dev, &t->d_out);
+    }
+    v->dev = NULL;
+    v->uploaded = false;
+}
+
+/* Makes sure every trial's inputs are on dev (re-uploading after a worker
+ * restart or a failed candidate). */
+static et_status upload(et_verifier *v, et_device *dev, et_error *err)
+{
+    if (v->uploaded && v->dev == dev && v->epoch == et_device_epoch(dev))
+        return ET_OK;
+    et_verifier_release(v);
+    v->dev = dev;
+    v->epoch = et_device_epoch(dev);
+    et_status st = ET_OK;
+    size_t out_bytes =
+        (size_t)v->n_out * et_dtype_size(v->e.out.dtype);
+    for (int r = 0; r < v->o.trials && st == ET_OK; r++) {
+        trial_data *t = &v->t[r];
+        for (int k = 0; k < v->e.n_ops && st == ET_OK; k++) {
+            size_t bytes = (size_t)et_einsum_operand_elems(&v->e, k) *
+                           et_dtype_size(v->e.op[k].dtype);
+            st = et_guarded_alloc(dev, bytes, &t->d_in[k], err);
+            if (st == ET_OK)
+                st = et_guarded_write(dev, &t->d_in[k], t->in[k], err);
+        }
+        if (st == ET_OK)
+            st = et_guarded_alloc(dev, out_bytes, &t->d_out, err);
+    }
+    if (st != ET_OK) {
+        et_verifier_release(v);
+        return st;
+    }
+    v->uploaded = true;
+    return ET_OK;
+}
+
+static int fill_args(const et_verifier *v, int r, et_buffer **args,
+                     size_t *offsets)
+{
+    const trial_data *t = &v->t[r];
+    args[0] = t->d_out.buf;
+    offsets[0] = t->d_out.guard;
+    for (int k = 0; k < v->e.n_ops; k++) {
+        args[1 + k] = t->d_in[k].buf;
+        offsets[1 + k] = t->d_in[k].guard;
+    }
+    return 1 + v->e.n_ops;
+}
+
+et_status et_verifier_args(et_verifier *v, et_device *dev, et_buffer **args,
+                           size_t *offsets, int *nargs, et_error *err)
+{
+    et_status st = upload(v, dev, err);
+    if (st != ET_OK)
+        return st;
+    *nargs = fill_args(v, 0, args, offsets);
+    return ET_OK;
+}
+
+/* Runs p on every trial; outs[r] gets trial r's output, faults[r] a guard
+ * report (or NULL). */
+static et_status run_trials(et_verifier *v, et_device *dev, et_program *p,
+                            const et_launch *geom, void **outs,
+                            char (*fault_text)[512], const char **faults,
+                            et_error *err)
+{
+    et_status st = upload(v, dev, err);
+    if (st != ET_OK)
+        return st;
+    et_buffer *args[ET_MAX_OPERANDS + 1];
+    size_t offsets[ET_MAX_OPERANDS + 1];
+    for (int r = 0; r < v->o.trials; r++) {
+        trial_data *t = &v->t[r];
+        faults[r] = NULL;
+        st = et_guarded_fill_nan(dev, &t->d_out, v->e.out.dtype, err);
+        if (st != ET_OK)
+            break;
+        int nargs = fill_args(v, r, args, offsets);
+        st = et_launch_kernel(dev, p, geom, args, offsets, nargs, NULL, err);
+        if (st != ET_OK)
+            break;
+        st = et_guarded_read(dev, &t->d_out, outs[r], err);
+        if (st != ET_OK)
+            break;
+        /* the output's guards, then the inputs' */
+        for (int b = -1; b < v->e.n_ops && !faults[r]; b++) {
+            const et_guarded *g = b < 0 ? &t->d_out : &t->d_in[b];
+            bool intact;
+            char where[400];
+            st = et_guarded_check(dev, g, &intact, where, sizeof where, err);
+            if (st != ET_OK)
+                break;
+            if (!intact) {
+                if (b < 0)
+                    snprintf(fault_text[r], sizeof fault_text[r],
+                             "output %s", where);
+                else
+                    snprintf(fault_text[r], sizeof fault_text[r],
+                             "input %d %s", b, where);
+                faults[r] = fault_text[r];
+            }
+        }
+        if (st != ET_OK)
+            break;
+    }
+    return st;
+}
+
+static et_status verify_device(et_verifier *v, et_device *dev, et_program *p,
+                               const et_launch *geom, bool baseline,
+                               et_verify_result *res, et_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->trials = v->o.trials;
+    res->p_value = res->mean_ratio = NAN;
+    size_t out_bytes = (size_t)v->n_out * et_dtype_size(v->e.out.dtype);
+    int R = v->o.trials;
+    void **outs = calloc((size_t)R, sizeof *outs);
+    char(*fault_text)[512] = calloc((size_t)R, sizeof *fault_text);
+    const char **faults = calloc((size_t)R, sizeof *faults);
+    et_status st = ET_OK;
+    if (!outs || !fault_text || !faults) {
+        st = nomem(err);
+        goto done;
+    }
+    for (int r = 0; r < R; r++) {
+        outs[r] = malloc(out_bytes ? out_bytes : 1);
+        if (!outs[r]) {
+            st = nomem(err);
+            goto done;
+        }
+    }
+    st = run_trials(v, dev, p, geom, outs, fault_text, faults, err);
+    if (st != ET_OK)
+        goto done;
+    if (baseline) {
+        bool any_fault = false;
+        for (int r = 0; r < R; r++)
+            any_fault |= faults[r] != NULL;
+        if (any_fault) {
+            et_verify_outputs(v, (const void *const *)outs, faults, res);
+            st = ET_ERR_INTERNAL;
+        } else {
+            st = et_verifier_set_baseline(v, (const void *const *)outs, res);
+        }
+        if (st != ET_OK)
+            et_errorf(err, st, "baseline kernel fails verification: %.1000s",
+                      res->reason);
+    } else {
+        st = et_verify_outputs(v, (const void *const *)outs, faults, res);
+        if (st != ET_OK)
+            nomem(err);
+    }
+done:
+    if (st != ET_OK && st != ET_ERR_INTERNAL) {
+        res->outcome = et_outcome_from_status(st);
+        snprintf(res->reason, sizeof res->reason, "%.1000s", err->msg);
+    }
+    /* a failed candidate may have written into an input: re-upload */
+    if (st != ET_OK || res->outcome != ET_OUTCOME_OK)
+        v->uploaded = false;
+    if (outs)
+        for (int r = 0; r < R; r++)
+            free(outs[r]);
+    free(outs);
+    free(fault_text);
+    free(faults);
+    return st;
+}
+
+et_status et_verify_kernel(et_verifier *v, et_device *dev, et_program *p,
+                           const et_launch *geom, et_verify_result *res,
+                           et_error *err)
+{
+    return verify_device(v, dev, p, geom, false, res, err);
+}
+
+et_status et_verifier_baseline_kernel(et_verifier *v, et_device *dev,
+                                      et_program *p, const et_launch *geom,
+                                      et_verify_result *res, et_error *err)
+{
+    return verify_device(v, dev, p, geom, true, res, err);
+}
+
+et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
+                             const char *source, const char *name,
+                             const et_launch *geom,
+                             const et_timing_opts *topts, et_evaluation *ev,
+                             et_error *err)
+{
+    memset(ev, 0, sizeof *ev);
+    et_program *p = NULL;
+    double t0 = et_now_s();
+    et_status st = et_program_build(dev, source, name, &p, err);
+    double t1 = et_now_s();
+    ev->build_s = t1 - t0;
+    if (st != ET_OK) {
+        et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
+                      err->msg);
+        return st == ET_ERR_NOMEM ? st : ET_OK;
+    }
+    snprintf(ev->compiler_said, sizeof ev->compiler_said, "%.1000s",
+             err->msg);
+    /* The early cut comes first: a candidate whose first timed run (after
+     * the protocol's warm-ups, on trial 0's inputs) already exceeds the
+     * bound cannot be chosen, so it is not verified. Verifying it first
+     * cost three launches of the slowest kernels of a search. */
+    if (topts && topts->bound_s > 0) {
+        et_buffer *pa[ET_MAX_OPERANDS + 1];
+        size_t po[ET_MAX_OPERANDS + 1];
+        int pn = 0;
+        int warm = topts->warmups > 0 ? topts->warmups : 2;
+        double s = 0;
+        st = et_verifier_args(v, dev, pa, po, &pn, err);
+        for (int w = 0; st == ET_OK && w < warm; w++)
+            st = et_launch_kernel(dev, p, geom, pa, po, pn, NULL, err);
+        if (st == ET_OK)
+            st = et_launch_kernel(dev, p, geom, pa, po, pn, &s, err);
+        if (st != ET_OK) {
+            et_result_set(&ev->result, et_outcome_from_status(st),
+                          "%.1000s", err->msg);
+            ev->timing_s = et_now_s() - t1;
+            goto done;
+        }
+        if (s > topts->bound_s) {
+            ev->timing.runs = 1;
+            ev->timing.median_s = ev->timing.low_s = ev->timing.high_s = s;
+            ev->timing.mean_s = ev->timing.total_s = s;
+            ev->timed = true; /* one run, as the protocol's own cut */
+            et_result_set(&ev->result, ET_OUTCOME_SLOWER_THAN_BOUND,
+                          "first timed run %.6g s exceeds the bound %.6g s "
+                          "(not verified: it cannot be chosen)",
+                          s, topts->bound_s);
+            ev->timing_s = et_now_s() - t1;
+            goto done;
+        }
+    }
+    double tp = et_now_s();
+    ev->timing_s = tp - t1;
+    st = et_verify_kernel(v, dev, p, geom, &ev->verify, err);
+    double t2 = et_now_s();
+    ev->verify_s = t2 - tp;
+    if (st != ET_OK) {
+        et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
+                      err->msg);
+        goto done;
+    }
+    ev->verified = true;
+    if (ev->verify.outcome != ET_OUTCOME_OK) {
+        et_result_set(&ev->result, ev->verify.outcome, "%s",
+                      ev->verify.reason);
+        goto done;
+    }
+    et_buffer *args[ET_MAX_OPERANDS + 1];
+    size_t offsets[ET_MAX_OPERANDS + 1];
+    int nargs = 0;
+    st = et_verifier_args(v, dev, args, offsets, &nargs, err);
+    if (st != ET_OK) {
+        et_result_set(&ev->result, et_outcome_from_status(st), "%.1000s",
+                      err->msg);
+        goto done;
+    }
+    st = et_time_kernel(dev, p, geom, args, offsets, nargs, topts,
+                        &ev->timing, &ev->result, err);
+    ev->timing_s += et_now_s() - t2;
+    ev->timed = st == ET_OK;
+done:
+    /* a dead worker took the program with it: freeing it is harmless */
+    et_program_free(dev, p);
+    return st == ET_ERR_NOMEM ? st : ET_OK;
+}

@@ -53,6 +53,8 @@ const char *et_search_name(et_search_kind k);
 int et_search_parse(const char *name, et_search_kind *out);
 
 /* Options; the zero value means the defaults (docs/spaces.md). */
+struct et_candidate;
+
 typedef struct et_search_opts {
     et_search_kind kind;
     int budget;             /* answered candidates; 0 = 100 */

@@ -292,6 +292,11 @@ typedef struct et_tune_options {
     /* Cancellation from another thread or a signal handler: the run stops
      * after the candidate in flight once *cancel is nonzero. NULL: none. */
     volatile sig_atomic_t *cancel;
+    /* The final race (docs/measurement.md): the `race` fastest distinct
+     * verified candidates and the untransformed kernel timed round robin,
+     * the choice made with a paired 95 % interval; 0: 3 (at most 8); < 0:
+     * no race (the figures are the search's own). */
+    int race;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -310,6 +315,14 @@ typedef struct et_tune_summary {
     int cancelled;          /* stopped by progress or cancel */
     char stop_reason[64];   /* "budget", "time limit", "cancelled", ... */
     double elapsed_s;
+    /* The final race ran: time_s, ci95_s and baseline_s are its figures
+     * (medians over its rounds), speedup the untransformed kernel's time
+     * over the best's with its 95 % interval. Without a race, speedup is
+     * baseline_s / time_s when both were timed in this run, else 0. */
+    int raced;
+    double speedup;
+    double speedup_ci95[2];
+    int duplicates;         /* proposals answered from an earlier one */
 } et_tune_summary;
 
 /*
@@ -343,6 +356,8 @@ typedef struct et_tune_entry {
     double time_s;          /* median device time, 0 when not timed */
     double ci95_s[2];       /* its 95 % interval, 0 when not timed */
     int cached;             /* answered from the database */
+    int duplicate_of;       /* the candidate (index) whose kernel this is,
+                             * answered from it; -1: none */
 } et_tune_entry;
 
 /*

@@ -106,6 +106,9 @@ static void from_trial(et_tune_candidate *c, const et_db_trial *tr)
         c->verify.trials = tr->verify_trials;
         c->verify.max_norm_err = tr->max_norm_err;
         c->verify.p_value = tr->p_value;
+        /* not kept in the database: the summary line leaves it out */
+        c->verify.mean_ratio = NAN;
+        c->verify.mean_norm_err = NAN;
     }
     if (tr->runs > 0) {
         c->timed = true;

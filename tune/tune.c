@@ -651,7 +651,7 @@ static et_status race_run(tune_ctx *t, double t_run0)
     int want = t->o->race_rounds > 0 ? t->o->race_rounds : ET_RACE_ROUNDS;
     int min_rounds = want < ET_RACE_MIN_ROUNDS ? want : ET_RACE_MIN_ROUNDS;
     int dropped = 0;
-    while (np > 1 &&
+    while (limit > 0 && np > 1 &&
            race_cost(res, pick, np, base_s, min_rounds) > allow) {
         np--;
         dropped++;

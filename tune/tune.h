@@ -20,10 +20,12 @@
  * et_race_decide; its choice becomes the result's best, its figures the
  * best's and the baseline's time, and the race is recorded in the
  * database. Time limit: with one, the search gets 85 % of it and the race
- * the rest; the race takes as many rounds as fit (ET_RACE_ROUNDS at most),
- * dropping its slowest candidates while even ET_RACE_MIN_ROUNDS do not
- * fit, and is skipped (race.ran false, race.note says why) when not even
- * the best candidate and the untransformed kernel fit.
+ * the rest; the race takes as many rounds as fit (ET_RACE_ROUNDS at most,
+ * ET_RACE_MIN_ROUNDS at least), dropping its slowest candidates while even
+ * ET_RACE_MIN_ROUNDS do not fit, and is skipped (race.ran false, race.note
+ * says why) when not even the best candidate and the untransformed kernel
+ * fit. Without a limit, rounds are cut (not below ET_RACE_MIN_ROUNDS) only
+ * when the estimate exceeds both 10 s and a quarter of the time so far.
  *
  * Callbacks (all optional) let the front end log, show progress and print
  * the report after each new best; the loop itself prints nothing.

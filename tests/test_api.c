@@ -109,6 +109,7 @@ static void test_tune(void **state)
     o.budget = 4;
     o.search = "random";
     o.seed = 7;
+    o.race = -1; /* no final race: the answers are the database's */
     et_tune_summary s1, s2;
     et_status st = et_tune(p, &o, &s1, &d);
     if (st != ET_OK)
@@ -124,6 +125,15 @@ static void test_tune(void **state)
     assert_int_equal(s2.evaluations, 0);
     assert_int_equal(s2.cached, s1.evaluations);
     assert_string_equal(s2.opts, s1.opts);
+    /* no speed-up across runs: the best's time is the database's */
+    assert_false(s1.raced || s2.raced);
+    assert_true(s1.speedup > 0);
+    assert_true(s2.speedup == 0);
+    /* more than 8 racers is bad input */
+    o.race = 9;
+    assert_int_equal(et_tune(p, &o, &s2, &d), ET_ERR_INPUT);
+    assert_non_null(strstr(d.msg, "race 9"));
+    o.race = -1;
 
     /* Bad options are bad input. */
     o.search = "annealing";

@@ -543,11 +543,18 @@ static void print_race(const et_tune_race *R, FILE *f)
             fprintf(f, "%s%s", shown++ ? ", " : "",
                     R->e[i].opts[0] ? R->e[i].opts : "untransformed");
         }
+        const et_tune_race_entry *fa = &R->e[R->fastest];
+        const et_tune_race_entry *tw = &R->e[R->tie_with];
         char iv[96];
-        interval_text(R, iv, sizeof iv);
-        fprintf(f, " are not shown apart (the fastest median leads the "
-                   "runner-up by %.1f %%, %s); chose %s (%s)\n",
-                R->faster_pct, iv, cn,
+        if (isfinite(R->tie_lo) && isfinite(R->tie_hi))
+            snprintf(iv, sizeof iv, "95 %% interval [%.1f, %.1f]", R->tie_lo,
+                     R->tie_hi);
+        else
+            snprintf(iv, sizeof iv, "no interval: too few rounds");
+        fprintf(f, " are not shown apart (the fastest median, %s, leads %s "
+                   "by %.1f %%, %s); chose %s (%s)\n",
+                fa->opts[0] ? fa->opts : "untransformed",
+                tw->opts[0] ? tw->opts : "untransformed", R->tie_pct, iv, cn,
                 R->chosen == R->fastest ? "fewest opts, fastest median"
                                         : "fewest opts among them");
     }
@@ -706,6 +713,15 @@ static cJSON *race_json(const et_tune_race *R)
                               pair_json(R->faster_lo, R->faster_hi));
     } else {
         cJSON_AddNullToObject(j, "runner_up");
+    }
+    if (R->tie_with >= 0) {
+        cJSON *jt = cJSON_AddObjectToObject(j, "tie");
+        cJSON_AddNumberToObject(jt, "with", R->tie_with);
+        cJSON_AddNumberToObject(jt, "faster_pct", R->tie_pct);
+        cJSON_AddItemToObject(jt, "faster_pct_ci95",
+                              pair_json(R->tie_lo, R->tie_hi));
+    } else {
+        cJSON_AddNullToObject(j, "tie");
     }
     cJSON_AddNumberToObject(j, "baseline", R->baseline);
     cJSON_AddNumberToObject(j, "speedup", R->speedup);

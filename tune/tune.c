@@ -767,6 +767,19 @@ static et_status race_run(tune_ctx *t, double t_run0)
     if (R->runner_up >= 0)
         et_race_faster_pct(S, R->fastest, R->runner_up, &R->faster_pct,
                            &R->faster_lo, &R->faster_hi);
+    R->tie_with = -1;
+    if (R->verdict == ET_RACE_TIED) {
+        R->tie_with = R->chosen;
+        if (R->chosen == R->fastest)
+            for (int i = 0; i < n; i++)
+                if (i != R->fastest && S->tied[i] &&
+                    (R->tie_with == R->fastest ||
+                     S->timing[i].median_s <
+                         S->timing[R->tie_with].median_s))
+                    R->tie_with = i;
+        et_race_faster_pct(S, R->fastest, R->tie_with, &R->tie_pct,
+                           &R->tie_lo, &R->tie_hi);
+    }
     int c = R->chosen, b = R->baseline;
     R->speedup = exp(-S->lr[c][b]);
     R->speedup_lo = c == b ? 1 : exp(-S->lr_hi[c][b]);
@@ -794,7 +807,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     memset(res, 0, sizeof *res);
     res->best = -1;
     res->race.fastest = res->race.runner_up = res->race.chosen = -1;
-    res->race.baseline = -1;
+    res->race.baseline = res->race.tie_with = -1;
     res->load_min = res->load_max = NAN;
     res->load_start = sample_load(res);
     double t0 = et_now_s();

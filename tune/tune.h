@@ -103,6 +103,11 @@ typedef struct et_tune_race {
     double conf, pair_conf;
     /* the fastest against the runner-up, % faster (+-inf: no interval) */
     double faster_pct, faster_lo, faster_hi;
+    /* tied: the kernel that makes the tie (the chosen one when it is not
+     * the fastest, else the fastest tied other) and the fastest's lead
+     * over it, % with its interval (contains 0); -1 when not tied */
+    int tie_with;
+    double tie_pct, tie_lo, tie_hi;
     /* the untransformed kernel's time over the chosen one's */
     double speedup, speedup_lo, speedup_hi;
     double elapsed_s;

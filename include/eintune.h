@@ -399,11 +399,14 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * The report as a JSON document (cJSON_Print's formatting): einsum,
  * device {name, backend, driver}, space, search, evaluations, cached,
  * failures {outcome: count}, elapsed_s, time_s {baseline, build, verify,
- * timing, other}, stop_reason, baseline {time_s}, best (null or {params,
- * opts, kernel, time_s, ci95_s, gops, roofline_gops, verified {trials,
- * max_norm_err, p_value}}) and candidates [{params, opts, status, reason,
- * time_s, gops, cached}]. Returns text freed with et_free, NULL when out
- * of memory.
+ * timing, other}, stop_reason, duplicates, noise {...}, baseline {time_s,
+ * source}, best (null or {params, opts, kernel, time_s, ci95_s, source,
+ * speedup, speedup_ci95, gops, roofline_gops, roofline_note, verified
+ * {trials, max_norm_err, p_value}}), race {ran, note, verdict, kernels
+ * [...], ...} (docs/api.md) and candidates [{params, opts, status,
+ * reason, time_s, gops, cached, duplicate_of}]. With the final race,
+ * best.time_s, best.ci95_s and baseline.time_s are the race's. Returns
+ * text freed with et_free, NULL when out of memory.
  */
 char *et_tune_report_json(const et_tune_report *r);
 

@@ -1211,13 +1211,35 @@ et_status et_db_best_ids(et_db *db, int64_t einsum_id, int64_t device_id,
                          et_db_trial *out, bool *found, et_error *err)
 {
     sqlite3_stmt *st;
+    /* the choice of the latest final race, when its trial still stands */
     et_status s = prep(db,
-                       "SELECT " TRIAL_COLS " FROM trials t WHERE "
-                       "einsum_id = ?1 AND device_id = ?2 AND "
-                       "outcome = 'ok' AND renderer_version = ?3 AND "
-                       "median_s IS NOT NULL "
-                       "ORDER BY median_s ASC, id ASC LIMIT 1",
+                       "SELECT " TRIAL_COLS " FROM races r JOIN trials t ON "
+                       "t.einsum_id = r.einsum_id AND "
+                       "t.device_id = r.device_id AND "
+                       "t.einsum_text = r.einsum_text AND "
+                       "t.opts = r.chosen_opts WHERE "
+                       "r.einsum_id = ?1 AND r.device_id = ?2 AND "
+                       "t.outcome = 'ok' AND t.renderer_version = ?3 AND "
+                       "t.median_s IS NOT NULL "
+                       "ORDER BY r.created_at DESC, r.id DESC, "
+                       "t.created_at DESC LIMIT 1",
                        &st, err);
+    if (s != ET_OK)
+        return s;
+    sqlite3_bind_int64(st, 1, einsum_id);
+    sqlite3_bind_int64(st, 2, device_id);
+    sqlite3_bind_int(st, 3, ET_RENDERER_VERSION);
+    s = step_trial(db, st, out, found, "looking up the best trial", err);
+    sqlite3_finalize(st);
+    if (s != ET_OK || *found)
+        return s;
+    s = prep(db,
+             "SELECT " TRIAL_COLS " FROM trials t WHERE "
+             "einsum_id = ?1 AND device_id = ?2 AND "
+             "outcome = 'ok' AND renderer_version = ?3 AND "
+             "median_s IS NOT NULL "
+             "ORDER BY median_s ASC, id ASC LIMIT 1",
+             &st, err);
     if (s != ET_OK)
         return s;
     sqlite3_bind_int64(st, 1, einsum_id);

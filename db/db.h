@@ -58,9 +58,12 @@
  * spaces is one trial. Recording a trial whose key exists replaces it
  * (`--retime`); its row id stays.
  *
- * Best: among trials of the einsum's canonical form (renamed equivalents
- * share it) on the device with outcome ok and the current renderer
- * version, the smallest median time. Its opts are written in the names of
+ * Best: the kernel the latest final race of the einsum's canonical form
+ * (renamed equivalents share it) on the device chose, when its trial is
+ * still there with outcome ok and the current renderer version (a race
+ * compares kernels in one run; the trials' medians come from different
+ * moments); else, among trials of the canonical form on the device with
+ * outcome ok and the current renderer version, the smallest median time. Its opts are written in the names of
  * its einsum_text: a caller whose einsum text differs maps them onto its
  * own names with the matcher (et_einsum_match of einsum_text onto its
  * einsum) before rendering.
@@ -272,9 +275,10 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
                              et_error *err);
 
 /*
- * The fastest verified trial for e (by canonical form, so renamed
- * equivalents count) on the device: outcome ok, current renderer version,
- * smallest median (ties: the earliest). Reads only. *found false when
+ * The best verified trial for e (by canonical form, so renamed
+ * equivalents count) on the device: the latest final race's choice, else
+ * outcome ok, current renderer version, smallest median (ties: the
+ * earliest); see "Best" above. Reads only. *found false when
  * there is none (or the einsum or device is unknown).
  */
 et_status et_db_best(et_db *db, const et_einsum *e,

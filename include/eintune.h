@@ -292,6 +292,11 @@ typedef struct et_tune_options {
     /* Cancellation from another thread or a signal handler: the run stops
      * after the candidate in flight once *cancel is nonzero. NULL: none. */
     volatile sig_atomic_t *cancel;
+    /* The final race (docs/measurement.md): the `race` fastest distinct
+     * verified candidates and the untransformed kernel timed round robin,
+     * the choice made with a paired 95 % interval; 0: 3 (at most 8); < 0:
+     * no race (the figures are the search's own). */
+    int race;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -310,6 +315,14 @@ typedef struct et_tune_summary {
     int cancelled;          /* stopped by progress or cancel */
     char stop_reason[64];   /* "budget", "time limit", "cancelled", ... */
     double elapsed_s;
+    /* The final race ran: time_s, ci95_s and baseline_s are its figures
+     * (medians over its rounds), speedup the untransformed kernel's time
+     * over the best's with its 95 % interval. Without a race, speedup is
+     * baseline_s / time_s when both were timed in this run, else 0. */
+    int raced;
+    double speedup;
+    double speedup_ci95[2];
+    int duplicates;         /* proposals answered from an earlier one */
 } et_tune_summary;
 
 /*
@@ -346,6 +359,8 @@ typedef struct et_tune_entry {
     /* --- since 0.2 --- */
     double elapsed_s;       /* since the run started, when it was answered
                              * (the search's convergence against time) */
+    int duplicate_of;       /* the candidate (index) whose kernel this is,
+                             * answered from it; -1: none */
 } et_tune_entry;
 
 /*
@@ -387,11 +402,14 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * The report as a JSON document (cJSON_Print's formatting): einsum,
  * device {name, backend, driver}, space, search, evaluations, cached,
  * failures {outcome: count}, elapsed_s, time_s {baseline, build, verify,
- * timing, other}, stop_reason, baseline {time_s}, best (null or {params,
- * opts, kernel, time_s, ci95_s, gops, roofline_gops, verified {trials,
- * max_norm_err, p_value}}) and candidates [{params, opts, status, reason,
- * time_s, gops, cached, elapsed_s}]. Returns text freed with et_free, NULL
- * when out of memory.
+ * timing, other}, stop_reason, duplicates, noise {...}, baseline {time_s,
+ * source}, best (null or {params, opts, kernel, time_s, ci95_s, source,
+ * speedup, speedup_ci95, gops, roofline_gops, roofline_note, verified
+ * {trials, max_norm_err, p_value}}), race {ran, note, verdict, kernels
+ * [...], ...} (docs/api.md) and candidates [{params, opts, status,
+ * reason, time_s, gops, cached, elapsed_s, duplicate_of}]. With the final race,
+ * best.time_s, best.ci95_s and baseline.time_s are the race's. Returns
+ * text freed with et_free, NULL when out of memory.
  */
 char *et_tune_report_json(const et_tune_report *r);
 

@@ -109,6 +109,7 @@ static void test_tune(void **state)
     o.budget = 4;
     o.search = "random";
     o.seed = 7;
+    o.race = -1; /* no final race: the answers are the database's */
     et_tune_summary s1, s2;
     et_status st = et_tune(p, &o, &s1, &d);
     if (st != ET_OK)
@@ -124,6 +125,15 @@ static void test_tune(void **state)
     assert_int_equal(s2.evaluations, 0);
     assert_int_equal(s2.cached, s1.evaluations);
     assert_string_equal(s2.opts, s1.opts);
+    /* no speed-up across runs: the best's time is the database's */
+    assert_false(s1.raced || s2.raced);
+    assert_true(s1.speedup > 0);
+    assert_true(s2.speedup == 0);
+    /* more than 8 racers is bad input */
+    o.race = 9;
+    assert_int_equal(et_tune(p, &o, &s2, &d), ET_ERR_INPUT);
+    assert_non_null(strstr(d.msg, "race 9"));
+    o.race = -1;
 
     /* Bad options are bad input. */
     o.search = "annealing";
@@ -422,18 +432,26 @@ static void test_tune_full(void **state)
     assert_false(sum.cancelled);
     assert_string_equal(sum.stop_reason, "budget");
     assert_int_equal(sum.evaluations + sum.cached, budget);
-    assert_int_equal(et_tune_report_n_candidates(r), budget);
+    /* duplicates are listed but not charged to the budget */
+    assert_int_equal(et_tune_report_n_candidates(r),
+                     budget + sum.duplicates);
+    /* the default final race gives the figures */
+    assert_true(sum.raced);
+    assert_true(sum.speedup_ci95[0] <= sum.speedup &&
+                sum.speedup <= sum.speedup_ci95[1]);
+    assert_true(sum.ci95_s[0] <= sum.time_s && sum.time_s <= sum.ci95_s[1]);
     assert_int_equal(w.candidates, budget);
     assert_true(w.new_bests >= 1);
     assert_true(w.logs >= 2);
     assert_true(et_tune_report_has_roofline(r));
     assert_int_equal(w.tables, w.new_bests);
 
-    /* the best is among the candidates; each was answered at a time in
-     * the run, in order */
-    int hit = 0;
+    /* the best is among the candidates (its time there is the search's,
+     * the summary's the race's); each was answered at a time in the run,
+     * in order */
+    int hit = 0, n_cand = et_tune_report_n_candidates(r);
     double prev = 0;
-    for (int i = 0; i < budget; i++) {
+    for (int i = 0; i < n_cand; i++) {
         et_tune_entry e;
         assert_int_equal(et_tune_report_candidate(r, i, &e), 0);
         assert_non_null(e.opts);
@@ -445,12 +463,12 @@ static void test_tune_full(void **state)
         if (e.outcome == ET_OUTCOME_OK) {
             assert_true(e.time_s > 0);
             assert_true(e.ci95_s[0] <= e.time_s && e.time_s <= e.ci95_s[1]);
-            hit += !strcmp(e.opts, sum.opts) && e.time_s == sum.time_s;
+            hit += !strcmp(e.opts, sum.opts) && e.duplicate_of < 0;
         }
     }
     assert_true(hit >= 1);
     et_tune_entry e;
-    assert_int_equal(et_tune_report_candidate(r, budget, &e), -1);
+    assert_int_equal(et_tune_report_candidate(r, n_cand, &e), -1);
 
     FILE *f = tmpfile();
     et_tune_report_print(r, f);
@@ -458,12 +476,22 @@ static void test_tune_full(void **state)
     assert_non_null(strstr(text, "einsum      xik,kj->xij\n"));
     assert_non_null(strstr(text, "budget after"));
     assert_non_null(strstr(text, "% of roofline"));
+    assert_non_null(strstr(text, "\nrace        "));
+    assert_non_null(strstr(text, "\nverdict     "));
+    assert_non_null(strstr(text, "(race), "));
     free(text);
     char *json = et_tune_report_json(r);
     assert_non_null(json);
     assert_non_null(strstr(json, "\"stop_reason\":\t\"budget\""));
     assert_non_null(strstr(json, "\"roofline_gops\":"));
     assert_non_null(strstr(json, "\"candidates\":\t["));
+    /* the race's details under their own key, its figures in best and
+     * baseline */
+    assert_non_null(strstr(json, "\"race\":\t{\n\t\t\"ran\":\ttrue"));
+    assert_non_null(strstr(json, "\"verdict\":\t\""));
+    assert_non_null(strstr(json, "\"times_s\":\t["));
+    assert_non_null(strstr(json, "\"source\":\t\"race\""));
+    assert_non_null(strstr(json, "\"speedup_ci95\":\t["));
     /* the problem's sizes (in the einsum's names) and dtypes */
     assert_non_null(strstr(json, "\"sizes\":\t{\n\t\t\"x\":\t64,\n\t\t\"i\":\t16,"));
     assert_non_null(strstr(json, "\"k\":\t16"));

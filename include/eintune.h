@@ -128,7 +128,8 @@ void et_problem_free(et_problem *p);
 
 /* The normalized explicit form, e.g. "xik,kj->xij"; owned by p. */
 const char *et_problem_einsum(const et_problem *p);
-/* Operations booked to dtype t (docs/roofline.md) and compulsory bytes. */
+/* Operations booked to dtype t (docs/roofline.md: the cheapest contraction
+ * order's count where it is below the loop nest's) and compulsory bytes. */
 int64_t et_problem_ops(const et_problem *p, et_dtype t);
 int64_t et_problem_bytes(const et_problem *p);
 

@@ -144,6 +144,11 @@ static void check_matmul_json(const char *text)
     cJSON *f64 = cJSON_GetObjectItemCaseSensitive(ops, "f64");
     assert_true(cJSON_IsNumber(f64));
     assert_true(f64->valuedouble == 351232000.0);
+    /* two operands: the loop nest's count is the cheapest */
+    cJSON *direct = cJSON_GetObjectItemCaseSensitive(doc, "ops_direct");
+    assert_true(cJSON_IsObject(direct));
+    assert_true(cJSON_GetObjectItemCaseSensitive(direct, "f64")->valuedouble ==
+                351232000.0);
     cJSON *bytes = cJSON_GetObjectItemCaseSensitive(doc, "bytes");
     assert_true(cJSON_IsNumber(bytes));
     assert_true(bytes->valuedouble == 80291400.0);
@@ -181,6 +186,30 @@ static void test_json_file_and_table(void **state)
     char *text = slurp(path);
     check_matmul_json(text);
     free(text);
+    run_free(&r);
+}
+
+/* A product of three operands: ops is the cheapest contraction order's
+ * count (x*e*r*j + 2*|I| = 144 + 1440), ops_direct the loop nest's
+ * (3*|I| = 2160), and the table shows both. */
+static void test_ops_of_cheapest_path(void **state)
+{
+    (void)state;
+    run_result r = run("check", "xre,rij,xej->xei", "--shape",
+                       "x=2,r=3,e=4,i=5,j=6", "--json", "-", NULL);
+    assert_int_equal(r.status, 0);
+    cJSON *doc = cJSON_Parse(r.out);
+    assert_non_null(doc);
+    cJSON *ops = cJSON_GetObjectItemCaseSensitive(doc, "ops");
+    cJSON *direct = cJSON_GetObjectItemCaseSensitive(doc, "ops_direct");
+    assert_true(cJSON_GetObjectItemCaseSensitive(ops, "f64")->valuedouble ==
+                1584.0);
+    assert_true(cJSON_GetObjectItemCaseSensitive(direct, "f64")->valuedouble ==
+                2160.0);
+    cJSON_Delete(doc);
+    assert_non_null(strstr(r.err, "ops direct"));
+    assert_non_null(strstr(r.err, "2160"));
+    assert_non_null(strstr(r.err, "1584"));
     run_free(&r);
 }
 
@@ -571,6 +600,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acceptance_json_stdout),
         cmocka_unit_test(test_json_file_and_table),
+        cmocka_unit_test(test_ops_of_cheapest_path),
         cmocka_unit_test(test_unknown_output_index),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_roles_printed),

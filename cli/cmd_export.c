@@ -1,8 +1,9 @@
 /*
  * cmd_export.c - `eintune export`: the best known kernel for an einsum on
  * a device (as `eintune best` finds it), written for a library to embed
- * (et_best_kernel_export: DIR/<kernel>.cl or .cu and DIR/<kernel>.h; see
- * include/eintune.h for the header's macros).
+ * (et_best_kernel_export: DIR/<name>.cl or .cu and DIR/<name>.h; see
+ * include/eintune.h for the names, the header's macros and what happens
+ * to files in the way).
  */
 #include "cli/cli.h"
 
@@ -12,20 +13,23 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune export EINSUM --shape SPEC [--dtype SPEC] [--exact]\n"
-        "                      [--backend opencl|cuda] -o DIR\n"
-        "                      [--dispatch [--name NAME]]\n"
-        "                      [--device D] [--db FILE] [--json FILE]\n"
+        "                      [--backend opencl|cuda] -o DIR [--name NAME]\n"
+        "                      [--force] [--dispatch] [--device D] [--db FILE]\n"
+        "                      [--json FILE]\n"
         "\n"
         "Writes the fastest verified kernel the tuning database knows for\n"
         "the einsum on the device (see 'eintune best') for a library to\n"
-        "embed: DIR/<kernel>.cl (.cu for CUDA) with the source, and\n"
-        "DIR/<kernel>.h, a C header with the kernel name, the argument order\n"
+        "embed: DIR/<name>.cl (.cu for CUDA) with the source, and\n"
+        "DIR/<name>.h, a C header with the kernel name, the argument order\n"
         "(output first, then the inputs in operand order; dtypes, shapes,\n"
         "element counts) and the launch geometry (OpenCL global/local work\n"
-        "sizes, CUDA grid/block). examples/export_demo.c runs one with the\n"
-        "plain OpenCL API. A kernel tuned with an open axis (x=*) takes\n"
-        "that axis' size at launch: the header's ..._AT(n) macros give the\n"
-        "sizes, the geometry and the bytes to zero at size n.\n"
+        "sizes, CUDA grid/block), its macros prefixed with NAME_ in upper\n"
+        "case. The name is the loop sizes and the dtypes (r_16_12_8_f32),\n"
+        "or --name. Headers of several kernels can be included in one file.\n"
+        "examples/export_demo.c runs one with the plain OpenCL API. A kernel\n"
+        "tuned with an open axis (x=*) takes that axis' size at launch: the\n"
+        "header's ..._AT(n) macros give the sizes, the geometry and the\n"
+        "bytes to zero at size n (its name has n for that axis: r_n_35_f64).\n"
         "\n"
         "--dispatch writes the kernels the database knows for every size\n"
         "--shape lists (lists i=8/16/24, ranges i=8:64:8, ties k=i, as for\n"
@@ -33,39 +37,48 @@ static void usage(FILE *f)
         "kernel with every size an argument, and DIR/NAME.h, whose\n"
         "NAME_dispatch(sizes, &launch) picks at run time the kernel tuned\n"
         "for exactly those sizes, else one with an open axis that covers\n"
-        "them, else NAME_generic (examples/dispatch_demo.c runs it).\n"
+        "them, else NAME_generic (examples/dispatch_demo.c runs it). NAME\n"
+        "is --name, or dispatch_ with the einsum's letters and the dtypes\n"
+        "(dispatch_xik_kj_to_xij_f64); --force as for one kernel.\n"
         "\n"
         "  --shape SPEC     sizes: x=4096,i=35,k=35,j=35 (x=* an open axis)\n"
         "  --dtype SPEC     f16, f32 or f64, or one per operand (default f64)\n"
         "  --backend KIND   opencl or cuda (default: the device's)\n"
-        "  -o, --output DIR directory for the files (created when missing;\n"
-        "                   files eintune did not write are never replaced)\n"
+        "  -o, --output DIR directory for the files (created when missing)\n"
         "  --exact          only a kernel tuned for these sizes or an open\n"
         "                   axis covering them (without: the opts tuned at\n"
         "                   the nearest other sizes re-applied, unverified\n"
         "                   at these; a warning says so)\n"
+        "  --name NAME      the kernel's name, a C identifier: the function,\n"
+        "                   the files and the macro prefix (NAME_ in upper\n"
+        "                   case); with --dispatch the table's files' and\n"
+        "                   symbols' prefix\n"
+        "  --force          replace files export wrote for another kernel\n"
+        "                   (files eintune did not write are never replaced;\n"
+        "                   the same kernel is rewritten without --force)\n"
         "  --dispatch       the dispatch table above (only measured kernels)\n"
-        "  --name NAME      its files' and symbols' prefix (default\n"
-        "                   et_dispatch)\n"
         "  --device D       opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --db FILE        tuning database\n"
-        "  --json FILE      JSON: einsum, device, opts, kernel, backend,\n"
-        "                   source, header ('-' = stdout)\n"
+        "  --json FILE      JSON: einsum, device, opts, kernel, prefix,\n"
+        "                   backend, source, header, replaced ('-' = stdout)\n"
         "\n"
         "exit status: 0 written, 1 nothing known for this einsum on this\n"
         "device or a file could not be written, 2 bad input (flags, einsum,\n"
-        "database file, a foreign file in the way)\n");
+        "database file, a bad --name, a file of another kernel in the way\n"
+        "without --force, a file eintune did not write in the way)\n");
 }
 
 /* --dispatch: the table of every size --shape lists. */
 static int export_dispatch(const char *text, const char *shape,
                            const char *dtype, const char *dir,
-                           const char *backend, const char *name)
+                           const char *backend, const char *name,
+                           int force)
 {
     et_dispatch_options o;
     memset(&o, 0, sizeof o);
     o.dir = dir;
     o.name = name;
+    o.force = force;
     o.backend = backend;
     o.device = g_cli.device;
     o.db = g_cli.db;
@@ -82,17 +95,20 @@ static int export_dispatch(const char *text, const char *shape,
         }
         return cli_api_error("export", st, &d);
     }
-    cli_log(LOG_INFO, "export", "wrote %s and %s", res.source, res.header);
+    cli_log(LOG_INFO, "export", "wrote %s and %s%s", res.source, res.header,
+            res.replaced ? " (replacing another table: --force)" : "");
     FILE *f = cli_table_out();
-    fprintf(f, "einsum   %s\nkernels  %d tuned for one size, %d with an "
-               "open axis, 1 generic\nsource   %s\nheader   %s\n",
-            text, res.n_tuned, res.n_open, res.source, res.header);
+    fprintf(f, "einsum   %s\nname     %s\nkernels  %d tuned for one size, "
+               "%d with an open axis, 1 generic\nsource   %s\nheader   %s\n",
+            text, res.name, res.n_tuned, res.n_open, res.source, res.header);
     fflush(f);
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "einsum", text);
+    cJSON_AddStringToObject(doc, "name", res.name);
     cJSON_AddStringToObject(doc, "backend", et_backend_name(res.backend));
     cJSON_AddStringToObject(doc, "source", res.source);
     cJSON_AddStringToObject(doc, "header", res.header);
+    cJSON_AddBoolToObject(doc, "replaced", res.replaced);
     cJSON_AddNumberToObject(doc, "kernels", res.n_kernels);
     cJSON_AddNumberToObject(doc, "tuned", res.n_tuned);
     cJSON_AddNumberToObject(doc, "open", res.n_open);
@@ -110,13 +126,14 @@ int cmd_export(int argc, char **argv)
         {"output", required_argument, 0, 'o'},
         {"exact", no_argument, 0, 2001},
         {"dispatch", no_argument, 0, 2002},
-        {"name", required_argument, 0, 2003},
+        {"name", required_argument, 0, 'n'},
+        {"force", no_argument, 0, 'f'},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL, *dir = NULL, *backend = NULL;
-    int opt, exact = 0, dispatch = 0;
     const char *name = NULL;
+    int opt, force = 0, exact = 0, dispatch = 0;
     while ((opt = getopt_long(argc, argv, "o:hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
             continue;
@@ -127,7 +144,8 @@ int cmd_export(int argc, char **argv)
         case 'o': dir = optarg; break;
         case 2001: exact = 1; break;
         case 2002: dispatch = 1; break;
-        case 2003: name = optarg; break;
+        case 'n': name = optarg; break;
+        case 'f': force = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("export", "unknown or incomplete flag");
@@ -148,15 +166,19 @@ int cmd_export(int argc, char **argv)
                                "not '%s'", backend);
     if (strlen(dir) > 3000)
         return cli_usage_error("export", "-o DIR is too long");
+    et_diag d;
+    if (name && et_export_name_validate(name, &d) != ET_OK) {
+        cli_diag("--name", name, &d);
+        return EXIT_INPUT;
+    }
     if (cli_check_output("export", "-o", dir, NULL, 1))
         return EXIT_INPUT;
-    if (name && !dispatch)
-        return cli_usage_error("export", "--name needs --dispatch");
     if (dispatch && exact)
         return cli_usage_error("export", "--dispatch takes measured kernels "
                                "only: --exact is implied");
     if (dispatch)
-        return export_dispatch(text, shape, dtype, dir, backend, name);
+        return export_dispatch(text, shape, dtype, dir, backend, name,
+                               force);
 
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;
@@ -169,10 +191,11 @@ int cmd_export(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.dir = dir;
     o.backend = backend;
+    o.name = name;
+    o.force = force;
     o.log = cli_api_log;
     o.log_arg = (void *)"export";
     et_export_result res;
-    et_diag d;
     et_status st = et_best_kernel_export(bk, &o, &res, &d);
     if (st != ET_OK) {
         status = cli_api_error("export", st, &d);
@@ -180,12 +203,13 @@ int cmd_export(int argc, char **argv)
     }
     et_best_info info;
     et_best_kernel_info(bk, &info);
-    cli_log(LOG_INFO, "export", "wrote %s and %s", res.source, res.header);
+    cli_log(LOG_INFO, "export", "wrote %s and %s%s", res.source, res.header,
+            res.replaced ? " (replacing another kernel: --force)" : "");
     FILE *f = cli_table_out();
-    fprintf(f, "einsum   %s\nopts     %s\nkernel   %s\nsource   %s\n"
-               "header   %s\n",
-            et_problem_einsum(p), info.opts[0] ? info.opts : "-",
-            res.kernel, res.source, res.header);
+    fprintf(f, "einsum   %s\nopts     %s\nkernel   %s\nprefix   %s\n"
+               "source   %s\nheader   %s\n",
+            et_problem_einsum(p), info.opts[0] ? info.opts : "untransformed",
+            res.kernel, res.prefix, res.source, res.header);
     fflush(f);
 
     doc = cJSON_CreateObject();
@@ -196,9 +220,11 @@ int cmd_export(int argc, char **argv)
     cJSON_AddStringToObject(jd, "driver", info.driver);
     cJSON_AddStringToObject(doc, "opts", info.opts);
     cJSON_AddStringToObject(doc, "kernel", res.kernel);
+    cJSON_AddStringToObject(doc, "prefix", res.prefix);
     cJSON_AddStringToObject(doc, "backend", et_backend_name(res.backend));
     cJSON_AddStringToObject(doc, "source", res.source);
     cJSON_AddStringToObject(doc, "header", res.header);
+    cJSON_AddBoolToObject(doc, "replaced", res.replaced);
     cJSON_AddNumberToObject(doc, "time_s", info.time_s);
     status = cli_json_emit(doc) ? EXIT_RUN : 0;
 out:

@@ -19,7 +19,7 @@ static void usage(FILE *f)
         "                    [--tune-at SPEC] [--opts '..']\n"
         "                    [--search beam|random|grid]\n"
         "                    [--budget N] [--time-limit SEC] [--beam-width K]\n"
-        "                    [--seed N] [--retime] [--plot FILE]\n"
+        "                    [--seed N] [--retime] [--race K] [--plot FILE]\n"
         "                    [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "Searches a transform space for the fastest verified kernel of the\n"
@@ -42,15 +42,28 @@ static void usage(FILE *f)
         "  --opts '..'       fixed opts the search builds on\n"
         "  --search KIND     beam (default), random or grid\n"
         "  --budget N        candidates answered (default 100)\n"
-        "  --time-limit SEC  wall-time limit of the search\n"
+        "  --time-limit SEC  wall-time limit of the run: the search gets 85 %%,\n"
+        "                    the final race the rest\n"
         "  --beam-width K    beam members kept per round (default 4)\n"
         "  --seed N          seed of the search and of the inputs (default 0)\n"
         "  --retime          re-measure points the database already knows\n"
+        "  --race K          final race: the K fastest distinct verified\n"
+        "                    candidates and the untransformed kernel timed\n"
+        "                    round robin on the same inputs; the winner must\n"
+        "                    be faster by a 95 %% interval, else the tied\n"
+        "                    kernel with the fewest opts is chosen; the\n"
+        "                    reported times and speed-up are the race's\n"
+        "                    (default 3, at most 8; 0: no race); an open\n"
+        "                    axis races at the tune-at size, several\n"
+        "                    problems one race each\n"
         "  --db FILE         tuning database (default\n"
         "                    $XDG_CACHE_HOME/eintune/tuning.db); every trial\n"
         "                    is committed as it completes, so a killed run\n"
         "                    resumes where it stopped\n"
-        "  --plot FILE       roofline chart of the candidates (.svg or .png)\n"
+        "  --plot FILE       chart (.svg or .png): the candidates on the\n"
+        "                    roofline, and the search's convergence (each\n"
+        "                    candidate's time against elapsed time, the\n"
+        "                    best so far)\n"
         "  --device D        opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --json FILE       the result as JSON ('-' = stdout)\n"
         "\n"
@@ -308,10 +321,14 @@ static int tune_many(et_problem **probs, char **specs, int n,
             fprintf(f, "%-28s none: %s\n", specs[i], why[i]);
             continue;
         }
-        fprintf(f, "%-28s %-36s %12.4g %12.4g %7.2fx\n", specs[i],
+        /* the race's figures when it ran; a speed-up only from times of
+         * this run (et_tune_summary.speedup) */
+        char sp[32] = "-";
+        if (sum[i].speedup > 0)
+            snprintf(sp, sizeof sp, "%.2fx", sum[i].speedup);
+        fprintf(f, "%-28s %-36s %12.4g %12.4g %8s\n", specs[i],
                 sum[i].opts[0] ? sum[i].opts : "untransformed",
-                sum[i].time_s * 1e3, sum[i].baseline_s * 1e3,
-                sum[i].time_s > 0 ? sum[i].baseline_s / sum[i].time_s : 0);
+                sum[i].time_s * 1e3, sum[i].baseline_s * 1e3, sp);
     }
     fflush(f);
     if (g_cli.json) {
@@ -358,7 +375,8 @@ int cmd_tune(int argc, char **argv)
         {"seed", required_argument, 0, 2007},
         {"retime", no_argument, 0, 2008},
         {"plot", required_argument, 0, 2009},
-        {"tune-at", required_argument, 0, 2010},
+        {"race", required_argument, 0, 2010},
+        {"tune-at", required_argument, 0, 2011},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -416,7 +434,16 @@ int cmd_tune(int argc, char **argv)
             break;
         case 2008: to.retime = 1; break;
         case 2009: plot = optarg; break;
-        case 2010: tune_at = optarg; break;
+        case 2010:
+            errno = 0;
+            to.race = (int)strtol(optarg, &end, 10);
+            if (errno || *end || !*optarg || to.race < 0 || to.race > 8)
+                return cli_usage_error("tune", "--race must be an integer "
+                                       "in [0, 8], not '%s'", optarg);
+            if (to.race == 0)
+                to.race = -1;
+            break;
+        case 2011: tune_at = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("tune", "bad flag");
         }

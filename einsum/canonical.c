@@ -220,7 +220,8 @@ static void name_str(int nm, char out[16])
 static void canonical_form(const et_einsum *e, bool structure, char *buf,
                            size_t cap)
 {
-    static _Thread_local canon c;
+    /* About 50 KiB, on the caller's stack: no state outlives the call. */
+    canon c;
     if (!buf || cap == 0)
         return;
     buf[0] = '\0';

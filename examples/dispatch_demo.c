@@ -7,10 +7,10 @@
  * naive loop over the iteration space in long double.
  *
  * Build (the header's directory on the include path, as export_demo):
- *   cc -std=c11 -DET_DISPATCH_HEADER='"et_dispatch.h"' \
- *      -DET_DISPATCH_NAME=et_dispatch -Iout examples/dispatch_demo.c \
- *      -lOpenCL -lm -o dispatch_demo
- *   ./dispatch_demo out/et_dispatch.cl 256,8,8,8 256,20,20,20 ...
+ *   cc -std=c11 -DET_DISPATCH_HEADER='"dispatch_xik_kj_to_xij_f64.h"' \
+ *      -DET_DISPATCH_NAME=dispatch_xik_kj_to_xij_f64 -Iout \
+ *      examples/dispatch_demo.c -lOpenCL -lm -o dispatch_demo
+ *   ./dispatch_demo out/dispatch_xik_kj_to_xij_f64.cl 256,8,8,8 ...
  * Each argument gives the index sizes in the header's index order
  * (NAME_INDEX_NAMES), comma-separated. Only einsums whose operands have
  * no broadcast dimension, with f32 or f64 data. A line per run says which

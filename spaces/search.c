@@ -159,6 +159,178 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* Names a kernel source uses that are not its own: the languages'
+ * keywords, qualifiers and types, and the builtins that are not called
+ * (those that are, like vload4 or fma, are kept by the '(' rule). */
+static const char *const kept_names[] = {
+    "auto", "break", "case", "char", "const", "constant", "continue",
+    "default", "do", "double", "else", "enum", "extern", "float", "for",
+    "global", "goto", "half", "if", "inline", "int", "kernel", "local",
+    "long", "private", "register", "restrict", "return", "short", "signed",
+    "size_t", "ptrdiff_t", "sizeof", "static", "struct", "switch",
+    "typedef", "uchar", "uint", "ulong", "union", "unsigned", "ushort",
+    "void", "volatile", "while", "bool", "true", "false", "__kernel",
+    "__global", "__local", "__constant", "__private", "__attribute__",
+    "__restrict__", "__global__", "__shared__", "__device__", "__half",
+    "__forceinline__", "threadIdx", "blockIdx", "blockDim", "gridDim",
+};
+
+/* A vector type name: a scalar type followed by 2, 3, 4, 8 or 16. */
+static bool vector_type(const char *t, size_t n)
+{
+    static const char *const scalars[] = {
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+        "float", "double", "half"};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        size_t m = strlen(scalars[i]);
+        if (n > m && !strncmp(t, scalars[i], m)) {
+            const char *w = t + m;
+            size_t wn = n - m;
+            if ((wn == 1 && strchr("2348", w[0])) ||
+                (wn == 2 && w[0] == '1' && w[1] == '6'))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool kept_name(const char *t, size_t n)
+{
+    bool upper = true; /* macros and constants: CLK_LOCAL_MEM_FENCE */
+    for (size_t i = 0; i < n; i++)
+        if (t[i] >= 'a' && t[i] <= 'z')
+            upper = false;
+    if (upper)
+        return true;
+    for (size_t i = 0; i < sizeof kept_names / sizeof kept_names[0]; i++)
+        if (strlen(kept_names[i]) == n && !strncmp(kept_names[i], t, n))
+            return true;
+    return vector_type(t, n);
+}
+
+static bool ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool ident_char(char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/*
+ * FNV of a source up to the names it gives: comments and white space are
+ * dropped, the kernel's own name becomes "$K", and every other name the
+ * source introduces becomes "$N" in order of first use, so two sources
+ * that differ only by consistent renaming (accv_c0 here, accv_0_c0 there)
+ * hash alike. Kept as they are: keywords, types, upper-case macros,
+ * member names (after '.'), and any name followed by '(' (builtins and
+ * functions), so a different builtin or type is a different kernel.
+ */
+static uint64_t source_hash_up_to_names(uint64_t h, const char *src,
+                                        const char *kname)
+{
+    const char **names = NULL;
+    size_t *lens = NULL;
+    size_t n_names = 0, cap = 0;
+    size_t klen = kname ? strlen(kname) : 0;
+    char prev = 0; /* the last character hashed */
+    for (const char *s = src; *s;) {
+        if (s[0] == '/' && s[1] == '/') {
+            while (*s && *s != '\n')
+                s++;
+            continue;
+        }
+        if (s[0] == '/' && s[1] == '*') {
+            const char *e = strstr(s + 2, "*/");
+            s = e ? e + 2 : s + strlen(s);
+            continue;
+        }
+        if (*s == ' ' || *s == '\t' || *s == '\r') {
+            s++;
+            continue;
+        }
+        if (*s == '\n') { /* line ends matter for preprocessor lines */
+            if (prev != '\n')
+                h = fnv(h, "\n", 1);
+            prev = '\n';
+            s++;
+            continue;
+        }
+        if (*s == '"') {
+            const char *e = s + 1;
+            while (*e && *e != '"')
+                e += e[0] == '\\' && e[1] ? 2 : 1;
+            if (*e)
+                e++;
+            h = fnv(h, s, (size_t)(e - s));
+            prev = '"';
+            s = e;
+            continue;
+        }
+        if (s[0] >= '0' && s[0] <= '9') { /* a number, as it is */
+            const char *e = s;
+            while (ident_char(*e) || *e == '.')
+                e++;
+            h = fnv(h, s, (size_t)(e - s));
+            h = fnv(h, " ", 1);
+            prev = '0';
+            s = e;
+            continue;
+        }
+        if (!ident_start(*s)) {
+            h = fnv(h, s, 1);
+            prev = *s++;
+            continue;
+        }
+        const char *e = s;
+        while (ident_char(*e))
+            e++;
+        size_t n = (size_t)(e - s);
+        const char *after = e;
+        while (*after == ' ' || *after == '\t')
+            after++;
+        char tok[32];
+        if (klen && n == klen && !strncmp(s, kname, n)) {
+            h = fnv(h, "$K ", 3);
+        } else if (prev == '.' || *after == '(' || kept_name(s, n)) {
+            h = fnv(h, s, n);
+            h = fnv(h, " ", 1);
+        } else {
+            size_t k = 0;
+            while (k < n_names && !(lens[k] == n && !strncmp(names[k], s, n)))
+                k++;
+            if (k == n_names) {
+                if (n_names == cap) {
+                    size_t nc = cap ? 2 * cap : 64;
+                    const char **nn = realloc(names, nc * sizeof *nn);
+                    if (nn)
+                        names = nn;
+                    size_t *nl = nn ? realloc(lens, nc * sizeof *nl) : NULL;
+                    if (nl)
+                        lens = nl;
+                    if (!nn || !nl) { /* no memory: hash the name itself */
+                        h = fnv(h, s, n);
+                        prev = 'a';
+                        s = e;
+                        continue;
+                    }
+                    cap = nc;
+                }
+                names[n_names] = s;
+                lens[n_names++] = n;
+            }
+            int m = snprintf(tok, sizeof tok, "$%zu ", k);
+            h = fnv(h, tok, (size_t)m);
+        }
+        prev = 'a';
+        s = e;
+    }
+    free(names);
+    free(lens);
+    return h;
+}
+
 uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend)
 {
     uint64_t h = 1469598103934665603ULL;
@@ -171,14 +343,7 @@ uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend)
         h = fnv(h, "norender", 8);
         return fnv(h, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
     }
-    const char *s = r.source;
-    while (*s) {
-        const char *e = strchr(s, '\n');
-        size_t n = e ? (size_t)(e - s) + 1 : strlen(s);
-        if (strncmp(s, "// opts:", 8) != 0)
-            h = fnv(h, s, n);
-        s += n;
-    }
+    h = source_hash_up_to_names(h, r.source, r.name);
     int64_t geo[8] = {r.launch.ndim, r.launch.has_local};
     for (int i = 0; i < 3; i++) {
         geo[2 + i] = r.launch.global[i];
@@ -200,6 +365,8 @@ typedef struct srch {
     et_search_stats *st;
     rng r;
     kmap seen;
+    kmap seen_seq;       /* key -> seq of the candidate that was answered */
+    kmap said;           /* opts and params texts already reported */
     double t0; /* et_now_s() at the start */
     bool stop;
     long seq;
@@ -283,13 +450,27 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
     c.key = et_kernel_dedupe_key(k, S->b ? et_binding_base(S->b)->target.backend
                                          : ET_BACKEND_OPENCL);
     double known;
+    uint64_t said = fnv(fnv(1469598103934665603ULL, opts_text,
+                            strlen(opts_text)),
+                        params_text, strlen(params_text));
     if (kmap_find(&S->seen, c.key, &known)) {
         S->st->duplicates++;
         if (t)
             *t = known;
+        double first = -1;
+        if (S->o.on_duplicate && !kmap_find(&S->said, said, NULL) &&
+            kmap_find(&S->seen_seq, c.key, &first)) {
+            if (!kmap_put(&S->said, said, 0))
+                S->nomem = true;
+            c.seq = S->seq++;
+            S->o.on_duplicate(S->user, &c, (long)first);
+        }
         return P_DUPLICATE;
     }
     c.seq = S->seq++;
+    if (!kmap_put(&S->said, said, 0) ||
+        !kmap_put(&S->seen_seq, c.key, (double)c.seq))
+        S->nomem = true;
     if (S->st->has_best)
         c.bound_s = S->o.cut_factor * S->st->best_time_s;
     r.time_s = INFINITY;
@@ -864,6 +1045,8 @@ et_status et_search_run(const et_binding *b, const et_search_opts *o,
         snprintf(stats->stop_reason, sizeof(stats->stop_reason), "done");
     stats->elapsed_s = elapsed(&S);
     kmap_free(&S.seen);
+    kmap_free(&S.seen_seq);
+    kmap_free(&S.said);
     et_kernel_free(S.start);
     return st;
 }

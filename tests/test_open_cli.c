@@ -8,7 +8,8 @@
  * fallback and says from where, `--exact` exits 1, `run --best` verifies
  * the fallback before use; a multi-size tune and `export --dispatch`, its
  * dispatch function called (examples/dispatch_demo.c) at every tuned size
- * and at sizes with no kernel.
+ * and at sizes with no kernel, its files named and guarded as export's
+ * (default name with the dtypes, --name, --force, foreign files kept).
  *
  * Runs $ET_BUILD_DIR/eintune (default build/) as a subprocess, with --db
  * in a temporary directory and peaks from an override file; sizes and
@@ -295,6 +296,9 @@ static void test_open_tune_run(void **state)
     snprintf(kernel, sizeof kernel, "%s", str(doc, "kernel"));
     cJSON_Delete(doc);
     assert_true(strncmp(kernel, "r_n_", 4) == 0);
+    /* named with its dtypes, as every exported kernel */
+    assert_true(strlen(kernel) > 4 &&
+                strcmp(kernel + strlen(kernel) - 4, "_f64") == 0);
     snprintf(src, sizeof src, "%s/%s.cl", dir, kernel);
     snprintf(def, sizeof def, "-DET_EXPORT_HEADER=\"%s.h\"", kernel);
     snprintf(inc, sizeof inc, "-I%s", dir);
@@ -367,17 +371,21 @@ static void test_fallback(void **state)
 
 /* ---- several sizes and the dispatch table ------------------------------- */
 
-static void dispatch_run(const char *dir, const char *tag, char **sizes,
-                         int n, const char **want)
+/* The table's default name: the einsum's letters and the dtypes. */
+#define TABLE_F64 "dispatch_xik_kj_to_xij_f64"
+
+static void dispatch_run(const char *dir, const char *name, const char *tag,
+                         char **sizes, int n, const char **want)
 {
-    char src[600], inc[600], exe[600], def[128], ctag[64];
-    snprintf(src, sizeof src, "%s/et_dispatch.cl", dir);
+    char src[600], inc[600], exe[600], def[200], dname[200], ctag[64];
+    snprintf(src, sizeof src, "%s/%s.cl", dir, name);
     snprintf(inc, sizeof inc, "-I%s", dir);
-    snprintf(def, sizeof def, "-DET_DISPATCH_HEADER=\"et_dispatch.h\"");
+    snprintf(def, sizeof def, "-DET_DISPATCH_HEADER=\"%s.h\"", name);
+    snprintf(dname, sizeof dname, "-DET_DISPATCH_NAME=%s", name);
     snprintf(exe, sizeof exe, "%s/dispatch_demo", dir);
     snprintf(ctag, sizeof ctag, "%s-cc", tag);
     char *cc[] = {"/usr/bin/cc", "-std=c11", "-O1", "-Wall", "-Wextra",
-                  "-Werror", inc, def, "-DET_DISPATCH_NAME=et_dispatch",
+                  "-Werror", inc, def, dname,
                   "examples/dispatch_demo.c", "-lOpenCL", "-lm", "-o", exe,
                   NULL};
     EXPECT_EXIT(ctag, spawn_wait(cc, ctag), 0);
@@ -430,13 +438,47 @@ static void test_dispatch(void **state)
                                  "--json", "-", NULL),
                 0);
     assert_int_equal((int)cJSON_GetObjectItem(doc, "tuned")->valuedouble, 4);
+    assert_string_equal(str(doc, "name"), TABLE_F64);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "replaced")));
     cJSON_Delete(doc);
+    /* the same table again is rewritten */
+    EXPECT_EXIT("disp1b", eintune("disp1b", &doc, "export", "xik,kj->xij",
+                                  "--shape", "x=16,i=4/8/12/16,k=i,j=i",
+                                  "--dispatch", "--db", db, "-o", dir,
+                                  "--json", "-", NULL),
+                0);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "replaced")));
+    cJSON_Delete(doc);
+    /* the same einsum in f32 has another default name: no collision */
+    EXPECT_EXIT("disp1c", eintune("disp1c", &doc, "export", "xik,kj->xij",
+                                  "--shape", "x=16,i=4/8,k=i,j=i", "--dtype",
+                                  "f32", "--dispatch", "--db", db, "-o", dir,
+                                  "--json", "-", NULL),
+                0);
+    assert_string_equal(str(doc, "name"), "dispatch_xik_kj_to_xij_f32");
+    assert_int_equal((int)cJSON_GetObjectItem(doc, "tuned")->valuedouble, 0);
+    cJSON_Delete(doc);
+    /* another table under the same name is refused without --force */
+    EXPECT_EXIT("disp1d", eintune("disp1d", NULL, "export", "xik,kj->xij",
+                                  "--shape", "x=16,i=4/8,k=i,j=i",
+                                  "--dispatch", "--db", db, "-o", dir, NULL),
+                2);
+    char *err = tag_file("disp1d", "err");
+    if (!strstr(err, TABLE_F64 ".") || !strstr(err, "--force"))
+        fail_msg("disp1d: %s", err);
+    free(err);
+    /* a bad --name is refused before anything is opened */
+    EXPECT_EXIT("disp1e", eintune("disp1e", NULL, "export", "xik,kj->xij",
+                                  "--shape", "x=16,i=4/8,k=i,j=i", "--name",
+                                  "int", "--dispatch", "--db", db, "-o", dir,
+                                  NULL),
+                2);
     /* sizes in index order x, i, j, k */
     char *sizes[] = {"16,4,4,4", "16,8,8,8", "16,12,12,12", "16,16,16,16",
                      "16,20,20,20", "3,5,7,2"};
     const char *want[] = {"kernel 0 ", "kernel 1 ", "kernel 2 ", "kernel 3 ",
                           "generic", "generic"};
-    dispatch_run(dir, "disprun1", sizes, 6, want);
+    dispatch_run(dir, TABLE_F64, "disprun1", sizes, 6, want);
 
     /* an open-axis kernel in a table covers every size of its axis */
     EXPECT_EXIT("tune4", eintune("tune4", NULL, "tune", "xik,kj->xij",
@@ -444,16 +486,45 @@ static void test_dispatch(void **state)
                                  "f64", "--tune-at", "x=20", "--budget", "2",
                                  "--db", db, NULL),
                 0);
-    path_in(dir, sizeof dir, "disp2");
+    /* into the first table's directory: --force replaces its files, --name
+     * keeps them apart */
+    EXPECT_EXIT("disp2f", eintune("disp2f", &doc, "export", "xik,kj->xij",
+                                  "--shape", "x=*,i=6/8,k=i,j=i",
+                                  "--dispatch", "--force", "--db", db, "-o",
+                                  dir, "--json", "-", NULL),
+                0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(doc, "replaced")));
+    cJSON_Delete(doc);
     EXPECT_EXIT("disp2", eintune("disp2", &doc, "export", "xik,kj->xij",
                                  "--shape", "x=*,i=6/8,k=i,j=i", "--dispatch",
-                                 "--db", db, "-o", dir, "--json", "-", NULL),
+                                 "--name", "open_table", "--db", db, "-o",
+                                 dir, "--json", "-", NULL),
                 0);
     assert_int_equal((int)cJSON_GetObjectItem(doc, "open")->valuedouble, 1);
+    assert_string_equal(str(doc, "name"), "open_table");
     cJSON_Delete(doc);
     char *sizes2[] = {"1,6,6,6", "53,6,6,6", "16,8,8,8", "5,7,7,7"};
     const char *want2[] = {"kernel 0 ", "kernel 0 ", "generic", "generic"};
-    dispatch_run(dir, "disprun2", sizes2, 4, want2);
+    dispatch_run(dir, "open_table", "disprun2", sizes2, 4, want2);
+    dispatch_run(dir, TABLE_F64, "disprun3", sizes2, 4, want2);
+    /* a file eintune did not write is never replaced, forced or not */
+    char foreign[700];
+    snprintf(foreign, sizeof foreign, "%s/mine.h", dir);
+    FILE *f = fopen(foreign, "w");
+    assert_non_null(f);
+    fputs("/* my own header */\n", f);
+    fclose(f);
+    EXPECT_EXIT("disp3", eintune("disp3", NULL, "export", "xik,kj->xij",
+                                 "--shape", "x=*,i=6/8,k=i,j=i", "--dispatch",
+                                 "--name", "mine", "--force", "--db", db,
+                                 "-o", dir, NULL),
+                2);
+    f = fopen(foreign, "r");
+    assert_non_null(f);
+    char line[64] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, "/* my own header */\n");
 }
 
 int main(void)

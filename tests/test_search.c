@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "spaces/search.h"
+#include "transforms/kernel.h"
 
 #define MAX_REC 4096
 
@@ -464,6 +465,40 @@ static void test_start_opts(void **state)
     unbind(&f);
 }
 
+/* The key of xik,kj->xij (x=16, i=8, k=8, j=12) with opts applied. */
+static uint64_t key_of(const char *opts)
+{
+    et_einsum e;
+    et_diag d;
+    if (et_einsum_from_strings("xik,kj->xij", "x=16,i=8,k=8,j=12", "f64", &e,
+                               &d) != ET_OK)
+        fail_msg("%s", d.msg);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    et_opt ol[ET_MAX_OPTS];
+    int n = 0;
+    assert_int_equal(et_opts_parse(opts, ol, ET_MAX_OPTS, &n, &d), ET_OK);
+    char why[256];
+    assert_int_equal(et_kernel_apply_opts(k, ol, n, why, sizeof why), ET_OK);
+    uint64_t h = et_kernel_dedupe_key(k, ET_BACKEND_OPENCL);
+    et_kernel_free(k);
+    return h;
+}
+
+/* The key sees through names: a second UPCAST of an axis that is already
+ * upcast whole renders the same kernel under other names; another amount,
+ * another geometry or another backend is another kernel. */
+static void test_dedupe_key_up_to_names(void **state)
+{
+    (void)state;
+    assert_true(key_of("UPCAST(j,0)") == key_of("UPCAST(j,0) UPCAST(j,0)"));
+    assert_true(key_of("UPCAST(j,0)") != key_of("UPCAST(j,4)"));
+    assert_true(key_of("UPCAST(j,4)") != key_of("UPCAST(j,3)"));
+    assert_true(key_of("LOCAL(x,4)") != key_of("LOCAL(x,8)"));
+    assert_true(key_of("") != key_of("UNROLL(k,2)"));
+    assert_true(key_of("UPCAST(j,0)") == key_of("UPCAST(j,0)"));
+}
+
 /* Not a pass/fail check: reports what a de-duplication key costs. */
 static void test_dedupe_key_cost(void **state)
 {
@@ -500,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_transforms_then_actions),
         cmocka_unit_test(test_start_opts),
         cmocka_unit_test(test_dedupe_key_cost),
+        cmocka_unit_test(test_dedupe_key_up_to_names),
     };
     return cmocka_run_group_tests_name("search", tests, NULL, NULL);
 }

@@ -1157,7 +1157,7 @@ static void write_v1(const char *path, const et_einsum *e,
 {
     char canon[ET_DB_CANON_LEN];
     et_einsum_canonical(e, canon, sizeof(canon));
-    char sql[12288];
+    static char sql[32768];
     snprintf(sql, sizeof(sql),
              "%s"
              "INSERT INTO devices VALUES (1, 'opencl', 'pthread-test', '3.1',"
@@ -1255,7 +1255,9 @@ static void test_migrate_v1(void **state)
     CHECK(et_db_peaks_load(db, 1, &json, NULL, &found, &err_));
     assert_true(found);
     free(json);
-    /* what version 3 added: the old einsum's structure form was rebuilt
+    /* what version 3 added works: no race yet, the load column NULL */
+    assert_true(isnan(got.load_1m));
+    /* what version 4 added: the old einsum's structure form was rebuilt
      * from its canonical form, so other sizes of it find it */
     et_einsum other;
     einsum_ok("ab,bc->ac", "a=9,b=2,c=7", "f32", &other);
@@ -1326,6 +1328,174 @@ static void test_migrate_v1(void **state)
     CHECK(et_db_stats_get(db, &s, &err_));
     assert_int_equal(s.schema_version, ET_DB_SCHEMA_VERSION);
     et_db_close(db);
+}
+
+/* What versions 2 and 3 added, as they were, written here by hand: a
+ * version-3 file is what eintune wrote before open axes (final races,
+ * the load with each trial, no einsums.structure, no trials.tuned_at). */
+static const char schema_v2_v3[] =
+    "ALTER TABLE devices ADD COLUMN peaks_json TEXT;"
+    "ALTER TABLE devices ADD COLUMN peaks_measured_at INTEGER;"
+    "ALTER TABLE devices ADD COLUMN peaks_eintune_version TEXT;"
+    "ALTER TABLE trials ADD COLUMN load_1m REAL;"
+    "CREATE TABLE races (id INTEGER PRIMARY KEY,"
+    "  einsum_id INTEGER NOT NULL REFERENCES einsums(id),"
+    "  device_id INTEGER NOT NULL REFERENCES devices(id),"
+    "  einsum_text TEXT NOT NULL, rounds INTEGER NOT NULL,"
+    "  conf REAL NOT NULL,"
+    "  verdict TEXT NOT NULL CHECK (verdict IN ('faster', 'tied', 'alone')),"
+    "  chosen_opts TEXT NOT NULL, runner_up_opts TEXT,"
+    "  faster_pct REAL, faster_lo REAL, faster_hi REAL,"
+    "  speedup REAL, speedup_lo REAL, speedup_hi REAL, load_1m REAL,"
+    "  created_at INTEGER NOT NULL, eintune_version TEXT NOT NULL);"
+    "CREATE INDEX races_key ON races (einsum_id, device_id, created_at);"
+    "CREATE TABLE race_entries ("
+    "  race_id INTEGER NOT NULL REFERENCES races(id) ON DELETE CASCADE,"
+    "  position INTEGER NOT NULL, opts TEXT NOT NULL,"
+    "  kernel_name TEXT NOT NULL, source_hash TEXT NOT NULL,"
+    "  untransformed INTEGER NOT NULL, chosen INTEGER NOT NULL,"
+    "  tied INTEGER NOT NULL, median_s REAL, low_s REAL, high_s REAL,"
+    "  cv REAL, times_json TEXT NOT NULL, PRIMARY KEY (race_id, position));"
+    "INSERT INTO schema_migrations VALUES (2, 1650000000, '0.1.0');"
+    "INSERT INTO schema_migrations VALUES (3, 1700000000, '0.2.0');";
+
+/* A version-3 file at path: write_v1's rows, then versions 2 and 3 with
+ * a second verified trial s (load 0.5) slower than t, and a final race
+ * that chose s over t; `extra` (SQL) runs last. */
+static void write_v3(const char *path, const et_einsum *e,
+                     const et_db_trial *t, const et_db_trial *r,
+                     const et_db_trial *slow, const char *extra)
+{
+    static char sql[20480];
+    snprintf(sql, sizeof(sql),
+             "%s"
+             "UPDATE trials SET load_1m = 1.25 WHERE opts = '%s';"
+             "INSERT INTO trials (einsum_id, einsum_text, device_id, opts,"
+             "  renderer_version, source_hash, kernel_name, outcome,"
+             "  median_s, low_s, high_s, cv, runs, verify_trials,"
+             "  created_at, eintune_version, load_1m) VALUES (1, 'ij,jk->ik',"
+             "  1, '%s', %d, '%s', 'r_4_6', 'ok', 0.002, 0.0019, 0.0021,"
+             "  0.02, 8, 3, 1700000100, '0.2.0', 0.5);"
+             "INSERT INTO races VALUES (1, 1, 1, 'ij,jk->ik', 30, 0.95,"
+             "  'tied', '%s', '%s', 2.0, -1.0, 5.0, 1.5, 1.2, 1.8, 0.75,"
+             "  1700000200, '0.2.0');"
+             "INSERT INTO race_entries VALUES (1, 0, '%s', 'r_4_6', '%s', 0,"
+             "  1, 1, 0.002, 0.0019, 0.0021, 0.02, '[0.002, 0.0021]');"
+             "INSERT INTO race_entries VALUES (1, 1, '%s', 'r_2_6', '%s', 0,"
+             "  0, 1, 0.001, 0.00099, 0.00101, 0.01, '[0.001, 0.0011]');"
+             "%s",
+             schema_v2_v3, t->opts, slow->opts, ET_RENDERER_VERSION,
+             slow->source_hash, slow->opts, t->opts, slow->opts,
+             slow->source_hash, t->opts, t->source_hash,
+             extra ? extra : "");
+    write_v1(path, e, t, r, sql);
+    sql_exec(path, "PRAGMA user_version = 3;");
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
+}
+
+static void test_migrate_v3(void **state)
+{
+    (void)state;
+    char path[512];
+    new_path(path, sizeof(path), "v3");
+    et_einsum e;
+    einsum_ok("ij,jk->ik", "i=4,j=5,k=6", "f32", &e);
+    et_db_trial t = trial_of(1, &e, 1, "LOCAL(i,2)", ET_OUTCOME_OK, 1e-3);
+    et_db_trial r = trial_of(1, &e, 1, "UPCAST(j,4)", ET_OUTCOME_REFUSED, 0);
+    et_db_trial slow = trial_of(1, &e, 1, "UPCAST(k,2)", ET_OUTCOME_OK,
+                                2e-3);
+    write_v3(path, &e, &t, &r, &slow, NULL);
+
+    et_db *db = open_ok(path);
+    et_db_stats s;
+    CHECK(et_db_stats_get(db, &s, &err_));
+    assert_int_equal(s.schema_version, ET_DB_SCHEMA_VERSION);
+    assert_int_equal(s.trials, 3);
+    assert_int_equal(s.races, 1);
+    /* the trials keep what version 3 gave them and get no tune-at size */
+    et_db_trial got;
+    assert_true(lookup(db, &t, &got));
+    assert_true(got.load_1m == 1.25);
+    assert_string_equal(got.tuned_at, "");
+    assert_true(lookup(db, &slow, &got));
+    assert_true(got.load_1m == 0.5);
+    assert_true(got.median_s == 0.002);
+    assert_string_equal(got.eintune_version, "0.2.0");
+    assert_true(lookup(db, &r, &got));
+    assert_true(isnan(got.load_1m));
+    /* the race still decides the best: its choice, not the smaller median */
+    et_device_info dev = device_of("pthread-test", "3.1");
+    bool found;
+    CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
+    assert_true(found);
+    assert_string_equal(got.opts, "UPCAST(k,2)");
+    /* the einsum's structure form was rebuilt: other sizes find it */
+    et_einsum other;
+    einsum_ok("ab,bc->ac", "a=8,b=3,c=2", "f32", &other);
+    like_hits = 0;
+    like_id = 0;
+    CHECK(et_db_einsums_like(db, &other, like_cb, NULL, &err_));
+    assert_int_equal(like_hits, 1);
+    assert_int_equal(like_id, 1);
+    /* a new race after the migration takes over */
+    et_db_race *race = calloc(1, sizeof *race);
+    assert_non_null(race);
+    race->einsum_id = 1;
+    race->device_id = 1;
+    snprintf(race->einsum_text, sizeof race->einsum_text, "%s", e.text);
+    race->rounds = 1;
+    race->conf = 0.95;
+    snprintf(race->verdict, sizeof race->verdict, "faster");
+    snprintf(race->chosen_opts, sizeof race->chosen_opts, "%s", t.opts);
+    race->faster_pct = race->faster_lo = race->faster_hi = NAN;
+    race->speedup = race->speedup_lo = race->speedup_hi = NAN;
+    race->load_1m = NAN;
+    race->created_at = 1800000000;
+    const double one = 1e-3;
+    race->n = 1;
+    snprintf(race->e[0].opts, sizeof race->e[0].opts, "%s", t.opts);
+    race->e[0].chosen = true;
+    race->e[0].median_s = one;
+    race->e[0].times = &one;
+    race->e[0].stride = 1;
+    CHECK(et_db_race_record(db, race, NULL, &err_));
+    free(race);
+    CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
+    assert_string_equal(got.opts, "LOCAL(i,2)");
+    et_db_close(db);
+
+    assert_int_equal(sql_int(path, "PRAGMA user_version"),
+                     ET_DB_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM race_entries"), 3);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM race_entries WHERE "
+                                   "race_id = 1 AND times_json = "
+                                   "'[0.002, 0.0021]'"),
+                     1);
+    /* the old steps' rows as they were, then the new step */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM schema_migrations"),
+                     ET_DB_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "SELECT applied_at FROM schema_migrations "
+                                   "WHERE version = 3"),
+                     1700000000);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM einsums WHERE "
+                                   "structure = ''"),
+                     0);
+
+    /* a step 4 that fails (its column is already there) leaves the file
+     * at version 3 with its races */
+    new_path(path, sizeof(path), "v3bad");
+    write_v3(path, &e, &t, &r, &slow,
+             "ALTER TABLE trials ADD COLUMN tuned_at TEXT;");
+    et_error err = {{0}};
+    db = NULL;
+    assert_int_not_equal(et_db_open(path, &db, &err), ET_OK);
+    assert_null(db);
+    assert_non_null(strstr(err.msg, "migrating to schema version 4"));
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM races"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM trials"), 3);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM schema_migrations"),
+                     3);
 }
 
 /* ---- concurrency ------------------------------------------------------- */
@@ -1667,6 +1837,7 @@ int main(void)
         cmocka_unit_test(test_foreign_sqlite),
         cmocka_unit_test(test_newer_schema),
         cmocka_unit_test(test_migrate_v1),
+        cmocka_unit_test(test_migrate_v3),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_kill),
         cmocka_unit_test(test_cli),

@@ -4,7 +4,8 @@
  * the opt rules on an open axis, kernels run on the PoCL device at awkward
  * sizes (1, primes) with every opt kind beside the open axis, their CUDA
  * rendering compiled with NVRTC, the generic kernel, and the database's
- * answers for sizes never tuned (exact, open, fallback by distance).
+ * answers for sizes never tuned (exact, open, fallback by distance), with
+ * a final race of the open einsum deciding them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -483,6 +484,120 @@ static void test_fallback(void **state)
     unlink(side);
 }
 
+/* Records a final race of einsum e that chose `chosen` over `other`. */
+static void record_race(et_db *db, const et_device_info *info,
+                        const et_einsum *e, const char *chosen,
+                        const char *other)
+{
+    et_error err = {{0}};
+    et_db_race *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(et_db_einsum_id(db, e, &r->einsum_id, &err), ET_OK);
+    assert_int_equal(et_db_device_id(db, info, &r->device_id, &err), ET_OK);
+    snprintf(r->einsum_text, sizeof r->einsum_text, "%s", e->text);
+    r->rounds = 2;
+    r->conf = 0.95;
+    snprintf(r->verdict, sizeof r->verdict, "tied");
+    snprintf(r->chosen_opts, sizeof r->chosen_opts, "%s", chosen);
+    snprintf(r->runner_up_opts, sizeof r->runner_up_opts, "%s", other);
+    r->faster_pct = r->faster_lo = r->faster_hi = NAN;
+    r->speedup = r->speedup_lo = r->speedup_hi = 1;
+    r->load_1m = NAN;
+    static const double times[4] = {2e-3, 1.9e-3, 2.1e-3, 1.8e-3};
+    r->n = 2;
+    for (int i = 0; i < 2; i++) {
+        snprintf(r->e[i].opts, sizeof r->e[i].opts, "%s", i ? other : chosen);
+        r->e[i].chosen = i == 0;
+        r->e[i].tied = true;
+        r->e[i].median_s = times[i];
+        r->e[i].times = times + i;
+        r->e[i].stride = 2;
+    }
+    assert_int_equal(et_db_race_record(db, r, NULL, &err), ET_OK);
+    free(r);
+}
+
+/* A final race recorded for an open einsum (as tune records it: under the
+ * open einsum's row, run at the tune-at size) decides its best for every
+ * size the open entry covers, not only for the open einsum itself. */
+static void test_open_race(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/et_test_open_race_%ld.db",
+             (long)getpid());
+    unlink(path);
+    et_db *db = NULL;
+    et_error err = {{0}};
+    assert_int_equal(et_db_open(path, &db, &err), ET_OK);
+    et_device_info info = fake_device();
+    et_einsum open;
+    einsum_ok("xik,kj->xij", "x=*,i=8,k=8,j=8", NULL, &open);
+    assert_int_equal(et_einsum_tune_at(&open, "x=64", NULL), ET_OK);
+    /* the smaller median alone would pick UPCAST(x,4) */
+    record(db, &info, &open, "UPCAST(x,4)", 1e-3);
+    record(db, &info, &open, "UPCAST(x,2)", 2e-3);
+    et_best *b = malloc(sizeof *b);
+    bool found = false;
+    static const char *const asked[] = {"x=1,i=8,k=8,j=8", "x=7,i=8,k=8,j=8",
+                                        "x=4096,i=8,k=8,j=8"};
+    et_einsum ask;
+    einsum_ok("xik,kj->xij", asked[1], NULL, &ask);
+    assert_int_equal(et_best_find(db, &ask, &info, true, b, &found, &err),
+                     ET_OK);
+    assert_true(found);
+    assert_string_equal(b->opts, "UPCAST(x,4)");
+    /* the race chose UPCAST(x,2): it wins at every size, and for the open
+     * einsum asked as such */
+    record_race(db, &info, &open, "UPCAST(x,2)", "UPCAST(x,4)");
+    for (size_t i = 0; i < sizeof asked / sizeof *asked; i++) {
+        einsum_ok("xik,kj->xij", asked[i], NULL, &ask);
+        assert_int_equal(et_best_find(db, &ask, &info, true, b, &found,
+                                      &err),
+                         ET_OK);
+        assert_true(found);
+        assert_int_equal(b->source, ET_BEST_OPEN);
+        assert_string_equal(b->opts, "UPCAST(x,2)");
+        assert_string_equal(b->tuned_at, "x=64");
+        assert_true(fabs(b->trial.median_s - 2e-3) < 1e-15);
+    }
+    assert_int_equal(et_best_find(db, &open, &info, true, b, &found, &err),
+                     ET_OK);
+    assert_true(found);
+    assert_int_equal(b->source, ET_BEST_EXACT);
+    assert_string_equal(b->opts, "UPCAST(x,2)");
+    /* a renamed asker maps the race's choice onto its names */
+    einsum_ok("bik,kj->bij", "b=100,i=8,k=8,j=8", NULL, &ask);
+    assert_int_equal(et_best_find(db, &ask, &info, true, b, &found, &err),
+                     ET_OK);
+    assert_true(found);
+    assert_string_equal(b->opts, "UPCAST(b,2)");
+    /* a race of the concrete x=7 einsum is its own: it does not change the
+     * open entry's answer for other sizes */
+    et_einsum x7;
+    einsum_ok("xik,kj->xij", "x=7,i=8,k=8,j=8", NULL, &x7);
+    record(db, &info, &x7, "UPCAST(x,7)", 3e-3);
+    record(db, &info, &x7, "LOCAL(x,7)", 1e-3);
+    record_race(db, &info, &x7, "UPCAST(x,7)", "LOCAL(x,7)");
+    assert_int_equal(et_best_find(db, &x7, &info, true, b, &found, &err),
+                     ET_OK);
+    assert_int_equal(b->source, ET_BEST_EXACT);
+    assert_string_equal(b->opts, "UPCAST(x,7)");
+    einsum_ok("xik,kj->xij", asked[0], NULL, &ask);
+    assert_int_equal(et_best_find(db, &ask, &info, true, b, &found, &err),
+                     ET_OK);
+    assert_int_equal(b->source, ET_BEST_OPEN);
+    assert_string_equal(b->opts, "UPCAST(x,2)");
+    free(b);
+    et_db_close(db);
+    unlink(path);
+    char side[300];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_device),
         cmocka_unit_test(test_cuda_compiles),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_open_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,6 +351,15 @@ uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend)
     }
     h = fnv(h, geo, sizeof(geo));
     et_rendered_free(&r);
+    if (et_einsum_open_axis(&k->e) >= 0) {
+        /* an open axis: the geometry above is the one at the size it is
+         * tuned at; the step its size is rounded up to (the launch's
+         * groups at every other size) goes in too, so that two kernels
+         * meet only when they launch alike at every size */
+        int64_t step = et_kernel_open_step(k);
+        h = fnv(h, "open", 4);
+        h = fnv(h, &step, sizeof step);
+    }
     return h;
 }
 

@@ -148,7 +148,10 @@ et_status et_search_run(const et_binding *b, const et_search_opts *o,
  * up to names (comments and white space dropped, the kernel's name and
  * every name the source introduces replaced by its order of first use;
  * keywords, types, upper-case macros, members and called builtins kept)
- * and its launch geometry.
+ * and its launch geometry; with an open axis, the geometry at the size
+ * the kernel is worked at and the step that axis' size is rounded up to
+ * (et_kernel_open_step), which with the source (rendered independent of
+ * that size) fixes the launch at every size.
  */
 uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend);
 

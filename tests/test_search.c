@@ -499,6 +499,49 @@ static void test_dedupe_key_up_to_names(void **state)
     assert_true(key_of("UPCAST(j,0)") == key_of("UPCAST(j,0)"));
 }
 
+static uint64_t open_key_of(const char *text, const char *shape,
+                            const char *tune_at, const char *opts)
+{
+    et_einsum e;
+    et_diag d;
+    if (et_einsum_from_strings(text, shape, "f64", &e, &d) != ET_OK)
+        fail_msg("%s", d.msg);
+    if (tune_at && et_einsum_tune_at(&e, tune_at, &d) != ET_OK)
+        fail_msg("%s", d.msg);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    et_opt ol[ET_MAX_OPTS];
+    int n = 0;
+    assert_int_equal(et_opts_parse(opts, ol, ET_MAX_OPTS, &n, &d), ET_OK);
+    char why[256];
+    if (et_kernel_apply_opts(k, ol, n, why, sizeof why) != ET_OK)
+        fail_msg("%s: %s", opts, why);
+    uint64_t h = et_kernel_dedupe_key(k, ET_BACKEND_OPENCL);
+    et_kernel_free(k);
+    return h;
+}
+
+/* With an open axis: a renamed einsum's kernel is the same kernel; the
+ * open kernel is not the concrete one at its tune-at size (it takes the
+ * size at launch and masks), and the rounding step on the open axis
+ * (LOCAL, UPCAST there) tells kernels apart. */
+static void test_dedupe_key_open(void **state)
+{
+    (void)state;
+    const char *sh = "x=*,i=8,k=8,j=12";
+    uint64_t a = open_key_of("xik,kj->xij", sh, "x=64", "LOCAL(x,4)");
+    assert_true(a == open_key_of("bik,kj->bij", "b=*,i=8,k=8,j=12", "b=64",
+                                 "LOCAL(b,4)"));
+    assert_true(a != open_key_of("xik,kj->xij", "x=64,i=8,k=8,j=12", NULL,
+                                 "LOCAL(x,4)"));
+    assert_true(a != open_key_of("xik,kj->xij", sh, "x=64", "LOCAL(x,8)"));
+    assert_true(a != open_key_of("xik,kj->xij", sh, "x=64",
+                                 "LOCAL(x,4) UPCAST(x,2)"));
+    assert_true(open_key_of("xik,kj->xij", sh, "x=64", "UPCAST(j,0)") ==
+                open_key_of("xik,kj->xij", sh, "x=64",
+                            "UPCAST(j,0) UPCAST(j,0)"));
+}
+
 /* Not a pass/fail check: reports what a de-duplication key costs. */
 static void test_dedupe_key_cost(void **state)
 {
@@ -536,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_start_opts),
         cmocka_unit_test(test_dedupe_key_cost),
         cmocka_unit_test(test_dedupe_key_up_to_names),
+        cmocka_unit_test(test_dedupe_key_open),
     };
     return cmocka_run_group_tests_name("search", tests, NULL, NULL);
 }

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define ET_VERSION "0.2.0"
+#define ET_VERSION "0.3.0"
 /* The shared library's major version (its soname: libeintune.so.N). */
 #define ET_VERSION_MAJOR 0
 
@@ -321,6 +321,7 @@ typedef struct et_tune_options {
     /* Cancellation from another thread or a signal handler: the run stops
      * after the candidate in flight once *cancel is nonzero. NULL: none. */
     volatile sig_atomic_t *cancel;
+    /* --- since 0.3 --- */
     /* The final race (docs/measurement.md): the `race` fastest distinct
      * verified candidates and the untransformed kernel timed round robin,
      * the choice made with a paired 95 % interval; 0: 3 (at most 8); < 0:
@@ -344,6 +345,7 @@ typedef struct et_tune_summary {
     int cancelled;          /* stopped by progress or cancel */
     char stop_reason[64];   /* "budget", "time limit", "cancelled", ... */
     double elapsed_s;
+    /* --- since 0.3 --- */
     /* The final race ran: time_s, ci95_s and baseline_s are its figures
      * (medians over its rounds), speedup the untransformed kernel's time
      * over the best's with its 95 % interval. Without a race, speedup is
@@ -385,7 +387,7 @@ typedef struct et_tune_entry {
     double time_s;          /* median device time, 0 when not timed */
     double ci95_s[2];       /* its 95 % interval, 0 when not timed */
     int cached;             /* answered from the database */
-    /* --- since 0.2 --- */
+    /* --- since 0.3 --- */
     double elapsed_s;       /* since the run started, when it was answered
                              * (the search's convergence against time) */
     int duplicate_of;       /* the candidate (index) whose kernel this is,
@@ -604,7 +606,7 @@ typedef struct et_best_info {
     double max_norm_err;    /* largest normalized error over them */
     double p_value;         /* one-sided test against the untransformed
                              * kernel; NaN without one */
-    /* --- open axes and sizes never tuned --- */
+    /* --- since 0.3: open axes and sizes never tuned --- */
     char source[16];        /* "exact": tuned for these sizes (or this
                              * open einsum); "open": tuned with an open
                              * axis that covers them (the kernel takes
@@ -647,6 +649,7 @@ typedef struct et_best_options {
                              * source was not reproduced, no roofline);
                              * NULL: silent */
     void *log_arg;
+    /* --- since 0.3 --- */
     int exact;              /* only an entry for exactly these sizes (or
                              * an open axis covering them): no fallback */
 } et_best_options;
@@ -705,7 +708,7 @@ typedef struct et_export_options {
     et_log_fn log;          /* a warning when rendering for another backend
                              * than the one tuned on; NULL: silent */
     void *log_arg;
-    /* --- since 0.2 --- */
+    /* --- since 0.3 --- */
     const char *name;       /* the kernel's name, which also names the
                              * files and (in upper case) the macros; a C
                              * identifier (et_export_name_validate). NULL:
@@ -722,7 +725,7 @@ typedef struct et_export_result {
     et_backend_kind backend; /* rendered for */
     char source[4096];      /* DIR/<kernel>.cl or .cu */
     char header[4096];      /* DIR/<kernel>.h */
-    /* --- since 0.2 --- */
+    /* --- since 0.3 --- */
     char prefix[168];       /* the header's macro prefix: the name in upper
                              * case and '_' ("R_16_12_8_F32_") */
     int replaced;           /* files of another kernel were replaced
@@ -885,6 +888,7 @@ typedef struct et_run_options {
     et_log_fn log;          /* log lines ("device ...", "best known: ...",
                              * "no roofline: ..."); NULL: silent */
     void *log_arg;
+    /* --- since 0.3 --- */
     int exact;              /* with best: no fallback to other sizes */
 } et_run_options;
 
@@ -1061,6 +1065,7 @@ typedef struct et_load_options {
                              * database's best for this device (an entry
                              * with an open axis covers every size of
                              * it; then the fallback to other sizes) */
+    /* --- since 0.3 --- */
     int exact;              /* no fallback to other sizes */
 } et_load_options;
 

@@ -355,8 +355,14 @@ void api_problem_title(const et_einsum *e, char *buf, size_t cap)
 {
     size_t len = (size_t)snprintf(buf, cap, "%s  ", e->text);
     for (int a = 0; a < e->n_idx && len < cap; a++)
-        len += (size_t)snprintf(buf + len, cap - len, " %s=%lld",
-                                e->idx[a].name, (long long)e->idx[a].size);
+        if (e->idx[a].open)
+            len += (size_t)snprintf(buf + len, cap - len,
+                                    " %s=* (at %lld)", e->idx[a].name,
+                                    (long long)e->idx[a].size);
+        else
+            len += (size_t)snprintf(buf + len, cap - len, " %s=%lld",
+                                    e->idx[a].name,
+                                    (long long)e->idx[a].size);
     if (len < cap)
         len += (size_t)snprintf(buf + len, cap - len, "   ");
     for (int k = 0; k < e->n_ops && len < cap; k++)
@@ -379,9 +385,16 @@ unsigned api_roof_dtypes(const et_einsum *e)
 
 void api_json_problem(void *doc, const et_einsum *e)
 {
+    /* an open axis is "*" (the size it is worked at is the caller's to
+     * say: tune's tune_at, best's tuned_at) */
     cJSON *js = cJSON_AddObjectToObject(doc, "sizes");
     for (int a = 0; js && a < e->n_idx; a++)
-        cJSON_AddNumberToObject(js, e->idx[a].name, (double)e->idx[a].size);
+        if (e->idx[a].open)
+            cJSON_AddStringToObject(js, e->idx[a].name, "*");
+        else
+            cJSON_AddNumberToObject(js, e->idx[a].name,
+                                    (double)e->idx[a].size);
+
     cJSON *jt = cJSON_AddObjectToObject(doc, "dtypes");
     cJSON *ji = jt ? cJSON_AddArrayToObject(jt, "inputs") : NULL;
     for (int k = 0; ji && k < e->n_ops; k++)

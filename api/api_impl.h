@@ -55,12 +55,14 @@ void api_best_info_fill(const et_best *b, const et_device_info *info,
                         et_best_info *out);
 
 /* Adds the problem's "sizes" ({"i": 512, ...} in the einsum's index
- * names, "..." dimensions as "_0", "_1"...) and "dtypes" ({"inputs":
- * ["f64", ...], "output": "f64"}) to the JSON object doc (a cJSON *). */
+ * names, "..." dimensions as "_0", "_1"..., an open axis "*") and
+ * "dtypes" ({"inputs": ["f64", ...], "output": "f64"}) to the JSON object
+ * doc (a cJSON *). */
 void api_json_problem(void *doc, const et_einsum *e);
 
 /* A chart's title line for the problem: "xik,kj->xij   x=64 i=16 k=16
- * j=16   f32,f32 -> f32" (truncated to cap). */
+ * j=16   f32,f32 -> f32", an open axis "x=* (at 4096)" (truncated to
+ * cap). */
 void api_problem_title(const et_einsum *e, char *buf, size_t cap);
 
 /* The dtypes whose compute roofs apply to e (bit 1 << dtype): those its

@@ -761,6 +761,15 @@ static cJSON *report_json(const et_tune_report *r)
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "einsum", r->einsum);
     api_json_problem(doc, &r->e);
+    /* an open axis: the size the search and the race ran at */
+    int oa = et_einsum_open_axis(&r->e);
+    if (oa >= 0) {
+        cJSON *ja = cJSON_AddObjectToObject(doc, "tune_at");
+        cJSON_AddNumberToObject(ja, r->e.idx[oa].name,
+                                (double)r->e.idx[oa].size);
+    } else {
+        cJSON_AddNullToObject(doc, "tune_at");
+    }
     cJSON *jd = cJSON_AddObjectToObject(doc, "device");
     cJSON_AddStringToObject(jd, "name", r->info.name);
     cJSON_AddStringToObject(jd, "backend",

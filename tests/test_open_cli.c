@@ -251,28 +251,47 @@ static void test_open_tune_run(void **state)
     need_binary();
     char db[512];
     path_in(db, sizeof db, "open.db");
-    EXPECT_EXIT("tune1", eintune("tune1", NULL, "tune", "xik,kj->xij",
+    cJSON *doc = NULL;
+    EXPECT_EXIT("tune1", eintune("tune1", &doc, "tune", "xik,kj->xij",
                                  "--shape", "x=*,i=5,k=4,j=3", "--dtype",
                                  "f64", "--tune-at", "x=64", "--budget", "3",
-                                 "--db", db, NULL),
+                                 "--db", db, "--json", "-", NULL),
                 0);
     char *err = tag_file("tune1", "err");
     /* verified at the awkward sizes too */
     assert_non_null(strstr(err, "also checked at x=1 and x=61"));
     free(err);
+    /* the JSON says the axis is open and where it was tuned; the race
+     * ran there, and its choice is the best */
+    assert_non_null(doc);
+    const cJSON *sz = cJSON_GetObjectItem(doc, "sizes");
+    assert_string_equal(str(sz, "x"), "*");
+    assert_int_equal((int)cJSON_GetObjectItem(sz, "i")->valuedouble, 5);
+    const cJSON *ta = cJSON_GetObjectItem(doc, "tune_at");
+    assert_int_equal((int)cJSON_GetObjectItem(ta, "x")->valuedouble, 64);
+    const cJSON *race = cJSON_GetObjectItem(doc, "race");
+    const cJSON *best = cJSON_GetObjectItem(doc, "best");
+    char raced[256] = "";
+    if (cJSON_IsTrue(cJSON_GetObjectItem(race, "ran"))) {
+        assert_string_equal(str(best, "source"), "race");
+        snprintf(raced, sizeof raced, "%s", str(best, "opts"));
+    }
+    cJSON_Delete(doc);
     /* the sizes never tuned run the open kernel */
     run_best_at(db, 1, "run1");
     run_best_at(db, 7, "run7");
     run_best_at(db, 64, "run64");
     run_best_at(db, 101, "run101");
-    /* best of a concrete size: the open entry, saying so */
-    cJSON *doc = NULL;
+    /* best of a concrete size: the open entry, saying so (the race's
+     * choice when it ran) */
     EXPECT_EXIT("best1", eintune("best1", &doc, "best", "xik,kj->xij",
                                  "--shape", "x=200,i=5,k=4,j=3", "--db", db,
                                  "--json", "-", NULL),
                 0);
     assert_non_null(doc);
     assert_string_equal(str(doc, "source"), "open");
+    if (raced[0])
+        assert_string_equal(str(doc, "opts"), raced);
     assert_string_equal(str(doc, "open_axis"), "x");
     assert_string_equal(str(doc, "tuned_at"), "x=64");
     assert_string_equal(str(doc, "applied_at"), "x=200");

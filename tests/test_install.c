@@ -127,7 +127,7 @@ static void test_installed_files(void **state)
 {
     fixture *f = *state;
     static const char *const files[] = {
-        "bin/eintune", "include/eintune.h", "lib/libeintune.so." ET_VERSION,
+        "bin/eintune", "include/eintune.h", ("lib/libeintune.so." ET_VERSION),
         "lib/libeintune.so.0", "lib/libeintune.so", "lib/libeintune.a",
         "lib/pkgconfig/eintune.pc", "libexec/eintune/eintune-worker",
         "share/man/man1/eintune.1",

@@ -259,6 +259,22 @@ static void emit_fmas_vector(ctx *c)
             }
         }
     }
+    /* HOIST: when one operand alone uses the vector part's axis, the
+     * others' product is a scalar per combination of their parts, formed
+     * once and broadcast into that operand's lanes */
+    int last = -1, n_vec = 0;
+    plist hp = {0};
+    for (int op = 0; op < k->e.n_ops; op++)
+        if (rd_op_uses(c, op, k->part[vp].axis)) {
+            last = op;
+            n_vec++;
+        }
+    if (n_vec == 1)
+        last = rd_hoist_plan(c, last, &hp);
+    else
+        last = -1;
+    if (last >= 0)
+        rd_emit_hoisted(c, last, &hp);
     int64_t n = rd_plist_count(c, &rest);
     for (int64_t ci = 0; ci < n; ci++) {
         memset(vals, 0, sizeof vals);
@@ -290,6 +306,17 @@ static void emit_fmas_vector(ctx *c)
             }
             if (k->e.n_ops == 1) {
                 rd_line(s, "%s += %s;", accn, v[0]);
+                continue;
+            }
+            if (last >= 0) {
+                char hn[256], hv[300];
+                rd_combo_name(c, hn, sizeof hn, "h", &hp, vals);
+                if (w[q] == 1)
+                    snprintf(hv, sizeof hv, "%s", hn);
+                else
+                    snprintf(hv, sizeof hv, "(%s)(%s)", ty, hn);
+                rd_line(s, "%s = %s(%s, %s, %s);", accn, c->fma, hv, v[last],
+                        accn);
                 continue;
             }
             char prod[4096];

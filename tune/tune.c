@@ -20,7 +20,8 @@ const char et_builtin_space_yaml[] =
     "# UPCAST 16 and UNROLL 16 give full-width vector accumulators, amounts\n"
     "# that do not divide an axis are refused without being timed; SPLIT\n"
     "# spreads a reduction over work-groups (a full reduction has no other\n"
-    "# parallelism)\n"
+    "# parallelism); HOIST forms the product of all operands but one once\n"
+    "# (three or more operands)\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
@@ -29,6 +30,7 @@ const char et_builtin_space_yaml[] =
     "  - {op: LOCAL,    axis: any_global, amt: [4, 16]}\n"
     "  - {op: GROUPTOP, axis: any_reduce, amt: [16, 64]}\n"
     "  - {op: SPLIT,    axis: any_reduce, amt: [4, 16, 64]}\n"
+    "  - {op: HOIST}\n"
     "max_depth: 6\n";
 
 typedef struct tune_ctx {

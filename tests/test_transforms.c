@@ -584,6 +584,17 @@ static void test_source(void **state)
     et_rendered_free(&r);
     et_kernel_free(k);
 
+    /* the vector along j (UNROLL, lanes summed after the loop): xre*xej
+     * is a vector per chunk, formed once for both values of i_u */
+    k = make("xre,rij,xej->xei", "x=2,r=3,e=4,i=4,j=8", "f64");
+    expect_ok(k, "UNROLL(j,0) UPCAST(i,2) HOIST");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "double8 h = (double8)(a0) * vec2;");
+    expect_in(s, "accv_0 = fma(h, vec1_0, accv_0);");
+    expect_in(s, "accv_1 = fma(h, vec1_1, accv_1);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
     /* mixed dtypes accumulate in f64 */
     k = make("i,i->", "i=8", "f32,f64");
     s = render(k, ET_BACKEND_OPENCL, &r);
@@ -827,6 +838,11 @@ static const kcase combo_cases[] = {
      "HOIST UPCAST(i,5) UPCAST(e,5) UNROLL(j,3)"},
     {"xre,rij,xej->xei", "x=3,r=4,e=5,i=8,j=6", "f64",
      "LOCAL(i,2) HOIST GROUP(r,4) UPCAST(e,5) PREFETCH(1,j,3)"},
+    /* a vector product: lanes along j (UNROLL), two values of i */
+    {"xre,rij,xej->xei", "x=3,r=4,e=5,i=6,j=20", "f64",
+     "UNROLL(j,0) LOCAL(x,3) UPCAST(i,2) HOIST"},
+    {"xre,rij,xej->xei", "x=3,r=4,e=5,i=6,j=12", "f32",
+     "HOIST UNROLL(j,4) UPCAST(i,3) UPCAST(e,5)"},
     /* four operands, padded, with SPLIT */
     {"ab,bc,c,ac->a", "a=7,b=6,c=5", "f32",
      "PADTO(a,8) HOIST UPCAST(a,4) UNROLL(c,5) SPLIT(b,2)"},

@@ -88,6 +88,10 @@ et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
         r_eff[l] = r > r_eff[l + 1] ? r : r_eff[l + 1];
         c_eff[l] = c > c_eff[l + 1] ? c : c_eff[l + 1];
     }
+    /* a kernel that only reads can do what a copy does */
+    for (int l = 0; l < ET_MEM_LEVEL_COUNT; l++)
+        if (c_eff[l] > r_eff[l])
+            r_eff[l] = c_eff[l];
     et_mem_level pick = ET_MEM_DRAM;
     for (int l = 0; l < ET_MEM_DRAM; l++) {
         const et_level_bw *lv = &p->level[l];

@@ -281,7 +281,7 @@ char *et_peaks_bw_source(et_backend_kind backend, et_bw_kind kind,
         (unsigned)v->pattern >= ET_BW_PATTERN_COUNT)
         return NULL;
     int w = backend == ET_BACKEND_CUDA ? 1 : clamp_width(v->width);
-    int K = v->per_item < 1 ? 1 : v->per_item > 16 ? 16 : v->per_item;
+    int K = v->per_item < 1 ? 1 : v->per_item > 64 ? 64 : v->per_item;
     et_bw_pattern pat = v->pattern;
     static const char *const names[ET_BW_COUNT] = {"et_peak_read",
                                                    "et_peak_copy"};
@@ -701,7 +701,9 @@ static et_status measure_fma(bench *bn, et_dtype t, et_peaks *out)
         st = fma_time(&c, pt, flops * 4, bn->runs, rates, err);
     if (st == ET_OK) {
         out->gflops_spread[t] = spread_of(rates, bn->runs);
-        out->gflops[t] = out->gflops_spread[t].max;
+        /* the fastest launch of the winner, in its runs or in the search
+         * (another process can only slow a launch down) */
+        out->gflops[t] = fmax(out->gflops_spread[t].max, best);
         out->fma_variant[t].width = cuda ? (t == ET_F16 ? 2 : 1) : pt[0];
         out->fma_variant[t].chains = pt[1];
         out->fma_variant[t].local = pt[2];
@@ -836,7 +838,9 @@ static et_status bw_search(bw_ctx *c, et_vsearch_dim *dims, int *pt,
     if (st != ET_OK)
         return st;
     lv->spread[c->kind] = spread_of(rates, bn->runs);
-    lv->gbs[c->kind] = lv->spread[c->kind].max;
+    /* the fastest launch of the winner, in its runs or in the search
+     * (another process can only slow a launch down) */
+    lv->gbs[c->kind] = fmax(lv->spread[c->kind].max, best);
     lv->variant[c->kind] = bw_variant_of(pt);
     if (bn->dev->info.target.backend == ET_BACKEND_CUDA)
         lv->variant[c->kind].width = 1;
@@ -847,13 +851,16 @@ static et_status bw_search(bw_ctx *c, et_vsearch_dim *dims, int *pt,
     else
         snprintf(where, sizeof where, "L%d, %lld KiB working set",
                  c->level + 1, (long long)(lv->working_set_bytes >> 10));
+    char wg[32];
+    if (v->local > 0)
+        snprintf(wg, sizeof wg, "work-groups of %d", v->local);
+    else
+        snprintf(wg, sizeof wg, "the runtime's work-groups");
     note(bn->o, "%s %s bandwidth: %.1f GB/s (min %.1f, median %.1f, %d "
-         "runs; best of %d variants: width %d, %d per work-item, %s, "
-         "work-groups of %d)",
+         "runs; best of %d variants: width %d, %d per work-item, %s, %s)",
          where, et_bw_kind_name(c->kind), lv->gbs[c->kind],
          lv->spread[c->kind].min, lv->spread[c->kind].median, bn->runs,
-         evals, v->width, v->per_item, et_bw_pattern_name(v->pattern),
-         v->local);
+         evals, v->width, v->per_item, et_bw_pattern_name(v->pattern), wg);
     return ET_OK;
 }
 
@@ -929,7 +936,8 @@ static et_status measure_bw(bench *bn, size_t bytes, et_peaks *out)
     }
     /* DRAM: the grid of widths, elements per work-item, patterns and
      * work-group sizes (0: the runtime's choice) */
-    static const int widths[] = {1, 2, 4, 8, 16}, per_item[] = {1, 4, 16};
+    static const int widths[] = {1, 2, 4, 8, 16};
+    static const int per_item[] = {1, 4, 16, 64};
     static const int patterns[] = {ET_BW_CHUNK, ET_BW_STRIDED};
     int locals[3] = {0, 64, 256}, nl = 1;
     for (int i = 1; i < 3; i++)
@@ -939,7 +947,7 @@ static et_status measure_bw(bench *bn, size_t bytes, et_peaks *out)
     int one = 1;
     et_vsearch_dim dims[4] = {
         {"width", cuda ? &one : widths, cuda ? 1 : 5},
-        {"per_item", per_item, 3},
+        {"per_item", per_item, 4},
         {"pattern", patterns, 2},
         {"local", locals, nl},
     };
@@ -952,7 +960,7 @@ static et_status measure_bw(bench *bn, size_t bytes, et_peaks *out)
     int dram_pt[ET_BW_COUNT][4];
     for (int k = 0; k < ET_BW_COUNT && st == ET_OK; k++) {
         c.kind = (et_bw_kind)k;
-        int pt[4] = {start_w, 4, ET_BW_CHUNK, 0};
+        int pt[4] = {start_w, 16, ET_BW_CHUNK, 0};
         st = bw_search(&c, dims, pt, &out->level[ET_MEM_DRAM], rates);
         memcpy(dram_pt[k], pt, sizeof pt);
         if (st != ET_OK) {
@@ -1062,7 +1070,7 @@ et_status et_peaks_measure(et_device *dev, const et_peaks_opts *opts,
     if (tg->global_mem_bytes > 0 && bytes > (size_t)tg->global_mem_bytes / 4)
         bytes = (size_t)tg->global_mem_bytes / 4;
     /* whole work-groups of 256 for every width and elements per item */
-    size_t quantum = 16 * sizeof(float) * 16 * 256;
+    size_t quantum = 16 * sizeof(float) * 64 * 256;
     bytes = bytes / quantum * quantum;
     if (bytes == 0)
         bytes = quantum;
@@ -1084,7 +1092,7 @@ et_status et_peaks_measure(et_device *dev, const et_peaks_opts *opts,
     bn.o = &o;
     bn.pc.dev = dev;
     bn.runs = runs;
-    bn.short_runs = 2;
+    bn.short_runs = 3;
     bn.target_s = target_s;
     bn.err = err;
     et_status st = measure_fma(&bn, ET_F32, out);

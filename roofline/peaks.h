@@ -24,9 +24,11 @@
  *     again and again, searched over width and elements per step.
  * The search is coordinate descent (et_vsearch_run): from a start variant,
  * one dimension at a time, then again around the best until nothing
- * improves; each variant is timed briefly (2 short launches, the same work
- * for all), only the winner properly: the best of `runs` launches (default
- * 5) on the device timer, min/median/max kept. The first launch of every
+ * improves; each variant is timed briefly (3 short launches, the same work
+ * for all), only the winner properly: `runs` launches (default 5) on the
+ * device timer, min/median/max kept. The figure is the winner's fastest
+ * launch, in its runs or in the search (another process can only slow a
+ * launch down, so the fastest is the nearest to the device's own). The first launch of every
  * kernel and geometry (where PoCL compiles) is never timed. No fast-math
  * flags. On a CPU device every other busy process takes whole cores from
  * the benchmark: measure on an idle device, or override.

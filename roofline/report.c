@@ -145,8 +145,9 @@ static void bw_variant_text(char *buf, size_t cap, const et_bw_variant *v)
     if (v->width <= 0)
         snprintf(buf, cap, "-");
     else
-        snprintf(buf, cap, "w%d x%d %s wg%d", v->width, v->per_item,
-                 et_bw_pattern_name(v->pattern), v->local);
+        snprintf(buf, cap, "w%d x%d %s wg%s%.0d", v->width, v->per_item,
+                 et_bw_pattern_name(v->pattern), v->local ? "" : "-",
+                 v->local);
 }
 
 void et_peaks_print(FILE *f, const et_peaks *p)

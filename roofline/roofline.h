@@ -29,7 +29,9 @@
  * the compute units when each unit has its own) holds B; DRAM when none
  * does or none was measured. A level's figures are raised to those of the
  * larger levels and DRAM where those are higher (a ceiling never drops as
- * the data grows closer). Missing figures fall back: a level's read
+ * the data grows closer), and a read-only figure below the copy figure of
+ * its level is raised to it (a kernel that only reads can do what a copy
+ * does). Missing figures fall back: a level's read
  * figure to its copy figure, a level without figures to the next larger
  * one, DRAM's read figure to `bandwidth_gbs` (the DRAM copy figure, the
  * one an override file gives), so peaks with only `bandwidth_gbs` give

@@ -296,6 +296,10 @@ int et_report_add_gops(cJSON *obj, const et_roofline *r, double measured_s)
     }
     cJSON_AddItemToObject(obj, "gops", m);
     cJSON_AddItemToObject(obj, "roofline_gops", g);
+    cJSON *mem = et_roofline_memory_json(r);
+    if (!mem)
+        return -1;
+    cJSON_AddItemToObject(obj, "roofline_memory", mem);
     if (!cJSON_AddNumberToObject(obj, "roofline_fraction",
                                  et_roofline_ratio(r, measured_s)))
         return -1;

@@ -66,8 +66,9 @@ cJSON *et_roofline_to_json(const et_roofline *r, const et_peaks *p);
 
 /*
  * Adds to obj the keys a timed result carries (run --time, tune's `best`
- * and `candidates`): "gops" and "roofline_gops" (dtype -> value) and
- * "roofline_fraction" (measured / roofline, see et_roofline_ratio).
+ * and `candidates`): "gops" and "roofline_gops" (dtype -> value),
+ * "roofline_memory" (et_roofline_memory_json) and "roofline_fraction"
+ * (measured / roofline, see et_roofline_ratio).
  * Returns 0, or -1 when out of memory.
  */
 int et_report_add_gops(cJSON *obj, const et_roofline *r, double measured_s);
@@ -132,6 +133,9 @@ typedef struct et_plot {
                               * reference line; 0: none */
     double roofline_s;       /* the roofline time, the floor no candidate
                               * can pass; 0: none */
+    double bandwidth_gbs;    /* the bandwidth slope: the roofline's
+                              * (et_roofline.bandwidth_gbs, its memory
+                              * level); 0: the peaks' DRAM copy figure */
 } et_plot;
 
 /* The convergence panel's axis titles (also in the SVG's <desc>). */

@@ -2,8 +2,9 @@
  * roofline.h - device peaks and the roofline model (docs/roofline.md).
  *
  * Peaks (et_peaks) are plain values: the FMA throughput per dtype in
- * GFLOP/s and the streaming bandwidth in GB/s, with the spread of the runs
- * that produced them. They come from the micro-benchmarks in peaks.h, from
+ * GFLOP/s and the read-only and copy bandwidth per memory level in GB/s,
+ * with the spread of the runs that produced them and the micro-benchmark
+ * variants that won. They come from the micro-benchmarks in peaks.h, from
  * the per-device cache, or from an override file (see et_peaks_load()).
  *
  * The model, for an einsum with ops_d operations booked to dtype d, R
@@ -22,8 +23,8 @@
  * written byte costs in a copy once its read is paid: the formula gives
  * exactly the read-only time for a problem that only reads and exactly the
  * copy time for one that writes as much as it reads, and is linear in
- * between; the second term keeps it from promising less than the fastest
- * figure where writes would be free.
+ * between; the second term is a guard for figures where writes would
+ * look free (never binding once read_bw >= copy_bw, as below).
  *
  * Which level: the smallest cache level whose capacity (its size, times
  * the compute units when each unit has its own) holds B; DRAM when none

@@ -1032,9 +1032,9 @@ static et_status measure_bw(bench *bn, size_t bytes, et_peaks *out)
             }
         }
         /* a problem may use the level while its bytes fit in all of this
-         * level's caches together */
+         * level's caches together; the copy's set is a and b together */
         lv->capacity_bytes = cl->bytes * (cl->shared ? 1 : cu);
-        lv->working_set_bytes = c.region * c.groups;
+        lv->working_set_bytes = 2 * c.region * c.groups;
     }
     if (c.a)
         et_buffer_free(dev, c.a);

@@ -489,14 +489,26 @@ static et_launch launch_1d(int64_t global, int64_t local)
 }
 
 /* Programs built during one measurement, by source: a variant that only
- * changes the launch reuses its program. */
+ * changes the launch reuses its program. A caller uses the program it
+ * gets before asking for another, so a full cache may simply be emptied. */
+#define PROG_CACHE_CAP 64
 typedef struct prog_cache {
     et_device *dev;
     int n;
-    char *src[64];
-    et_program *prog[64];
+    char *src[PROG_CACHE_CAP];
+    et_program *prog[PROG_CACHE_CAP];
 } prog_cache;
 
+static void prog_cache_free(prog_cache *pc)
+{
+    for (int i = 0; i < pc->n; i++) {
+        et_program_free(pc->dev, pc->prog[i]);
+        free(pc->src[i]);
+    }
+    pc->n = 0;
+}
+
+/* The program of src (taken: freed here or kept in the cache). */
 static et_status prog_get(prog_cache *pc, char *src, const char *name,
                           et_program **out, et_error *err)
 {
@@ -506,26 +518,16 @@ static et_status prog_get(prog_cache *pc, char *src, const char *name,
             *out = pc->prog[i];
             return ET_OK;
         }
+    if (pc->n == PROG_CACHE_CAP)
+        prog_cache_free(pc);
     et_status st = et_program_build(pc->dev, src, name, out, err);
-    if (st != ET_OK || pc->n == 64) {
-        if (st == ET_OK)
-            et_program_free(pc->dev, *out);
+    if (st != ET_OK) {
         free(src);
-        return st == ET_OK ? et_errorf(err, ET_ERR_NOMEM, "too many "
-                                       "benchmark programs") : st;
+        return st;
     }
     pc->src[pc->n] = src;
     pc->prog[pc->n++] = *out;
     return ET_OK;
-}
-
-static void prog_cache_free(prog_cache *pc)
-{
-    for (int i = 0; i < pc->n; i++) {
-        et_program_free(pc->dev, pc->prog[i]);
-        free(pc->src[i]);
-    }
-    pc->n = 0;
 }
 
 /* What every benchmark of one et_peaks_measure shares. */

@@ -837,6 +837,8 @@ static cJSON *report_json(const et_tune_report *r)
                 et_measured_gops_json(&r->roof, bt->median_s));
             cJSON_AddItemToObject(best, "roofline_gops",
                                   et_roofline_gops_json(&r->roof));
+            cJSON_AddItemToObject(best, "roofline_memory",
+                                  et_roofline_memory_json(&r->roof));
             cJSON_AddStringToObject(best, "roofline_note", r->roof_note);
         }
         cJSON *jv = cJSON_AddObjectToObject(best, "verified");
@@ -925,6 +927,7 @@ et_status et_tune_report_plot(const et_tune_report *r, const char *path,
     plot.run_s = res->elapsed_s;
     plot.baseline_s = res->baseline.median_s;
     plot.roofline_s = r->roof.time_s;
+    plot.bandwidth_gbs = r->roof.bandwidth_gbs;
     char why[256] = "";
     et_status st = et_plot_write(path, &plot, why, sizeof why);
     free(pts);

@@ -506,7 +506,8 @@ typedef struct et_peaks_report et_peaks_report;
 et_status et_peaks_report_init(const et_peaks_options *o,
                                et_peaks_report **out, et_diag *diag);
 void et_peaks_report_free(et_peaks_report *r);
-/* GFLOP/s of dtype t (0 when not known) and the model's bandwidth GB/s. */
+/* GFLOP/s of dtype t (0 when not known) and the DRAM copy bandwidth in
+ * GB/s (the model's fallback figure; every figure is in the JSON). */
 double et_peaks_report_gflops(const et_peaks_report *r, et_dtype t);
 double et_peaks_report_bandwidth(const et_peaks_report *r);
 /* "measured", "cached" or "override" (static). */

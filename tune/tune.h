@@ -50,10 +50,41 @@ typedef struct et_tune_candidate {
     /* of which: program build, verification (with PoCL's compile at the
      * first launch), timing protocol; 0 when not evaluated here */
     double build_s, verify_s, timing_s;
+    int rank;                 /* with an executor: the slot (MPI rank)
+                                 that evaluated it; 0 otherwise */
 } et_tune_candidate;
 
 typedef enum et_tune_level { ET_TUNE_DEBUG, ET_TUNE_INFO, ET_TUNE_WARN }
     et_tune_level;
+
+/*
+ * Evaluation elsewhere (scale/: the ranks of an MPI job): candidates are
+ * built, verified and timed by `slots` evaluators at once instead of on
+ * the loop's own device. The search then runs batched
+ * (et_search_run_many); the loop hands each candidate that needs a
+ * measurement to submit() while a slot is free, and otherwise waits in
+ * wait() for any to finish. The database, the result and the callbacks
+ * stay with the loop. After the search the winner is re-timed on one
+ * evaluator (et_tune_result.retime).
+ */
+typedef struct et_tune_exec {
+    int slots;                /* evaluations in flight at once, >= 1 */
+    /* Starts job `job` (build, verify, time with to, as
+     * et_evaluate_kernel) on a free slot. */
+    et_status (*submit)(void *ctx, long job, const char *source,
+                        const char *name, const et_launch *geom,
+                        const et_timing_opts *to, et_error *err);
+    /* Blocks, without spinning, until a job finishes: its id, its
+     * evaluation and the slot's name (the rank) that made it. */
+    et_status (*wait)(void *ctx, long *job, et_evaluation *ev, int *where,
+                      et_error *err);
+    void *ctx;
+    et_device_info info;      /* the evaluators' device (one kind) */
+    /* the untransformed kernel as an evaluator verified and timed it */
+    et_timing baseline;
+    et_verify_result baseline_verify;
+    double baseline_s;
+} et_tune_exec;
 
 typedef struct et_tune_opts {
     et_search_opts search;    /* kind, budget, limits, seed, start opts */
@@ -69,6 +100,9 @@ typedef struct et_tune_opts {
     /* Set asynchronously (SIGINT): the trial in flight finishes, the
      * search stops, the result is complete up to there. */
     volatile sig_atomic_t *stop;
+    /* NULL: every candidate on the device given to et_tune_run; else
+     * through the executor (the device may then be NULL) */
+    const et_tune_exec *exec;
     void (*log)(void *arg, et_tune_level lvl, const char *msg);
     /* After each answered candidate: done = answered so far. A nonzero
      * return stops the search after this candidate ("cancelled"). */
@@ -96,6 +130,11 @@ typedef struct et_tune_result {
     double build_s, verify_s, timing_s, baseline_s;
     int recycles;             /* device workers replaced (recycle_every) */
     char stop_reason[64];
+    /* with an executor: the winner re-timed on one evaluator */
+    bool retimed;
+    int retime_rank;
+    et_outcome retime_outcome;
+    et_timing retime;
 } et_tune_result;
 
 /*
@@ -110,6 +149,20 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
                       et_error *err);
 
 void et_tune_result_free(et_tune_result *res);
+
+/*
+ * Verifies the untransformed kernel base on dev with ver (recording it as
+ * the verifier's baseline) and times it with to: what a run does before
+ * its search, and what each evaluator of an executor does before its
+ * first candidate. name gets the kernel's name and said what the compiler
+ * said ("" when nothing). ET_ERR_INTERNAL when it fails verification (err
+ * says why); device errors as they come.
+ */
+et_status et_tune_baseline(et_device *dev, et_verifier *ver,
+                           const et_kernel *base, const et_timing_opts *to,
+                           et_timing *timing, et_verify_result *verify,
+                           char *name, size_t name_cap, char *said,
+                           size_t said_cap, et_error *err);
 
 /* A space point as et_point_format writes it ("{'a': 16, 'b': true}") in
  * the log's form "a=16 b=true" into out (cap bytes); "" for "{}". */

@@ -20,10 +20,31 @@ CPPFLAGS += -Iinclude -I. -DCL_TARGET_OPENCL_VERSION=120 \
 ifneq ($(wildcard $(CUDA)/include/cuda.h),)
 CPPFLAGS += -DET_HAVE_CUDA_H -I$(CUDA)/include
 endif
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -lpthread
+# MPI is optional (scale-out: scale/, docs/scale-out.md): Open MPI through
+# `pkg-config ompi-c`, else the flags of mpicc (Open MPI's --showme). `make
+# ET_MPI=no` builds without it; the build says when scale-out is off.
+ET_MPI ?= $(shell pkg-config --exists ompi-c 2>/dev/null && echo pkg-config \
+            || (mpicc --showme:compile >/dev/null 2>&1 && echo mpicc) \
+            || echo no)
+ifeq ($(ET_MPI),pkg-config)
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c)
+MPI_LIBS   := $(shell pkg-config --libs ompi-c)
+else ifeq ($(ET_MPI),mpicc)
+MPI_CFLAGS := $(shell mpicc --showme:compile)
+MPI_LIBS   := $(shell mpicc --showme:link)
+else
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+$(info eintune: MPI not found (pkg-config ompi-c, mpicc): scale-out is off)
+endif
+endif
+ifneq ($(MPI_LIBS),)
+$(BUILD)/scale/%.o: CPPFLAGS += -DET_HAVE_MPI $(MPI_CFLAGS)
+endif
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(MPI_LIBS) \
+           -ldl -lm -lpthread
 
 LAYERS  := base einsum transforms spaces measure measure/opencl measure/cuda db \
-           roofline tune api
+           roofline tune scale api
 LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC := $(wildcard cli/*.c)

@@ -15,6 +15,7 @@
 #include "roofline/peaks.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
+#include "scale/scale.h"
 #include "spaces/search.h"
 #include "spaces/space.h"
 #include "transforms/kernel.h"
@@ -40,6 +41,11 @@ struct et_tune_report {
     et_peaks peaks;
     et_roofline roof;
     bool have_roof;
+    /* scale-out: this process's rank, the run's ranks (rank 0 only) and
+     * rank 0's figures */
+    int rank, n_ranks;
+    et_scale_rank *ranks;
+    et_scale_figures fig;
 };
 
 /* What the tuning loop tells per candidate, in the public form. */
@@ -209,6 +215,52 @@ static void tune_roofline(const et_problem *p, const et_tune_options *o,
         r->have_roof = true;
 }
 
+/* The roofline when this process has no device (rank 0 of a scaled-out
+ * run): the peaks the database holds for the ranks' device, if any. */
+static void tune_roofline_db(const et_problem *p, const et_tune_options *o,
+                             const et_device_info *info, et_db *db,
+                             et_tune_report *r)
+{
+    et_error err = {{0}};
+    char why[256] = "";
+    if (et_peaks_db_load(db, info, &r->peaks, &err) != ET_OK)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "no roofline: the database has no peaks of %s (run "
+                 "`eintune peaks` on a rank's machine first)", info->name);
+    else if (et_roofline_compute(&p->e, &r->peaks, &r->roof, why,
+                                 sizeof why) != ET_OK)
+        api_logf(o->log, o->log_arg, ET_LOG_WARN, "no roofline: %s", why);
+    else
+        r->have_roof = true;
+}
+
+/* Rank 0's cost per trial: its wall time not spent waiting for the
+ * ranks (the search, rendering, the database, dispatching), over the
+ * candidates answered. */
+static double rank0_per_trial(const et_tune_report *r)
+{
+    int n = r->res.n_cand > 0 ? r->res.n_cand : 1;
+    double own = r->fig.wall_s - r->fig.wait_s - r->fig.hello_s;
+    return (own > 0 ? own : 0) / n;
+}
+
+/* The figures of a scaled-out run as log lines. */
+static void log_scale(const et_tune_options *o, const et_tune_report *r)
+{
+    api_logf(o->log, o->log_arg, ET_LOG_INFO,
+             "rank 0: %.2f ms of its own a candidate (database %.2f, "
+             "dispatch %.2f), waited %.1f s for results, CPU %.2f s of "
+             "%.1f s", 1e3 * rank0_per_trial(r),
+             1e3 * r->res.db_s / (r->res.n_cand ? r->res.n_cand : 1),
+             1e3 * r->fig.submit_s / (r->fig.jobs ? r->fig.jobs : 1),
+             r->fig.wait_s, r->fig.cpu_s, r->fig.wall_s);
+    for (int k = 1; k < r->n_ranks; k++)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "rank %d: %d evaluations, busy %.1f s, idle %.1f s",
+                 k, r->ranks[k].evaluations, r->ranks[k].busy_s,
+                 r->ranks[k].idle_s);
+}
+
 /* The run behind et_tune and et_tune_run_full; roofline: look up the
  * device's peaks for the report. */
 static et_status tune_impl(const et_problem *p, const et_tune_options *o,
@@ -240,17 +292,80 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     et_binding *b = NULL;
     et_error err = {{0}};
     tune_bridge tb = {o, et_now_s(), NULL, 0, false, NULL};
+    et_scale *sc = NULL;
+    et_tune_exec exec;
+    memset(&exec, 0, sizeof exec);
+    const et_device_info *info = NULL;
     et_status st = tune_opts_map(o, &to, start, diag);
     if (st == ET_OK)
         st = tune_space(o, &own_space, &space, diag);
     if (st != ET_OK)
         goto out;
 
-    st = et_device_open_isolated(o->device, NULL, &dev, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
-                                                  : ET_INPUT_NONE, &err);
+    /* scale-out: under an MPI launcher with more than one rank, or with
+     * the caller's communicator */
+    et_scale_env env;
+    et_scale_env_get(&env);
+    r->n_ranks = 1;
+    if (o->comm || (env.launched && env.size > 1)) {
+        if (!et_scale_available()) {
+            st = api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
+                          "scale-out is off: eintune was built without MPI, "
+                          "and this is rank %d of %d under an MPI launcher "
+                          "(run it without mpirun, or rebuild with "
+                          "libopenmpi-dev installed)", env.rank, env.size);
+            goto out;
+        }
+        st = et_scale_join(o->comm, &sc, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
+            goto out;
+        }
+        if (et_scale_size(sc) == 1) {
+            et_scale_free(sc);
+            sc = NULL;
+        }
+    }
+    if (sc) {
+        r->rank = et_scale_rank_of(sc);
+        r->n_ranks = et_scale_size(sc);
+    }
+    if (sc && r->rank > 0) {
+        /* an evaluating rank: serves rank 0 until it says stop */
+        et_scale_serve_opts so = {&p->e, o->device, to.verify, to.timing,
+                                  0, bridge_log, &tb};
+        st = et_scale_serve(sc, &so, &err);
+        if (st != ET_OK)
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto out;
+    }
+    if (sc) {
+        r->ranks = calloc((size_t)r->n_ranks, sizeof *r->ranks);
+        if (!r->ranks) {
+            st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+            goto out;
+        }
+        st = et_scale_master_start(sc, &exec, r->ranks, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
+                                                      : ET_INPUT_NONE, &err);
+            goto out;
+        }
+        info = &exec.info;
+        for (int k = 1; k < r->n_ranks; k++)
+            api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                     "rank %d on %s: %s (%s)%s%s", k, r->ranks[k].host,
+                     r->ranks[k].info.name, r->ranks[k].spec,
+                     r->ranks[k].cpus[0] ? ", bound to cores " : "",
+                     r->ranks[k].cpus);
+    } else {
+        st = et_device_open_isolated(o->device, NULL, &dev, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
+                                                      : ET_INPUT_NONE, &err);
+            goto out;
+        }
+        info = &dev->info;
     }
     st = et_db_open(o->db, &db, &err);
     if (st != ET_OK) {
@@ -268,15 +383,20 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     }
     to.db = db;
     api_logf(o->log, o->log_arg, ET_LOG_INFO, "database %s", et_db_path(db));
-    api_logf(o->log, o->log_arg, ET_LOG_INFO,
-             "device %s (%s), space %s, search %s", dev->info.name,
-             dev->info.spec, space->name, et_search_name(to.search.kind));
-    if (p->e.acc_dtype == ET_F64 && !dev->info.target.has_fp64) {
+    if (sc)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "device %s on %d ranks, space %s, search %s", info->name,
+                 r->n_ranks - 1, space->name, et_search_name(to.search.kind));
+    else
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "device %s (%s), space %s, search %s", info->name,
+                 info->spec, space->name, et_search_name(to.search.kind));
+    if (p->e.acc_dtype == ET_F64 && !info->target.has_fp64) {
         st = api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
-                      "device %s has no fp64 support", dev->info.name);
+                      "device %s has no fp64 support", info->name);
         goto out;
     }
-    st = et_space_bind(space, &p->e, &dev->info.target, &b, diag);
+    st = et_space_bind(space, &p->e, &info->target, &b, diag);
     if (st != ET_OK) {
         diag->input = ET_INPUT_SPACE;
         diag->status = st;
@@ -288,11 +408,13 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     et_einsum_ops(&p->e, ops);
     for (int t = 0; t < ET_DTYPE_COUNT; t++)
         r->ops_total += ops[t];
-    r->info = dev->info;
+    r->info = *info;
     snprintf(r->space, sizeof r->space, "%s", space->name);
     r->kind = to.search.kind;
-    if (roofline)
+    if (roofline && dev)
         tune_roofline(p, o, dev, db, r);
+    else if (roofline)
+        tune_roofline_db(p, o, info, db, r);
 
     tb.roof = r->have_roof ? &r->roof : NULL;
     tb.ops_total = r->ops_total;
@@ -301,10 +423,17 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     to.log = bridge_log;
     to.arg = &tb;
     to.stop = o->cancel;
+    to.exec = sc ? &exec : NULL;
     st = et_tune_run(dev, b, &to, &r->res, &err);
     if (st != ET_OK)
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
 out:
+    if (sc && r->rank == 0) {
+        et_scale_master_stop(sc, r->ranks, &r->fig);
+        if (st == ET_OK)
+            log_scale(o, r);
+    }
+    et_scale_free(sc);
     free(tb.table);
     et_binding_free(b);
     if (dev)
@@ -331,7 +460,18 @@ void et_tune_report_free(et_tune_report *r)
     if (!r)
         return;
     et_tune_result_free(&r->res);
+    free(r->ranks);
     free(r);
+}
+
+int et_tune_report_rank(const et_tune_report *r)
+{
+    return r->rank;
+}
+
+int et_tune_report_n_ranks(const et_tune_report *r)
+{
+    return r->n_ranks > 0 ? r->n_ranks : 1;
 }
 
 void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out)
@@ -411,6 +551,14 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
     const et_tune_result *res = &r->res;
     fprintf(f, "einsum      %s\n", r->einsum);
     fprintf(f, "device      %s\n", r->info.name);
+    for (int k = 1; r->ranks && k < r->n_ranks; k++) {
+        const et_scale_rank *q = &r->ranks[k];
+        fprintf(f, "rank %-6d %s on %s (%s%s%s), %d evaluations, busy "
+                   "%.1f s, idle %.1f s\n",
+                k, q->info.name, q->host, q->spec,
+                q->cpus[0] ? ", cores " : "", q->cpus, q->evaluations,
+                q->busy_s, q->idle_s);
+    }
     fprintf(f, "space       %s, search %s, %s after %.1f s\n", r->space,
             et_search_name(r->kind), res->stop_reason, res->elapsed_s);
     int n_failed = 0;
@@ -420,7 +568,15 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
             "candidates  %d evaluated in this run, %d answered from the "
             "database; %d failed, refused or cut at the bound\n",
             res->evaluations, res->cached, n_failed);
-    if (res->evaluations > 0)
+    if (res->evaluations > 0 && r->n_ranks > 1)
+        fprintf(f,
+                "spent       %.1f s; on the %d ranks together: untransformed "
+                "%.1f, builds %.1f (%.3f s a candidate), verification %.1f, "
+                "timing %.1f\n",
+                res->elapsed_s, r->n_ranks - 1, res->baseline_s,
+                res->build_s, res->build_s / res->evaluations,
+                res->verify_s, res->timing_s);
+    else if (res->evaluations > 0)
         fprintf(f,
                 "spent       %.1f s: untransformed %.1f, builds %.1f (%.3f s "
                 "a candidate), verification %.1f, timing %.1f, reference and "
@@ -444,6 +600,10 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
                 best->timing.median_s * 1e3, best->timing.low_s * 1e3,
                 best->timing.high_s * 1e3,
                 res->baseline.median_s / best->timing.median_s);
+        if (res->retimed && res->retime_outcome == ET_OUTCOME_OK)
+            fprintf(f, "re-timed    %.4g ms [%.4g, %.4g] on rank %d\n",
+                    res->retime.median_s * 1e3, res->retime.low_s * 1e3,
+                    res->retime.high_s * 1e3, res->retime_rank);
         char vl[256];
         et_verify_summary(&best->verify, vl, sizeof vl);
         fprintf(f, "%s\n\n", vl);
@@ -485,6 +645,8 @@ static cJSON *candidate_json(const et_tune_candidate *c,
         cJSON_AddNullToObject(j, "gops");
     }
     cJSON_AddBoolToObject(j, "cached", c->cached);
+    if (r->n_ranks > 1)
+        cJSON_AddNumberToObject(j, "rank", c->rank);
     return j;
 }
 
@@ -540,6 +702,17 @@ static cJSON *report_json(const et_tune_report *r)
             cJSON_AddItemToObject(best, "roofline_gops",
                                   et_roofline_gops_json(&r->roof));
         }
+        if (res->retimed) {
+            cJSON *jr = cJSON_AddObjectToObject(best, "retimed");
+            cJSON_AddNumberToObject(jr, "rank", res->retime_rank);
+            cJSON_AddStringToObject(jr, "status",
+                                    et_outcome_name(res->retime_outcome));
+            cJSON_AddNumberToObject(jr, "time_s", res->retime.median_s);
+            cJSON *rci = cJSON_AddArrayToObject(jr, "ci95_s");
+            cJSON_AddItemToArray(rci, cJSON_CreateNumber(res->retime.low_s));
+            cJSON_AddItemToArray(rci,
+                                 cJSON_CreateNumber(res->retime.high_s));
+        }
         cJSON *jv = cJSON_AddObjectToObject(best, "verified");
         cJSON_AddNumberToObject(jv, "trials", b->verify.trials);
         cJSON_AddNumberToObject(jv, "max_norm_err", b->verify.max_norm_err);
@@ -549,6 +722,39 @@ static cJSON *report_json(const et_tune_report *r)
             cJSON_AddNullToObject(jv, "p_value");
     } else {
         cJSON_AddNullToObject(doc, "best");
+    }
+    if (r->n_ranks > 1 && r->ranks) {
+        cJSON *jr = cJSON_AddArrayToObject(doc, "ranks");
+        for (int k = 0; k < r->n_ranks; k++) {
+            const et_scale_rank *q = &r->ranks[k];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "rank", k);
+            cJSON_AddStringToObject(e, "host", q->host);
+            if (k == 0) {
+                cJSON_AddNullToObject(e, "device");
+            } else {
+                cJSON_AddStringToObject(e, "device", q->info.name);
+                cJSON_AddStringToObject(e, "spec", q->spec);
+                cJSON_AddStringToObject(
+                    e, "backend", et_backend_name(q->info.target.backend));
+                cJSON_AddStringToObject(e, "driver", q->info.driver_version);
+                cJSON_AddStringToObject(e, "cpus", q->cpus);
+                cJSON_AddNumberToObject(e, "evaluations", q->evaluations);
+                cJSON_AddNumberToObject(e, "busy_s", q->busy_s);
+                cJSON_AddNumberToObject(e, "idle_s", q->idle_s);
+            }
+            cJSON_AddItemToArray(jr, e);
+        }
+        cJSON *js = cJSON_AddObjectToObject(doc, "scale");
+        cJSON_AddNumberToObject(js, "ranks", r->n_ranks);
+        cJSON_AddNumberToObject(js, "jobs", r->fig.jobs);
+        cJSON_AddNumberToObject(js, "rank0_s_per_trial", rank0_per_trial(r));
+        cJSON_AddNumberToObject(js, "db_s", res->db_s);
+        cJSON_AddNumberToObject(js, "submit_s", r->fig.submit_s);
+        cJSON_AddNumberToObject(js, "wait_s", r->fig.wait_s);
+        cJSON_AddNumberToObject(js, "hello_s", r->fig.hello_s);
+        cJSON_AddNumberToObject(js, "cpu_s", r->fig.cpu_s);
+        cJSON_AddNumberToObject(js, "wall_s", r->fig.wall_s);
     }
     cJSON *jc = cJSON_AddArrayToObject(doc, "candidates");
     for (int i = 0; i < res->n_cand; i++)

@@ -292,6 +292,20 @@ typedef struct et_tune_options {
     /* Cancellation from another thread or a signal handler: the run stops
      * after the candidate in flight once *cancel is nonzero. NULL: none. */
     volatile sig_atomic_t *cancel;
+    /* --- scale-out (docs/scale-out.md) --- */
+    /* The ranks to spread the run over: a pointer to an MPI_Comm (MPI_Comm
+     * is a handle type, so it travels as void *), duplicated for the run.
+     * NULL: MPI_COMM_WORLD when the process was started by an MPI
+     * launcher with more than one rank, else no scale-out. With more than
+     * one rank, every rank calls et_tune_run_full with the same problem
+     * and options: rank 0 runs the search and alone writes the database;
+     * the others evaluate candidates on their own devices (device: a
+     * comma-separated list indexed by the node-local rank) and get back a
+     * report without candidates (et_tune_report_rank > 0). MPI_Init is
+     * called only when MPI_Initialized says nobody has (then MPI_Finalize
+     * runs at exit). Without MPI in the build such a run fails with
+     * ET_ERR_UNSUPPORTED ("scale-out is off"). */
+    void *comm;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -371,6 +385,12 @@ int et_tune_report_candidate(const et_tune_report *r, int i,
                              et_tune_entry *out);
 /* 1 when the report has the roofline (the device's peaks were known). */
 int et_tune_report_has_roofline(const et_tune_report *r);
+/* This process's rank in a scaled-out run: 0 for the rank that searched
+ * (and for a run without scale-out); > 0 for an evaluating rank, whose
+ * report has no candidates and is not to be printed. */
+int et_tune_report_rank(const et_tune_report *r);
+/* The number of ranks of the run (1 without scale-out). */
+int et_tune_report_n_ranks(const et_tune_report *r);
 
 /*
  * `eintune tune`'s report to f: einsum, device, space, search and why it
@@ -387,8 +407,13 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * timing, other}, stop_reason, baseline {time_s}, best (null or {params,
  * opts, kernel, time_s, ci95_s, gops, roofline_gops, verified {trials,
  * max_norm_err, p_value}}) and candidates [{params, opts, status, reason,
- * time_s, gops, cached}]. Returns text freed with et_free, NULL when out
- * of memory.
+ * time_s, gops, cached}]. A scaled-out run adds "rank" to each
+ * candidate (the rank that evaluated it, 0 when none did), best.retimed
+ * {rank, status, time_s, ci95_s} (the winner timed again on one rank),
+ * ranks [{rank, host, device, spec, backend, driver, cpus, evaluations,
+ * busy_s, idle_s}] and scale {ranks, jobs, rank0_s_per_trial, db_s,
+ * submit_s, wait_s, cpu_s, wall_s}. Returns text freed with et_free, NULL
+ * when out of memory.
  */
 char *et_tune_report_json(const et_tune_report *r);
 

@@ -85,10 +85,12 @@ void et_tune_params_text(const char *params, char *out, size_t cap)
 static void db_record(tune_ctx *t, et_db_trial *tr, const et_tune_candidate *c)
 {
     et_error e2 = {{0}};
+    double t0 = et_now_s();
     tr->space_id = t->o->db_space_id;
     params_to_json(c->params, tr->params_json, sizeof tr->params_json);
     if (et_db_trial_record(t->o->db, tr, NULL, &e2) != ET_OK)
         say(t, ET_TUNE_WARN, "not recorded in the database: %s", e2.msg);
+    t->res->db_s += et_now_s() - t0;
 }
 
 /* Fills c from a trial the database answered. */
@@ -248,12 +250,14 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
                                      et_binding_einsum(t->b), t->device_id,
                                      tc->opts, j->rend.source,
                                      &j->rend.launch, &e2) == ET_OK;
+        double t0 = et_now_s();
         if (j->use_db && !t->o->retime &&
             et_db_trial_lookup(t->o->db, &j->tr, &j->tr, &found, &e2) !=
                 ET_OK) {
             say(t, ET_TUNE_WARN, "database lookup failed: %s", e2.msg);
             found = false;
         }
+        res->db_s += et_now_s() - t0;
     }
     if (found) {
         from_trial(tc, &j->tr);

@@ -129,6 +129,7 @@ typedef struct et_tune_result {
      * and of the untransformed kernel's verification and timing */
     double build_s, verify_s, timing_s, baseline_s;
     int recycles;             /* device workers replaced (recycle_every) */
+    double db_s;              /* in database lookups and records */
     char stop_reason[64];
     /* with an executor: the winner re-timed on one evaluator */
     bool retimed;

@@ -1,0 +1,800 @@
+/*
+ * mpi.c - the ranks of a tuning run over MPI (see scale.h): joining the
+ * job, an evaluating rank's loop, rank 0's executor, and the task farm
+ * of campaigns. Compiled with ET_HAVE_MPI when the build found MPI;
+ * otherwise only the stubs at the end, which say that scale-out is off.
+ */
+#include "scale/scale.h"
+#include "scale/farm.h"
+
+#include "base/clock.h"
+#include "measure/remote.h"
+#include "transforms/kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define OFF_MSG "scale-out is off: eintune was built without MPI " \
+                "(install libopenmpi-dev, e.g. with make deps, and rebuild)"
+
+#ifdef ET_HAVE_MPI
+
+#include <mpi.h>
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Message kinds (tags). */
+enum {
+    TAG_HELLO = 1, TAG_JOB, TAG_RESULT, TAG_STOP, TAG_STATS,
+    TAG_ASK, TAG_TASK, TAG_DONE
+};
+
+struct et_scale {
+    MPI_Comm comm;
+    int rank, size;
+    int local_index, local_count; /* among evaluating ranks on the node */
+    /* rank 0's executor */
+    int *busy;                    /* busy[r]: rank r has a job */
+    et_scale_figures fig;
+    double t0, cpu0;
+    bool started;                 /* HELLOs were received */
+    bool *hello;                  /* hello[r]: rank r's HELLO was received */
+};
+
+typedef struct wire_hello {
+    int32_t status;
+    char msg[1024];
+    char host[64];
+    char spec[64];
+    char cpus[64];
+    et_device_info info;
+    et_timing baseline;
+    et_verify_result baseline_verify;
+    double baseline_s;
+} wire_hello;
+
+typedef struct wire_job {
+    int64_t id;
+    et_timing_opts to;
+    et_launch geom;
+    char name[160];
+    int64_t src_len;              /* the source follows, with its NUL */
+} wire_job;
+
+typedef struct wire_result {
+    int64_t id;
+    et_evaluation ev;
+} wire_result;
+
+typedef struct wire_stats {
+    int32_t evaluations;
+    double busy_s, idle_s;
+} wire_stats;
+
+static double cpu_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+static et_status mpi_fail(et_error *err, int rc, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    MPI_Error_string(rc, s, &n);
+    return et_errorf(err, ET_ERR_IO, "%s: %s", what, s);
+}
+
+/*
+ * Waits for a message from src (MPI_ANY_SOURCE) with tag (MPI_ANY_TAG)
+ * without spinning: MPI_Iprobe, then a sleep that grows from 20 us to
+ * 1 ms (Open MPI's blocking receive would busy-poll a core).
+ */
+static int probe_wait(MPI_Comm c, int src, int tag, MPI_Status *st)
+{
+    long ns = 20000;
+    for (;;) {
+        int flag = 0;
+        int rc = MPI_Iprobe(src, tag, c, &flag, st);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (flag)
+            return MPI_SUCCESS;
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000)
+            ns = ns * 2 > 1000000 ? 1000000 : ns * 2;
+    }
+}
+
+/* Receives the message probe_wait found into a malloc'ed buffer. */
+static int recv_probed(MPI_Comm c, const MPI_Status *pst, void **buf,
+                       int *len)
+{
+    int n = 0;
+    MPI_Get_count(pst, MPI_BYTE, &n);
+    *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (!*buf)
+        return MPI_ERR_NO_MEM;
+    *len = n;
+    return MPI_Recv(*buf, n, MPI_BYTE, pst->MPI_SOURCE, pst->MPI_TAG, c,
+                    MPI_STATUS_IGNORE);
+}
+
+static void finalize_at_exit(void)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin)
+        MPI_Finalize();
+}
+
+bool et_scale_available(void)
+{
+    return true;
+}
+
+et_status et_scale_join(void *comm, et_scale **out, et_error *err)
+{
+    *out = NULL;
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int provided = 0;
+        int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, "MPI_Init");
+        atexit(finalize_at_exit);
+    }
+    et_scale *s = calloc(1, sizeof *s);
+    if (!s)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    MPI_Comm base = comm ? *(MPI_Comm *)comm : MPI_COMM_WORLD;
+    int rc = MPI_Comm_dup(base, &s->comm);
+    if (rc != MPI_SUCCESS) {
+        free(s);
+        return mpi_fail(err, rc, "MPI_Comm_dup");
+    }
+    MPI_Comm_rank(s->comm, &s->rank);
+    MPI_Comm_size(s->comm, &s->size);
+    /* the evaluating ranks on this node, in node order, rank 0 left out:
+     * they share the node's cores and devices */
+    MPI_Comm node;
+    MPI_Comm_split_type(s->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                        &node);
+    int nn = 0, me = 0;
+    MPI_Comm_size(node, &nn);
+    MPI_Comm_rank(node, &me);
+    int *ranks = calloc((size_t)nn, sizeof *ranks);
+    if (!ranks) {
+        MPI_Comm_free(&node);
+        et_scale_free(s);
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    }
+    MPI_Allgather(&s->rank, 1, MPI_INT, ranks, 1, MPI_INT, node);
+    for (int i = 0; i < nn; i++) {
+        if (ranks[i] == 0)
+            continue;
+        if (i < me)
+            s->local_index++;
+        s->local_count++;
+    }
+    free(ranks);
+    MPI_Comm_free(&node);
+    s->busy = calloc((size_t)s->size, sizeof *s->busy);
+    s->hello = calloc((size_t)s->size, sizeof *s->hello);
+    if (!s->busy || !s->hello) {
+        et_scale_free(s);
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    }
+    *out = s;
+    return ET_OK;
+}
+
+void et_scale_free(et_scale *s)
+{
+    if (!s)
+        return;
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin && s->comm != MPI_COMM_NULL && s->comm)
+        MPI_Comm_free(&s->comm);
+    free(s->busy);
+    free(s->hello);
+    free(s);
+}
+
+int et_scale_rank_of(const et_scale *s)
+{
+    return s->rank;
+}
+
+int et_scale_size(const et_scale *s)
+{
+    return s->size;
+}
+
+void et_scale_local(const et_scale *s, int *index, int *count)
+{
+    *index = s->local_index;
+    *count = s->local_count;
+}
+
+/* ---- an evaluating rank ------------------------------------------------ */
+
+static void slog(const et_scale_serve_opts *o, et_tune_level lvl,
+                 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void slog(const et_scale_serve_opts *o, et_tune_level lvl,
+                 const char *fmt, ...)
+{
+    if (!o->log)
+        return;
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    o->log(o->arg, lvl, buf);
+}
+
+/* Item i (cyclic) of a comma-separated list into out; false when the
+ * list is empty. */
+static bool list_item(const char *list, int i, char *out, size_t cap)
+{
+    if (!list || !*list)
+        return false;
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    i %= n;
+    const char *p = list;
+    while (i-- > 0)
+        p = strchr(p, ',') + 1;
+    size_t len = strcspn(p, ",");
+    snprintf(out, cap, "%.*s", (int)len, p);
+    return true;
+}
+
+/* The device of evaluating rank `index` on its node: the --device list's
+ * item, else the index-th OpenCL device (cyclic over those there are). */
+static void choose_spec(const char *list, int index, char *out, size_t cap)
+{
+    if (list_item(list, index, out, cap))
+        return;
+    et_device_info infos[16];
+    int n = 0;
+    et_device_list(infos, 16, &n, NULL, 0);
+    int n_cl = 0;
+    for (int i = 0; i < n; i++)
+        n_cl += infos[i].target.backend == ET_BACKEND_OPENCL;
+    snprintf(out, cap, "opencl:%d", n_cl > 0 ? index % n_cl : 0);
+}
+
+/*
+ * Binds this rank (and so the device worker it starts, which inherits
+ * the mask) to its share of the cores it may use: evaluating rank j of W
+ * on the node gets cores [j n / W, (j+1) n / W) of the n it has, and
+ * PoCL as many threads. More ranks than cores: one core each, shared,
+ * with a warning. cpus gets the set as text.
+ */
+static void bind_cores(const et_scale *s, const et_scale_serve_opts *o,
+                       char *cpus, size_t cap)
+{
+    cpu_set_t have, mine;
+    cpus[0] = '\0';
+    if (sched_getaffinity(0, sizeof have, &have) != 0)
+        return;
+    int list[CPU_SETSIZE], n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &have))
+            list[n++] = c;
+    int W = s->local_count > 0 ? s->local_count : 1, j = s->local_index;
+    CPU_ZERO(&mine);
+    int k = 0;
+    if (W <= n) {
+        for (int i = j * n / W; i < (j + 1) * n / W; i++, k++)
+            CPU_SET(list[i], &mine);
+    } else {
+        CPU_SET(list[j % n], &mine);
+        k = 1;
+        slog(o, ET_TUNE_WARN, "rank %d: %d timing ranks share %d cores on "
+             "this node: timings disturb each other", s->rank, W, n);
+    }
+    if (sched_setaffinity(0, sizeof mine, &mine) != 0) {
+        slog(o, ET_TUNE_WARN, "rank %d: cannot bind to its cores: %s",
+             s->rank, strerror(errno));
+        return;
+    }
+    char num[16];
+    snprintf(num, sizeof num, "%d", k);
+    setenv("POCL_MAX_PTHREAD_COUNT", num, 1);
+    et_scale_cpus_text(&mine, cpus, cap);
+}
+
+/* Sends HELLO (status st, err's message when failed). */
+static int send_hello(et_scale *s, wire_hello *h, et_status st,
+                      const et_error *err)
+{
+    h->status = (int32_t)st;
+    if (st != ET_OK)
+        snprintf(h->msg, sizeof h->msg, "%.1000s", err->msg);
+    return MPI_Send(h, (int)sizeof *h, MPI_BYTE, 0, TAG_HELLO, s->comm);
+}
+
+et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
+                         et_error *err)
+{
+    wire_hello *h = calloc(1, sizeof *h);
+    if (!h)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    gethostname(h->host, sizeof h->host - 1);
+    choose_spec(o->device, s->local_index, h->spec, sizeof h->spec);
+    et_device_spec ds;
+    if (et_device_spec_parse(h->spec, &ds, NULL) == ET_OK &&
+        ds.backend == ET_BACKEND_OPENCL)
+        bind_cores(s, o, h->cpus, sizeof h->cpus);
+    et_device *dev = NULL;
+    et_verifier *ver = NULL;
+    et_kernel *base = NULL;
+    et_error e1 = {{0}};
+    double tb = et_now_s();
+    et_status st = et_device_open_isolated(h->spec, NULL, &dev, &e1);
+    if (st == ET_OK) {
+        h->info = dev->info;
+        st = et_verifier_init(o->e, &o->verify, &ver, &e1);
+    }
+    if (st == ET_OK) {
+        st = et_kernel_init(o->e, &dev->info.target, &base);
+        if (st != ET_OK)
+            et_errorf(&e1, st, "cannot build the untransformed kernel");
+    }
+    if (st == ET_OK) {
+        char name[160], said[1024];
+        st = et_tune_baseline(dev, ver, base, &o->timing, &h->baseline,
+                              &h->baseline_verify, name, sizeof name, said,
+                              sizeof said, &e1);
+    }
+    h->baseline_s = et_now_s() - tb;
+    et_kernel_free(base);
+    int rc = send_hello(s, h, st, &e1);
+    bool serving = st == ET_OK && rc == MPI_SUCCESS;
+    free(h);
+    if (rc != MPI_SUCCESS) {
+        st = mpi_fail(err, rc, "sending HELLO");
+        goto out;
+    }
+    if (!serving)
+        slog(o, ET_TUNE_WARN, "rank %d cannot serve: %s", s->rank, e1.msg);
+    st = ET_OK;
+
+    wire_stats stats = {0, 0, 0};
+    double idle_from = -1; /* idle is counted from the first job on */
+    int every = o->recycle_every ? o->recycle_every : 250;
+    for (;;) {
+        MPI_Status pst;
+        double tw = et_now_s();
+        rc = probe_wait(s->comm, 0, MPI_ANY_TAG, &pst);
+        if (rc != MPI_SUCCESS) {
+            st = mpi_fail(err, rc, "waiting for work");
+            break;
+        }
+        if (idle_from >= 0)
+            stats.idle_s += et_now_s() - tw;
+        void *buf = NULL;
+        int len = 0;
+        rc = recv_probed(s->comm, &pst, &buf, &len);
+        if (rc != MPI_SUCCESS) {
+            free(buf);
+            st = mpi_fail(err, rc, "receiving work");
+            break;
+        }
+        if (pst.MPI_TAG == TAG_STOP) {
+            free(buf);
+            MPI_Send(&stats, (int)sizeof stats, MPI_BYTE, 0, TAG_STATS,
+                     s->comm);
+            break;
+        }
+        if (pst.MPI_TAG != TAG_JOB || len < (int)sizeof(wire_job)) {
+            free(buf);
+            continue;
+        }
+        idle_from = 0;
+        double t0 = et_now_s();
+        wire_job *j = buf;
+        const char *source = (const char *)(j + 1);
+        wire_result *res = calloc(1, sizeof *res);
+        if (!res) {
+            free(buf);
+            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+            break;
+        }
+        res->id = j->id;
+        if (!serving || (int64_t)len != (int64_t)sizeof *j + j->src_len) {
+            et_result_set(&res->ev.result, ET_OUTCOME_LAUNCH_ERROR,
+                          "rank %d cannot evaluate: %s", s->rank,
+                          serving ? "malformed job" : e1.msg);
+        } else {
+            et_error e2 = {{0}};
+            et_status es = et_evaluate_kernel(ver, dev, source, j->name,
+                                              &j->geom, &j->to, &res->ev,
+                                              &e2);
+            if (es != ET_OK)
+                et_result_set(&res->ev.result, ET_OUTCOME_LAUNCH_ERROR,
+                              "rank %d: %s", s->rank, e2.msg);
+            stats.evaluations++;
+            if (every > 0 && stats.evaluations % every == 0) {
+                et_verifier_release(ver);
+                if (et_device_recycle(dev, &e2) != ET_OK)
+                    slog(o, ET_TUNE_WARN, "rank %d: %s", s->rank, e2.msg);
+            }
+        }
+        free(buf);
+        stats.busy_s += et_now_s() - t0;
+        rc = MPI_Send(res, (int)sizeof *res, MPI_BYTE, 0, TAG_RESULT,
+                      s->comm);
+        free(res);
+        if (rc != MPI_SUCCESS) {
+            st = mpi_fail(err, rc, "sending a result");
+            break;
+        }
+    }
+out:
+    if (ver) {
+        et_verifier_release(ver);
+        et_verifier_free(ver);
+    }
+    if (dev)
+        et_device_close(dev);
+    return st;
+}
+
+/* ---- rank 0 ----------------------------------------------------------------- */
+
+static et_status exec_submit(void *ctx, long job, const char *source,
+                             const char *name, const et_launch *geom,
+                             const et_timing_opts *to, et_error *err)
+{
+    et_scale *s = ctx;
+    double t0 = et_now_s();
+    int r = 1;
+    while (r < s->size && s->busy[r])
+        r++;
+    if (r >= s->size)
+        return et_errorf(err, ET_ERR_INTERNAL, "no free rank for a job");
+    size_t n = strlen(source) + 1;
+    wire_job *j = malloc(sizeof *j + n);
+    if (!j)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    memset(j, 0, sizeof *j);
+    j->id = job;
+    j->to = *to;
+    j->geom = *geom;
+    snprintf(j->name, sizeof j->name, "%s", name);
+    j->src_len = (int64_t)n;
+    memcpy(j + 1, source, n);
+    int rc = MPI_Send(j, (int)(sizeof *j + n), MPI_BYTE, r, TAG_JOB,
+                      s->comm);
+    free(j);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "sending a job");
+    s->busy[r] = 1;
+    s->fig.jobs++;
+    s->fig.submit_s += et_now_s() - t0;
+    return ET_OK;
+}
+
+static et_status exec_wait(void *ctx, long *job, et_evaluation *ev,
+                           int *where, et_error *err)
+{
+    et_scale *s = ctx;
+    double t0 = et_now_s();
+    MPI_Status pst;
+    int rc = probe_wait(s->comm, MPI_ANY_SOURCE, TAG_RESULT, &pst);
+    wire_result *res = NULL;
+    int len = 0;
+    if (rc == MPI_SUCCESS)
+        rc = recv_probed(s->comm, &pst, (void **)&res, &len);
+    s->fig.wait_s += et_now_s() - t0;
+    if (rc != MPI_SUCCESS) {
+        free(res);
+        return mpi_fail(err, rc, "waiting for a result");
+    }
+    if (len != (int)sizeof *res) {
+        free(res);
+        return et_errorf(err, ET_ERR_INTERNAL, "rank %d sent a malformed "
+                         "result (%d bytes)", pst.MPI_SOURCE, len);
+    }
+    *job = (long)res->id;
+    *ev = res->ev;
+    *where = pst.MPI_SOURCE;
+    s->busy[pst.MPI_SOURCE] = 0;
+    free(res);
+    return ET_OK;
+}
+
+static bool same_kind(const et_device_info *a, const et_device_info *b)
+{
+    return a->target.backend == b->target.backend &&
+           strcmp(a->name, b->name) == 0 &&
+           strcmp(a->driver_version, b->driver_version) == 0;
+}
+
+et_status et_scale_master_start(et_scale *s, et_tune_exec *x,
+                                et_scale_rank *ranks, et_error *err)
+{
+    memset(x, 0, sizeof *x);
+    memset(ranks, 0, sizeof *ranks * (size_t)s->size);
+    s->t0 = et_now_s();
+    s->cpu0 = cpu_now();
+    memset(&s->fig, 0, sizeof s->fig);
+    ranks[0].rank = 0;
+    gethostname(ranks[0].host, sizeof ranks[0].host - 1);
+    et_status st = ET_OK;
+    int first_bad = 0, got = 0;
+    wire_hello *hs = calloc((size_t)s->size, sizeof *hs);
+    if (!hs)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    while (got < s->size - 1) {
+        MPI_Status pst;
+        int rc = probe_wait(s->comm, MPI_ANY_SOURCE, TAG_HELLO, &pst);
+        void *buf = NULL;
+        int len = 0;
+        if (rc == MPI_SUCCESS)
+            rc = recv_probed(s->comm, &pst, &buf, &len);
+        if (rc != MPI_SUCCESS) {
+            free(buf);
+            free(hs);
+            return mpi_fail(err, rc, "waiting for the ranks");
+        }
+        int r = pst.MPI_SOURCE;
+        if (len == (int)sizeof *hs && r > 0 && r < s->size && !s->hello[r]) {
+            hs[r] = *(wire_hello *)buf;
+            s->hello[r] = true;
+            got++;
+        }
+        free(buf);
+    }
+    s->started = true;
+    s->fig.hello_s = et_now_s() - s->t0;
+    for (int r = 1; r < s->size; r++) {
+        ranks[r].rank = r;
+        snprintf(ranks[r].host, sizeof ranks[r].host, "%s", hs[r].host);
+        snprintf(ranks[r].spec, sizeof ranks[r].spec, "%s", hs[r].spec);
+        snprintf(ranks[r].cpus, sizeof ranks[r].cpus, "%s", hs[r].cpus);
+        ranks[r].info = hs[r].info;
+        if (hs[r].status != ET_OK && !first_bad)
+            first_bad = r;
+    }
+    if (first_bad) {
+        st = et_errorf(err, (et_status)hs[first_bad].status,
+                       "rank %d (%s, device %s): %s", first_bad,
+                       hs[first_bad].host, hs[first_bad].spec,
+                       hs[first_bad].msg);
+        goto out;
+    }
+    for (int r = 2; r < s->size; r++)
+        if (!same_kind(&hs[1].info, &hs[r].info)) {
+            st = et_errorf(err, ET_ERR_INPUT,
+                           "the ranks' devices differ: rank 1 has %s (%s, "
+                           "driver %s), rank %d has %s (%s, driver %s); "
+                           "one search needs one kind of device",
+                           hs[1].info.name,
+                           et_backend_name(hs[1].info.target.backend),
+                           hs[1].info.driver_version, r, hs[r].info.name,
+                           et_backend_name(hs[r].info.target.backend),
+                           hs[r].info.driver_version);
+            goto out;
+        }
+    x->slots = s->size - 1;
+    x->submit = exec_submit;
+    x->wait = exec_wait;
+    x->ctx = s;
+    x->info = hs[1].info;
+    x->baseline = hs[1].baseline;
+    x->baseline_verify = hs[1].baseline_verify;
+    x->baseline_s = hs[1].baseline_s;
+out:
+    free(hs);
+    return st;
+}
+
+void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
+                          et_scale_figures *fig)
+{
+    /* HELLOs not received yet (a start that failed early) are received
+     * first, so that no rank is left with a send that nobody takes */
+    for (int r = 1; r < s->size; r++) {
+        if (s->hello[r])
+            continue;
+        MPI_Status pst;
+        void *buf = NULL;
+        int len = 0;
+        if (probe_wait(s->comm, r, TAG_HELLO, &pst) == MPI_SUCCESS)
+            recv_probed(s->comm, &pst, &buf, &len);
+        free(buf);
+        s->hello[r] = true;
+    }
+    /* results still in flight (a run that failed while ranks worked) */
+    for (int r = 1; r < s->size; r++) {
+        if (!s->busy[r])
+            continue;
+        MPI_Status pst;
+        void *buf = NULL;
+        int len = 0;
+        if (probe_wait(s->comm, r, TAG_RESULT, &pst) == MPI_SUCCESS)
+            recv_probed(s->comm, &pst, &buf, &len);
+        free(buf);
+        s->busy[r] = 0;
+    }
+    for (int r = 1; r < s->size; r++)
+        MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, s->comm);
+    for (int n = 1; n < s->size; n++) {
+        MPI_Status pst;
+        wire_stats *w = NULL;
+        int len = 0;
+        if (probe_wait(s->comm, MPI_ANY_SOURCE, TAG_STATS, &pst) !=
+                MPI_SUCCESS ||
+            recv_probed(s->comm, &pst, (void **)&w, &len) != MPI_SUCCESS) {
+            free(w);
+            break;
+        }
+        if (ranks && len == (int)sizeof *w) {
+            ranks[pst.MPI_SOURCE].evaluations = w->evaluations;
+            ranks[pst.MPI_SOURCE].busy_s = w->busy_s;
+            ranks[pst.MPI_SOURCE].idle_s = w->idle_s;
+        }
+        free(w);
+    }
+    s->fig.wall_s = et_now_s() - s->t0;
+    s->fig.cpu_s = cpu_now() - s->cpu0;
+    if (fig)
+        *fig = s->fig;
+    memset(s->hello, 0, sizeof *s->hello * (size_t)s->size);
+    s->started = false;
+}
+
+/* ---- the task farm ------------------------------------------------------- */
+
+et_status et_farm_master(et_scale *s, int n_tasks, et_farm_done_fn done,
+                         void *arg, et_error *err)
+{
+    int next = 0, stopped = 0;
+    while (stopped < s->size - 1) {
+        MPI_Status pst;
+        void *buf = NULL;
+        int len = 0;
+        int rc = probe_wait(s->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, &pst);
+        if (rc == MPI_SUCCESS)
+            rc = recv_probed(s->comm, &pst, &buf, &len);
+        if (rc != MPI_SUCCESS) {
+            free(buf);
+            return mpi_fail(err, rc, "waiting for the ranks");
+        }
+        int r = pst.MPI_SOURCE;
+        if (pst.MPI_TAG == TAG_DONE && len >= (int)sizeof(int32_t) &&
+            done) {
+            int32_t task;
+            memcpy(&task, buf, sizeof task);
+            done(arg, task, r, (char *)buf + sizeof task,
+                 (size_t)len - sizeof task);
+        }
+        free(buf);
+        if (pst.MPI_TAG != TAG_ASK && pst.MPI_TAG != TAG_DONE)
+            continue;
+        int32_t t = next < n_tasks ? next++ : -1;
+        MPI_Send(&t, 1, MPI_INT32_T, r, TAG_TASK, s->comm);
+        if (t < 0)
+            stopped++;
+    }
+    return ET_OK;
+}
+
+et_status et_farm_worker(et_scale *s, et_farm_run_fn run, void *arg,
+                         et_error *err)
+{
+    int rc = MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_ASK, s->comm);
+    while (rc == MPI_SUCCESS) {
+        MPI_Status pst;
+        int32_t task = -1;
+        rc = probe_wait(s->comm, 0, TAG_TASK, &pst);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Recv(&task, 1, MPI_INT32_T, 0, TAG_TASK, s->comm,
+                          MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || task < 0)
+            break;
+        void *blob = NULL;
+        size_t n = 0;
+        run(arg, task, &blob, &n);
+        char *msg = malloc(sizeof task + n);
+        if (!msg) {
+            free(blob);
+            return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+        }
+        memcpy(msg, &task, sizeof task);
+        if (n)
+            memcpy(msg + sizeof task, blob, n);
+        free(blob);
+        rc = MPI_Send(msg, (int)(sizeof task + n), MPI_BYTE, 0, TAG_DONE,
+                      s->comm);
+        free(msg);
+    }
+    return rc == MPI_SUCCESS ? ET_OK : mpi_fail(err, rc, "task farm");
+}
+
+#else /* !ET_HAVE_MPI */
+
+bool et_scale_available(void)
+{
+    return false;
+}
+
+et_status et_scale_join(void *comm, et_scale **out, et_error *err)
+{
+    *out = NULL;
+    return et_errorf(err, ET_ERR_UNSUPPORTED, "%s", OFF_MSG);
+}
+
+void et_scale_free(et_scale *s)
+{
+    (void)s;
+}
+
+int et_scale_rank_of(const et_scale *s)
+{
+    (void)s;
+    return 0;
+}
+
+int et_scale_size(const et_scale *s)
+{
+    (void)s;
+    return 1;
+}
+
+void et_scale_local(const et_scale *s, int *index, int *count)
+{
+    (void)s;
+    *index = 0;
+    *count = 0;
+}
+
+et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
+                         et_error *err)
+{
+    return et_errorf(err, ET_ERR_UNSUPPORTED, "%s", OFF_MSG);
+}
+
+et_status et_scale_master_start(et_scale *s, et_tune_exec *x,
+                                et_scale_rank *ranks, et_error *err)
+{
+    return et_errorf(err, ET_ERR_UNSUPPORTED, "%s", OFF_MSG);
+}
+
+void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
+                          et_scale_figures *fig)
+{
+}
+
+et_status et_farm_master(et_scale *s, int n_tasks, et_farm_done_fn done,
+                         void *arg, et_error *err)
+{
+    return et_errorf(err, ET_ERR_UNSUPPORTED, "%s", OFF_MSG);
+}
+
+et_status et_farm_worker(et_scale *s, et_farm_run_fn run, void *arg,
+                         et_error *err)
+{
+    return et_errorf(err, ET_ERR_UNSUPPORTED, "%s", OFF_MSG);
+}
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * scale.h - one tuning run spread over the ranks of an MPI job
+ * (docs/scale-out.md).
+ *
+ * Rank 0 runs the search and alone owns the database, stdout and the
+ * JSON; every other rank opens one device through its own device worker
+ * and evaluates what rank 0 hands it: it builds, verifies and times a
+ * kernel's source and sends the evaluation back. Rank 0 reaches the ranks
+ * through an et_tune_exec (tune/tune.h) whose slots are the ranks: a
+ * candidate goes to whichever rank is free.
+ *
+ * A run, seen from the ranks (tag = message kind):
+ *   every rank > 0: opens its device (bound to its own cores when the
+ *     device is OpenCL: a CPU device shared by ranks would otherwise give
+ *     false timings), verifies and times the untransformed kernel, and
+ *     sends HELLO {status, host, device, cores, baseline}; then answers
+ *     JOB {id, timing options, geometry, name, source} with RESULT {id,
+ *     evaluation} until STOP, to which it answers STATS {evaluations,
+ *     busy and idle seconds}.
+ *   rank 0: waits for every HELLO (et_scale_master_start), refuses ranks
+ *     whose devices differ (ET_ERR_INPUT: one search, one device kind),
+ *     runs the search through the executor, and ends every path with
+ *     et_scale_master_stop (STOP, then the ranks' STATS).
+ * Both ends are the same build on machines of one architecture: messages
+ * are structs sent as bytes.
+ *
+ * Waiting never spins: Open MPI's blocking calls busy-poll a core, which
+ * a timing rank may need, so every wait here is MPI_Iprobe with a sleep
+ * between probes that grows from 20 us to 1 ms.
+ *
+ * MPI is optional at build time (ET_HAVE_MPI, from `pkg-config ompi-c` or
+ * mpicc): without it et_scale_available is false, the environment is
+ * still read (so that a run under mpirun can say that scale-out is off),
+ * and every other function returns ET_ERR_UNSUPPORTED.
+ *
+ * MPI_Init is called only when MPI_Initialized says nobody has; then
+ * MPI_Finalize runs at exit. A communicator given by the caller is
+ * duplicated, so that these messages never meet the caller's.
+ * Not thread-safe: one run at a time per process.
+ */
+#ifndef ET_SCALE_H
+#define ET_SCALE_H
+
+#include "measure/backend.h"
+#include "measure/timing.h"
+#include "measure/verify.h"
+#include "tune/tune.h"
+
+#include <stdbool.h>
+
+/* Where this process stands in a job, as the launcher's environment says
+ * (readable before MPI_Init: OMPI_COMM_WORLD_*, PMIX_RANK, PMI_*). */
+typedef struct et_scale_env {
+    bool launched;          /* started by an MPI launcher */
+    int rank, size;         /* 0 and 1 when not launched */
+    int local_rank, local_size;
+} et_scale_env;
+
+void et_scale_env_get(et_scale_env *out);
+
+/* True when eintune was built with MPI. */
+bool et_scale_available(void);
+
+/* One rank as rank 0 saw it. Plain value. */
+typedef struct et_scale_rank {
+    int rank;
+    char host[64];
+    char spec[64];          /* the device spec it opened */
+    et_device_info info;
+    char cpus[64];          /* the cores it is bound to, "" when not bound */
+    /* from its STATS at the end */
+    int evaluations;
+    double busy_s;          /* evaluating */
+    double idle_s;          /* waiting for work after its first job */
+} et_scale_rank;
+
+/* Rank 0's own figures for a run. */
+typedef struct et_scale_figures {
+    int jobs;               /* evaluations handed out (the re-timing too) */
+    double submit_s;        /* sending jobs */
+    double wait_s;          /* blocked waiting for a result */
+    double hello_s;         /* waiting for the ranks' HELLO (their device
+                               and baseline) */
+    double cpu_s;           /* CPU time of rank 0 over the run */
+    double wall_s;
+} et_scale_figures;
+
+typedef struct et_scale et_scale;
+
+/*
+ * Joins the job: MPI_Init when nobody has (then MPI_Finalize at exit),
+ * and a duplicate of comm (an MPI_Comm *; NULL: MPI_COMM_WORLD). *out is
+ * freed with et_scale_free (which does not finalize MPI).
+ */
+et_status et_scale_join(void *comm, et_scale **out, et_error *err);
+void et_scale_free(et_scale *s);
+int et_scale_rank_of(const et_scale *s);
+int et_scale_size(const et_scale *s);
+/* The node-local index of this rank among the evaluating ranks (rank 0
+ * excluded) and their count on this node. */
+void et_scale_local(const et_scale *s, int *index, int *count);
+
+/* What an evaluating rank needs to serve a run. */
+typedef struct et_scale_serve_opts {
+    const et_einsum *e;
+    const char *device;       /* the --device list (NULL: by local index) */
+    et_verify_opts verify;
+    et_timing_opts timing;
+    int recycle_every;        /* as et_tune_opts */
+    void (*log)(void *arg, et_tune_level lvl, const char *msg);
+    void *arg;
+} et_scale_serve_opts;
+
+/*
+ * An evaluating rank's whole part in a run (see the header comment):
+ * returns after STOP. ET_OK when it served to the end (its own device
+ * failing is told to rank 0 in HELLO, and is ET_OK here too after STOP);
+ * MPI failures otherwise.
+ */
+et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
+                         et_error *err);
+
+/*
+ * Rank 0: waits for every rank's HELLO and fills x (slots, functions,
+ * the device, the baseline of the lowest rank) and ranks[1..size-1]
+ * (ranks has room for et_scale_size entries; ranks[0] is rank 0, without
+ * a device). Errors: a rank that could not open its device or verify the
+ * untransformed kernel (its status, err names the rank), ranks whose
+ * devices differ (ET_ERR_INPUT). Call et_scale_master_stop afterwards in
+ * every case.
+ */
+et_status et_scale_master_start(et_scale *s, et_tune_exec *x,
+                                et_scale_rank *ranks, et_error *err);
+
+/*
+ * Rank 0: STOP to every rank, then their STATS into ranks and rank 0's
+ * figures into fig (may be NULL). Safe after a failed start.
+ */
+void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
+                          et_scale_figures *fig);
+
+/* Plain-text list of a CPU set: "0-1,4". */
+void et_scale_cpus_text(const void *cpu_set, char *out, size_t cap);
+
+#endif

@@ -16,6 +16,7 @@
  * the file at the version it had.
  */
 #include "db/db.h"
+#include "db/db_impl.h"
 
 #include "base/cachedir.h"
 
@@ -35,6 +36,11 @@ struct et_db {
     sqlite3 *c;
     char path[4096];
 };
+
+sqlite3 *et_db_handle(et_db *db)
+{
+    return db->c;
+}
 
 /* ---- errors ------------------------------------------------------------- */
 

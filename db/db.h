@@ -369,4 +369,37 @@ typedef struct et_db_prune_opts {
 et_status et_db_prune(et_db *db, const et_db_prune_opts *o, int64_t *deleted,
                       et_error *err);
 
+/* ---- merging ------------------------------------------------------------ */
+
+#define ET_DB_MERGE_TABLES 32
+
+/* What a merge did to one table. */
+typedef struct et_db_merge_count {
+    char name[64];
+    int64_t added;      /* rows new to the output */
+    int64_t same;       /* already there (NULL columns filled in) */
+    int64_t replaced;   /* already there, replaced by a newer row
+                           (trials and other measurements) */
+    int64_t skipped;    /* referring to a row the input does not hold */
+} et_db_merge_count;
+
+typedef struct et_db_merge_stats {
+    int n_tables;       /* in merge order (referred tables first) */
+    et_db_merge_count table[ET_DB_MERGE_TABLES];
+} et_db_merge_stats;
+
+/*
+ * Merges the database at in_path into out, in one transaction (merge.c's
+ * header comment says how): a row whose key out holds already is not
+ * duplicated (out keeps it and fills its NULL columns; a trial, or a row
+ * of any table with created_at that no table refers to, takes the
+ * incoming values when the incoming row is newer); every other row is added with new ids, references renumbered.
+ * Tables and columns of later schema versions come through as long as
+ * both files have them. The input is opened with et_db_open first (so a
+ * file that is not an eintune database is refused with ET_ERR_INPUT, and
+ * an older one is migrated). A failed merge changes nothing.
+ */
+et_status et_db_merge(et_db *out, const char *in_path, et_db_merge_stats *st,
+                      et_error *err);
+
 #endif /* ET_DB_H */

@@ -1086,6 +1086,37 @@ et_status et_database_prune(et_database *db,
                             const et_database_prune_options *o,
                             int64_t *deleted, et_diag *diag);
 
+/* What et_database_merge did to one table of the database. */
+typedef struct et_database_merge_table {
+    char name[64];          /* "devices", "einsums", "spaces", "trials"... */
+    int64_t added;          /* rows new to the output */
+    int64_t same;           /* already there (the output's row kept, its
+                             * empty columns filled) */
+    int64_t replaced;       /* already there, replaced by the input's
+                             * newer row (tables with created_at) */
+    int64_t skipped;        /* referring to rows the input lacks */
+} et_database_merge_table;
+
+typedef struct et_database_merge_stats {
+    int n_tables;
+    et_database_merge_table table[32];
+} et_database_merge_stats;
+
+/*
+ * Merges the database file `in` into db in one transaction: rows are
+ * matched by their key (a device by backend, name and driver; an einsum by
+ * its canonical form; a trial by its trial key), so trials shared by both
+ * files are not duplicated and per-device results stay per device; every
+ * other row is added, with its references renumbered. Tables and columns
+ * are read from the files' schemas, so those of later schema versions
+ * come through. *st (may be NULL) gets the counts per table.
+ * ET_ERR_INPUT (ET_INPUT_FILE) for an input that is not an eintune
+ * database, is from a newer eintune, or is db's own file; ET_ERR_IO
+ * otherwise. A failed merge changes nothing.
+ */
+et_status et_database_merge(et_database *db, const char *in,
+                            et_database_merge_stats *st, et_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -392,7 +392,7 @@ typedef struct et_db_merge_stats {
  * Merges the database at in_path into out, in one transaction (merge.c's
  * header comment says how): a row whose key out holds already is not
  * duplicated (out keeps it and fills its NULL columns; a trial, or a row
- * of any table with created_at that no table refers to, takes the
+ * of any table with created_at and references to other tables, takes the
  * incoming values when the incoming row is newer); every other row is added with new ids, references renumbered.
  * Tables and columns of later schema versions come through as long as
  * both files have them. The input is opened with et_db_open first (so a

@@ -13,9 +13,10 @@
  * output already is the same thing (a device, an einsum, a trial): the
  * output keeps its row, filling the columns it has NULL from the
  * incoming row (peaks measured on one machine only); in a table of
- * measurements (one with created_at that no other table refers to: the
+ * measurements (one with created_at and references to other tables: the
  * trials) a newer incoming row replaces the output's values (a trial
- * measured again), as recording it again would. A row whose key is new is
+ * measured again), as recording it again would, while the tables they
+ * refer to (devices, einsums, spaces) keep what they first had. A row whose key is new is
  * inserted with a new id. A table without a key takes the rows it does
  * not hold already (equal in every common column). schema_migrations is
  * the output's own and is not merged.
@@ -42,7 +43,6 @@ typedef struct table {
     int fk_table[MAX_COLS];        /* index in the table list */
     char fk_to[MAX_COLS][NAME_LEN];
     int created_at;                /* index in cols, -1 */
-    bool referred;                 /* another table refers to its rows */
     bool done;
 } table;
 
@@ -258,7 +258,7 @@ static et_status merge_table(sqlite3 *c, table *tabs, int ti,
     cat(upd, sizeof upd, where);
     cat(fill, sizeof fill, where);
     char newer[512] = "";
-    if (t->created_at >= 0 && !t->referred)
+    if (t->created_at >= 0 && t->n_fk > 0)
         snprintf(newer, sizeof newer,
                  "SELECT created_at < ?1 FROM main.%s WHERE %s = ?2", q,
                  t->has_id ? "id" : "rowid");
@@ -437,10 +437,8 @@ et_status et_db_merge(et_db *out, const char *in_path, et_db_merge_stats *ms,
     for (int i = 0; i < n; i++)
         for (int k = 0; k < tabs[i].n_fk; k++)
             for (int j = 0; j < n; j++)
-                if (strcmp(tabs[j].name, tabs[i].fk_to[k]) == 0) {
+                if (strcmp(tabs[j].name, tabs[i].fk_to[k]) == 0)
                     tabs[i].fk_table[k] = j;
-                    tabs[j].referred = true;
-                }
     /* referred tables first */
     for (int done = 0; done < n;) {
         int pick = -1;

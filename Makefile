@@ -85,7 +85,7 @@ LIBEXECDIR ?= $(PREFIX)/libexec/eintune
 MANDIR     ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
-.PHONY: all test deps asan fuzz valgrind valgrind-device valgrind-worker \
+.PHONY: all test test-mpi deps asan asan-mpi fuzz valgrind valgrind-device valgrind-worker \
         valgrind-cli bench clean check-deps install uninstall
 all: $(BIN) $(WORKER) $(SOLIB)
 
@@ -127,6 +127,18 @@ $(BUILD)/tests/%.so: tests/so/%.c
 test: deps $(BIN) $(WORKER) $(SOLIB) $(TEST_BIN) $(TEST_SO)
 	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
+# The MPI tests (tests/mpi/, mpirun on this machine's PoCL device: a few
+# minutes), kept out of `make test`; .ci/run runs them after it.
+MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,\
+                  $(wildcard tests/mpi/test_*.c))
+test-mpi: $(BIN) $(WORKER) $(MPI_TEST_BIN)
+ifeq ($(MPI_LIBS),)
+	@echo "eintune: built without MPI: scale-out is off, nothing to test" >&2
+	@exit 1
+else
+	@BUILD=$(BUILD) sh tests/run.sh $(MPI_TEST_BIN)
+endif
+
 # Installs what `make` built (nothing is rebuilt that is up to date):
 # the CLI, the header, the shared library with its soname and .so links,
 # the static library, eintune.pc (from eintune.pc.in), the worker in
@@ -160,6 +172,13 @@ uninstall:
 # Installs the Debian packages that are missing; silent when all are there.
 deps:
 	@sh tools/deps.sh
+
+# make test-mpi on the ASan + UBSan build (.ci/run gives it the
+# LeakSanitizer suppressions of tests/lsan.supp, Open MPI's included).
+asan-mpi:
+	$(MAKE) BUILD=build-asan CC=clang \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" test-mpi
 
 # ASan + UBSan build of everything, in its own build directory.
 asan:

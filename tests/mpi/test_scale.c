@@ -1,0 +1,276 @@
+/*
+ * test_scale.c - `eintune tune` spread over the ranks of an MPI job
+ * (`make test-mpi`, not part of `make test`): mpirun -n 3 on the PoCL
+ * device answers every candidate once (the database and the JSON agree,
+ * no trial twice), both evaluating ranks did work, each bound to its own
+ * cores, the best is verified and re-timed on one rank; a device worker
+ * of one rank that stops answering (SIGSTOP, as a hung kernel or driver)
+ * costs that candidate a timeout and the run finishes; a rank whose
+ * device cannot be opened stops the whole run with a message that names
+ * the rank. The merged database of two runs answers `best`.
+ *
+ * mpirun runs as root here with --allow-run-as-root and, on a machine with
+ * fewer cores than ranks, --oversubscribe; $ET_MPIRUN overrides the
+ * launcher command.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char dir[64];
+static char bin[512];
+
+static const char *mpirun(void)
+{
+    const char *m = getenv("ET_MPIRUN");
+    return m && *m ? m : "mpirun --allow-run-as-root --oversubscribe";
+}
+
+/* Runs a shell command; its exit status. */
+static int run(const char *cmd)
+{
+    print_message("$ %s\n", cmd);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+static char *slurp(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int64_t count(const char *db, const char *sql)
+{
+    sqlite3 *c;
+    assert_int_equal(sqlite3_open(db, &c), SQLITE_OK);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(c));
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+    return n;
+}
+
+/* Every candidate of the JSON is one trial of the database and the other
+ * way round; returns the JSON (caller frees). */
+static cJSON *check_agree(const char *json_file, const char *db, int budget)
+{
+    char *text = slurp(json_file);
+    assert_non_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    cJSON *cands = cJSON_GetObjectItem(doc, "candidates");
+    int n = cJSON_GetArraySize(cands);
+    assert_int_equal(n, budget);
+    assert_int_equal(count(db, "SELECT count(*) FROM trials"), n);
+    assert_int_equal(count(db, "SELECT count(DISTINCT opts) FROM trials"),
+                     n);
+    sqlite3 *c;
+    assert_int_equal(sqlite3_open(db, &c), SQLITE_OK);
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_GetArrayItem(cands, i);
+        const char *opts = cJSON_GetObjectItem(e, "opts")->valuestring;
+        const char *status = cJSON_GetObjectItem(e, "status")->valuestring;
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_prepare_v2(c, "SELECT outcome FROM trials "
+                                               "WHERE opts = ?", -1, &st,
+                                            NULL), SQLITE_OK);
+        sqlite3_bind_text(st, 1, opts, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            fail_msg("candidate '%s' is not in the database", opts);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0),
+                            status);
+        assert_int_not_equal(sqlite3_step(st), SQLITE_ROW);
+        sqlite3_finalize(st);
+        /* the others were evaluated on a rank */
+        if (strcmp(status, "refused") != 0)
+            assert_true(cJSON_GetObjectItem(e, "rank")->valueint >= 1);
+    }
+    sqlite3_close(c);
+    return doc;
+}
+
+static void test_three_ranks(void **state)
+{
+    (void)state;
+    char cmd[2048], db[128], json[128];
+    snprintf(db, sizeof db, "%s/t.db", dir);
+    snprintf(json, sizeof json, "%s/t.json", dir);
+    snprintf(cmd, sizeof cmd,
+             "%s -n 3 %s tune 'xik,kj->xij' --shape x=256,i=16,k=16,j=16 "
+             "--dtype f32 --budget 24 --db %s --json %s > %s/t.out "
+             "2> %s/t.err", mpirun(), bin, db, json, dir, dir);
+    assert_int_equal(run(cmd), 0);
+    cJSON *doc = check_agree(json, db, 24);
+    /* both evaluating ranks worked, each on cores of its own */
+    cJSON *ranks = cJSON_GetObjectItem(doc, "ranks");
+    assert_int_equal(cJSON_GetArraySize(ranks), 3);
+    const char *cpus1 = NULL;
+    for (int r = 1; r < 3; r++) {
+        cJSON *e = cJSON_GetArrayItem(ranks, r);
+        assert_true(cJSON_GetObjectItem(e, "evaluations")->valueint > 0);
+        const char *cpus = cJSON_GetObjectItem(e, "cpus")->valuestring;
+        assert_true(cpus[0] != '\0');
+        if (r == 1)
+            cpus1 = cpus;
+        else if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+            assert_string_not_equal(cpus1, cpus);
+        assert_non_null(cJSON_GetObjectItem(e, "device")->valuestring);
+    }
+    /* the best is verified and was re-timed on one rank */
+    cJSON *best = cJSON_GetObjectItem(doc, "best");
+    assert_true(cJSON_IsObject(best));
+    cJSON *ver = cJSON_GetObjectItem(best, "verified");
+    assert_int_equal(cJSON_GetObjectItem(ver, "trials")->valueint, 3);
+    cJSON *rt = cJSON_GetObjectItem(best, "retimed");
+    assert_true(cJSON_IsObject(rt));
+    assert_string_equal(cJSON_GetObjectItem(rt, "status")->valuestring,
+                        "ok");
+    /* rank 0 waited without spinning: its CPU time is a small part of
+     * the wall time (a busy-polling MPI_Recv would take all of it) */
+    cJSON *sc = cJSON_GetObjectItem(doc, "scale");
+    double cpu = cJSON_GetObjectItem(sc, "cpu_s")->valuedouble;
+    double wall = cJSON_GetObjectItem(sc, "wall_s")->valuedouble;
+    print_message("rank 0: CPU %.2f s of %.2f s\n", cpu, wall);
+    assert_true(cpu < 0.5 * wall);
+    cJSON_Delete(doc);
+    /* only rank 0 wrote stdout: one report */
+    char out[128];
+    snprintf(out, sizeof out, "%s/t.out", dir);
+    char *text = slurp(out);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "einsum "));
+    assert_null(strstr(strstr(text, "einsum ") + 1, "\neinsum "));
+    free(text);
+}
+
+/* The pid of a device worker started by a rank (an eintune-worker whose
+ * parent is an eintune process), 0 when none yet. */
+static int find_worker(void)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    int found = 0;
+    while (d && !found && (de = readdir(d))) {
+        char p[300], buf[512];
+        snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        /* bin is DIR/eintune, the worker DIR/eintune-worker */
+        if (strstr(buf, "eintune-worker") &&
+            strncmp(buf, bin, strlen(bin)) == 0)
+            found = atoi(de->d_name);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static void test_hung_worker(void **state)
+{
+    (void)state;
+    char cmd[2048], db[128], json[128];
+    snprintf(db, sizeof db, "%s/h.db", dir);
+    snprintf(json, sizeof json, "%s/h.json", dir);
+    snprintf(cmd, sizeof cmd,
+             "%s -n 3 %s tune 'xik,kj->xij' --shape x=512,i=16,k=32,j=16 "
+             "--dtype f32 --budget 40 --db %s --json %s > %s/h.out "
+             "2> %s/h.err", mpirun(), bin, db, json, dir, dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(run(cmd));
+    int w = 0;
+    for (int i = 0; i < 300 && !w; i++) {
+        usleep(100000);
+        w = find_worker();
+    }
+    assert_true(w > 0);
+    usleep(1500000);
+    print_message("stopping device worker %d\n", w);
+    kill(w, SIGSTOP);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    cJSON *doc = check_agree(json, db, 40);
+    cJSON *fails = cJSON_GetObjectItem(doc, "failures");
+    cJSON *to = cJSON_GetObjectItem(fails, "timeout");
+    assert_non_null(to);
+    assert_true(to->valueint >= 1);
+    cJSON_Delete(doc);
+}
+
+static void test_rank_without_device(void **state)
+{
+    (void)state;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s -n 3 %s tune 'ij->i' --shape i=64,j=64 --dtype f32 "
+             "--budget 4 --device opencl:0,opencl:77 --db %s/x.db "
+             "> %s/x.out 2> %s/x.err", mpirun(), bin, dir, dir, dir);
+    int rc = run(cmd);
+    assert_int_not_equal(rc, 0);
+    char err[128];
+    snprintf(err, sizeof err, "%s/x.err", dir);
+    char *text = slurp(err);
+    assert_non_null(text);
+    print_message("%s", text);
+    assert_non_null(strstr(text, "rank 2"));
+    assert_non_null(strstr(text, "opencl:77"));
+    free(text);
+}
+
+int main(void)
+{
+    const char *b = getenv("ET_BUILD_DIR");
+    snprintf(bin, sizeof bin, "%s/eintune", b && *b ? b : "build");
+    snprintf(dir, sizeof dir, "/tmp/et_test_scale_%d", (int)getpid());
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    if (system(cmd) != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_three_ranks),
+        cmocka_unit_test(test_rank_without_device),
+        cmocka_unit_test(test_hung_worker),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return rc;
+}

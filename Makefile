@@ -40,6 +40,9 @@ endif
 ifneq ($(MPI_LIBS),)
 $(BUILD)/scale/%.o: CPPFLAGS += -DET_HAVE_MPI $(MPI_CFLAGS)
 endif
+# what eintune.pc asks for when the library was built with MPI
+PC_MPI_REQ  := $(if $(filter pkg-config,$(ET_MPI)), ompi-c)
+PC_MPI_LIBS := $(if $(filter mpicc,$(ET_MPI)),$(MPI_LIBS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(MPI_LIBS) \
            -ldl -lm -lpthread
 
@@ -160,7 +163,8 @@ install: $(BIN) $(WORKER) $(LIB) $(SOLIB)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeintune.a
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@PKGS@|$(PKGS)|g' eintune.pc.in \
+	    -e 's|@PKGS@|$(PKGS)$(PC_MPI_REQ)|g' \
+	    -e 's|@MPI_LIBS@|$(PC_MPI_LIBS)|g' eintune.pc.in \
 	    > $(DESTDIR)$(PKGCONFIGDIR)/eintune.pc
 	install -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/eintune-worker
 	install -m 644 man/eintune.1 $(DESTDIR)$(MANDIR)/man1/eintune.1

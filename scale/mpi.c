@@ -1,11 +1,9 @@
 /*
  * mpi.c - the ranks of a tuning run over MPI (see scale.h): joining the
- * job, an evaluating rank's loop, rank 0's executor, and the task farm
- * of campaigns. Compiled with ET_HAVE_MPI when the build found MPI;
+ * job, an evaluating rank's loop and rank 0's executor. Compiled with ET_HAVE_MPI when the build found MPI;
  * otherwise only the stubs at the end, which say that scale-out is off.
  */
 #include "scale/scale.h"
-#include "scale/farm.h"
 
 #include "base/clock.h"
 #include "measure/remote.h"
@@ -32,8 +30,7 @@
 
 /* Message kinds (tags). */
 enum {
-    TAG_HELLO = 1, TAG_JOB, TAG_RESULT, TAG_STOP, TAG_STATS,
-    TAG_ASK, TAG_TASK, TAG_DONE
+    TAG_HELLO = 1, TAG_JOB, TAG_RESULT, TAG_STOP, TAG_STATS
 };
 
 struct et_scale {
@@ -663,74 +660,6 @@ void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
     s->started = false;
 }
 
-/* ---- the task farm ------------------------------------------------------- */
-
-et_status et_farm_master(et_scale *s, int n_tasks, et_farm_done_fn done,
-                         void *arg, et_error *err)
-{
-    int next = 0, stopped = 0;
-    while (stopped < s->size - 1) {
-        MPI_Status pst;
-        void *buf = NULL;
-        int len = 0;
-        int rc = probe_wait(s->comm, MPI_ANY_SOURCE, MPI_ANY_TAG, &pst);
-        if (rc == MPI_SUCCESS)
-            rc = recv_probed(s->comm, &pst, &buf, &len);
-        if (rc != MPI_SUCCESS) {
-            free(buf);
-            return mpi_fail(err, rc, "waiting for the ranks");
-        }
-        int r = pst.MPI_SOURCE;
-        if (pst.MPI_TAG == TAG_DONE && len >= (int)sizeof(int32_t) &&
-            done) {
-            int32_t task;
-            memcpy(&task, buf, sizeof task);
-            done(arg, task, r, (char *)buf + sizeof task,
-                 (size_t)len - sizeof task);
-        }
-        free(buf);
-        if (pst.MPI_TAG != TAG_ASK && pst.MPI_TAG != TAG_DONE)
-            continue;
-        int32_t t = next < n_tasks ? next++ : -1;
-        MPI_Send(&t, 1, MPI_INT32_T, r, TAG_TASK, s->comm);
-        if (t < 0)
-            stopped++;
-    }
-    return ET_OK;
-}
-
-et_status et_farm_worker(et_scale *s, et_farm_run_fn run, void *arg,
-                         et_error *err)
-{
-    int rc = MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_ASK, s->comm);
-    while (rc == MPI_SUCCESS) {
-        MPI_Status pst;
-        int32_t task = -1;
-        rc = probe_wait(s->comm, 0, TAG_TASK, &pst);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Recv(&task, 1, MPI_INT32_T, 0, TAG_TASK, s->comm,
-                          MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS || task < 0)
-            break;
-        void *blob = NULL;
-        size_t n = 0;
-        run(arg, task, &blob, &n);
-        char *msg = malloc(sizeof task + n);
-        if (!msg) {
-            free(blob);
-            return et_errorf(err, ET_ERR_NOMEM, "out of memory");
-        }
-        memcpy(msg, &task, sizeof task);
-        if (n)
-            memcpy(msg + sizeof task, blob, n);
-        free(blob);
-        rc = MPI_Send(msg, (int)(sizeof task + n), MPI_BYTE, 0, TAG_DONE,
-                      s->comm);
-        free(msg);
-    }
-    return rc == MPI_SUCCESS ? ET_OK : mpi_fail(err, rc, "task farm");
-}
-
 #else /* !ET_HAVE_MPI */
 
 bool et_scale_available(void)
@@ -783,18 +712,6 @@ et_status et_scale_master_start(et_scale *s, et_tune_exec *x,
 void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
                           et_scale_figures *fig)
 {
-}
-
-et_status et_farm_master(et_scale *s, int n_tasks, et_farm_done_fn done,
-                         void *arg, et_error *err)
-{
-    return et_errorf(err, ET_ERR_UNSUPPORTED, "%s", OFF_MSG);
-}
-
-et_status et_farm_worker(et_scale *s, et_farm_run_fn run, void *arg,
-                         et_error *err)
-{
-    return et_errorf(err, ET_ERR_UNSUPPORTED, "%s", OFF_MSG);
 }
 
 #endif

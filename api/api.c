@@ -309,6 +309,32 @@ et_status api_fail_err(et_diag *d, et_status st, et_input in,
                                                   : et_status_str(st));
 }
 
+void api_problem_title(const et_einsum *e, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%s  ", e->text);
+    for (int a = 0; a < e->n_idx && len < cap; a++)
+        len += (size_t)snprintf(buf + len, cap - len, " %s=%lld",
+                                e->idx[a].name, (long long)e->idx[a].size);
+    if (len < cap)
+        len += (size_t)snprintf(buf + len, cap - len, "   ");
+    for (int k = 0; k < e->n_ops && len < cap; k++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", k ? "," : "",
+                                et_dtype_name(e->op[k].dtype));
+    if (len < cap)
+        snprintf(buf + len, cap - len, " -> %s", et_dtype_name(e->out.dtype));
+}
+
+unsigned api_roof_dtypes(const et_einsum *e)
+{
+    int64_t ops[ET_DTYPE_COUNT];
+    et_einsum_ops(e, ops);
+    unsigned mask = 0;
+    for (int t = 0; t < ET_DTYPE_COUNT; t++)
+        if (ops[t] > 0)
+            mask |= 1u << t;
+    return mask ? mask : 1u << e->out.dtype;
+}
+
 void api_json_problem(void *doc, const et_einsum *e)
 {
     cJSON *js = cJSON_AddObjectToObject(doc, "sizes");

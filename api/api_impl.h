@@ -58,4 +58,12 @@ void api_best_info_fill(const et_best *b, const et_device_info *info,
  * ["f64", ...], "output": "f64"}) to the JSON object doc (a cJSON *). */
 void api_json_problem(void *doc, const et_einsum *e);
 
+/* A chart's title line for the problem: "xik,kj->xij   x=64 i=16 k=16
+ * j=16   f32,f32 -> f32" (truncated to cap). */
+void api_problem_title(const et_einsum *e, char *buf, size_t cap);
+
+/* The dtypes whose compute roofs apply to e (bit 1 << dtype): those its
+ * ops are booked to (f16 data are computed in f32), else the output's. */
+unsigned api_roof_dtypes(const et_einsum *e);
+
 #endif /* ET_API_IMPL_H */

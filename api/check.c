@@ -19,6 +19,7 @@
 struct et_check_report {
     et_einsum e;
     int64_t ops[ET_DTYPE_COUNT];
+    int64_t ops_direct;   /* the loop nest's count, booked as ops are */
     int64_t bytes;
     double intensity;
     bool want_roof;       /* the roofline part was asked for */
@@ -65,6 +66,7 @@ et_status et_problem_check(const et_problem *p, const char *device,
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     r->e = p->e;
     et_einsum_ops(&r->e, r->ops);
+    r->ops_direct = et_einsum_ops_direct(&r->e);
     r->bytes = et_einsum_bytes(&r->e);
     int64_t total_ops = 0;
     for (int t = 0; t < ET_DTYPE_COUNT; t++)
@@ -110,6 +112,9 @@ void et_check_report_print(const et_check_report *r, FILE *f)
         if (r->ops[t] != 0 || t == (int)e->acc_dtype)
             fprintf(f, "ops %-6s %20" PRId64 "\n", et_dtype_name((et_dtype)t),
                     r->ops[t]);
+    if (r->ops_direct != r->ops[e->acc_dtype])
+        fprintf(f, "ops direct %20" PRId64 "  (the loop nest's count)\n",
+                r->ops_direct);
     fprintf(f, "bytes      %20" PRId64 "\n", r->bytes);
     fprintf(f, "intensity  %20.4f ops/byte\n", r->intensity);
     if (!r->want_roof)
@@ -158,6 +163,12 @@ char *et_check_report_json(const et_check_report *r)
                                   json_int(r->ops[t]));
     cJSON_AddItemToObject(doc, "ops", ops_obj);
     ops_obj = NULL;
+    /* the loop nest's count, booked to the same dtype as ops */
+    cJSON *direct = cJSON_AddObjectToObject(doc, "ops_direct");
+    if (!direct)
+        goto out;
+    cJSON_AddItemToObject(direct, et_dtype_name(e->acc_dtype),
+                          json_int(r->ops_direct));
     cJSON_AddItemToObject(doc, "bytes", json_int(r->bytes));
     cJSON_AddNumberToObject(doc, "intensity", r->intensity);
     if (r->have_roof) {

@@ -2,24 +2,34 @@
  * export.c - et_best_kernel_export: the best known kernel written for a
  * library to embed:
  *
- *   DIR/<kernel>.cl (or .cu)  the kernel source, as `codegen` prints it
- *   DIR/<kernel>.h            a C header: the kernel name, the argument
- *                             order (output, then the inputs in operand
- *                             order) with dtypes, shapes, index lists and
- *                             element counts, and the launch geometry
- *                             (OpenCL global/local sizes, CUDA grid/block)
+ *   DIR/<name>.cl (or .cu)  the kernel source, as `codegen` prints it but
+ *                           with the function called <name>
+ *   DIR/<name>.h            a C header: the kernel name, the argument
+ *                           order (output, then the inputs in operand
+ *                           order) with dtypes, shapes, index lists and
+ *                           element counts, and the launch geometry
+ *                           (OpenCL global/local sizes, CUDA grid/block)
  *
- * Header macros are prefixed with the kernel name in upper case (so that
- * several exported headers can be included together), e.g. for kernel
- * r_4_2_2_6_2: R_4_2_2_6_2_KERNEL_NAME, R_4_2_2_6_2_GLOBAL_SIZE. Each
+ * <name> is the caller's (a C identifier) or the renderer's name, which
+ * holds the loop sizes only, followed by the dtypes: r_16_12_8_f32 and
+ * r_16_12_8_f64 are the two kernels of one shape, which must be able to
+ * live in one directory and one program. Header macros are prefixed with
+ * the name in upper case and the include guard is made from it, so
+ * several exported headers can be included together, e.g. for
+ * r_4_2_2_6_2_f32: R_4_2_2_6_2_F32_KERNEL_NAME, ..._GLOBAL_SIZE. Each
  * header also defines ET_EXPORT(x) -> <PREFIX>x unless ET_EXPORT is
  * already defined, for a program that includes a single exported kernel
  * (examples/export_demo.c).
  *
- * Files are written under a temporary name in DIR and renamed, so a
- * reader never sees half a file. DIR is created (with its parents) when
- * missing. A file of the same name that eintune did not write (it lacks
- * the first-line marker) is never overwritten.
+ * What is in the way: a file of the same name that eintune did not write
+ * (it lacks the first-line marker) is never overwritten; one eintune
+ * wrote for another kernel (another problem, other opts, another backend)
+ * is replaced only when the caller forces it; one that holds this very
+ * kernel is rewritten (its timings may be newer). The header's marker
+ * line names the kernel by a hash of its source, so that is the test.
+ * Both files are checked before either is written, and each is written
+ * under a temporary name in DIR and renamed, so a reader never sees half
+ * a file. DIR is created (with its parents) when missing.
  */
 #include "api/best_impl.h"
 
@@ -65,17 +75,208 @@ static int make_dirs(const char *path)
     return 0;
 }
 
-/* 0: path is absent or starts with mark (ours); 1: something else. */
-static int foreign_file(const char *path, const char *mark)
+/* What a file in the way holds. */
+typedef enum file_state {
+    FILE_ABSENT = 0,
+    FILE_SAME,      /* eintune's, this kernel */
+    FILE_OTHER,     /* eintune's, another kernel */
+    FILE_FOREIGN    /* not written by eintune export (or unreadable) */
+} file_state;
+
+/* The whole file (malloc'ed, NUL-terminated), NULL when it cannot be read
+ * (errno says why) or is over 64 MiB. */
+static char *read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return errno == ENOENT ? 0 : 1;
-    char head[128] = "";
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    head[n] = '\0';
+        return NULL;
+    et_sbuf b;
+    et_sbuf_init(&b);
+    char chunk[8192];
+    size_t n, total = 0;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 &&
+           (total += n) <= ((size_t)64 << 20))
+        et_sbuf_printf(&b, "%.*s", (int)n, chunk);
+    int bad = ferror(f) || total > ((size_t)64 << 20);
     fclose(f);
-    return strncmp(head, mark, strlen(mark)) != 0;
+    char *text = et_sbuf_take(&b);
+    if (bad || !text) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The source at path against the one to write: an eintune source starts
+ * "// eintune " (transforms/); the same kernel is the same text. */
+static file_state source_state(const char *path, const char *source)
+{
+    if (access(path, F_OK) != 0 && errno == ENOENT)
+        return FILE_ABSENT;
+    char *text = read_text(path);
+    if (!text)
+        return FILE_FOREIGN;
+    file_state s = strncmp(text, "// eintune ", 11) != 0 ? FILE_FOREIGN
+                   : strcmp(text, source) == 0           ? FILE_SAME
+                                                         : FILE_OTHER;
+    free(text);
+    return s;
+}
+
+/* The header at path against the marker line it would get (mark, through
+ * its newline): the marker names the kernel, its backend and its
+ * source's hash. */
+static file_state header_state(const char *path, const char *mark)
+{
+    if (access(path, F_OK) != 0 && errno == ENOENT)
+        return FILE_ABSENT;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return FILE_FOREIGN;
+    char head[512] = "";
+    if (!fgets(head, sizeof head, f))
+        head[0] = '\0';
+    fclose(f);
+    if (strncmp(head, HEADER_MARK, strlen(HEADER_MARK)) != 0)
+        return FILE_FOREIGN;
+    return strcmp(head, mark) == 0 ? FILE_SAME : FILE_OTHER;
+}
+
+/* What the eintune source at path is for ("opencl kernel for ij,jk->ik
+ * (f32,f32 -> f32, ...), opts: ..."), "" when it cannot be told. */
+static void describe_source(const char *path, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    char l1[600] = "", l2[600] = "";
+    if (fgets(l1, sizeof l1, f) && strncmp(l1, "// eintune ", 11) == 0) {
+        if (!fgets(l2, sizeof l2, f) || strncmp(l2, "// opts: ", 9) != 0)
+            l2[0] = '\0';
+        l1[strcspn(l1, "\n")] = '\0';
+        l2[strcspn(l2, "\n")] = '\0';
+        snprintf(buf, cap, "%.300s%s%.300s", l1 + 11,
+                 l2[0] ? ", opts " : "", l2[0] ? l2 + 9 : "");
+    }
+    fclose(f);
+}
+
+/* FNV-1a, 64 bits: the source's identity in the header's marker. */
+static unsigned long long text_hash(const char *s)
+{
+    unsigned long long h = 14695981039346656037ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Words a kernel cannot be called: C's keywords, OpenCL C's qualifiers
+ * and types. (Names the kernel's own code uses are caught by
+ * name_used_once on the rendered source.) */
+static const char *const reserved_words[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do",
+    "double", "else", "enum", "extern", "float", "for", "goto", "if",
+    "inline", "int", "long", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+    "unsigned", "void", "volatile", "while", "bool", "true", "false",
+    "kernel", "global", "local", "constant", "private", "read_only",
+    "write_only", "read_write", "uniform", "pipe", "half", "uchar",
+    "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "intptr_t",
+    "uintptr_t", "main", "NULL",
+};
+
+et_status et_export_name_validate(const char *name, et_diag *diag)
+{
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    if (!name || !name[0])
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "the kernel's name is empty");
+    size_t n = strlen(name);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (!(isalpha(c) || c == '_' || (i > 0 && isdigit(c))) || c > 127) {
+            et_status st = api_fail(
+                diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                "name '%.100s%s' is not a C identifier: '%c' at %zu "
+                "(letters, digits and '_', not starting with a digit)",
+                name, n > 100 ? "..." : "", isprint(c) ? c : '?', i + 1);
+            diag->pos = (int)i;
+            return st;
+        }
+    }
+    if (n > 100)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "name '%.100s...' is longer than 100 characters",
+                        name);
+    if (name[0] == '_' && (name[1] == '_' || isupper((unsigned char)name[1])))
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "name '%s' is reserved to the compiler (it starts "
+                        "with '__' or '_' and a capital)",
+                        name);
+    for (size_t w = 0; w < sizeof reserved_words / sizeof *reserved_words;
+         w++)
+        if (strcmp(name, reserved_words[w]) == 0)
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "name '%s' is a keyword or type of C or OpenCL "
+                            "C",
+                            name);
+    /* vector types: float4, uint16, ... */
+    static const char *const scalars[] = {"char", "uchar", "short", "ushort",
+                                          "int", "uint", "long", "ulong",
+                                          "float", "double", "half"};
+    for (size_t t = 0; t < sizeof scalars / sizeof *scalars; t++) {
+        size_t l = strlen(scalars[t]);
+        const char *w = name + l;
+        if (strncmp(name, scalars[t], l) == 0 &&
+            (!strcmp(w, "2") || !strcmp(w, "3") || !strcmp(w, "4") ||
+             !strcmp(w, "8") || !strcmp(w, "16")))
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "name '%s' is an OpenCL C vector type", name);
+    }
+    return ET_OK;
+}
+
+/* Does name appear in source as a whole identifier exactly once (as the
+ * kernel's name)? Otherwise it would clash with something the kernel's
+ * code uses (a built-in, an argument, a variable). */
+static int name_used_once(const char *source, const char *name)
+{
+    size_t n = strlen(name);
+    int count = 0;
+    for (const char *p = source; (p = strstr(p, name)) != NULL; p += n) {
+        int before = p > source && (isalnum((unsigned char)p[-1]) ||
+                                    p[-1] == '_');
+        int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+        count += !before && !after;
+    }
+    return count == 1;
+}
+
+/* "_f32" when every operand and the output have one dtype, else
+ * "_f16_to_f32" (one input dtype) or "_f32_f64_to_f64". */
+static void dtype_suffix(const et_einsum *e, char *buf, size_t cap)
+{
+    int same_in = 1;
+    for (int k = 1; k < e->n_ops; k++)
+        same_in = same_in && e->op[k].dtype == e->op[0].dtype;
+    et_dtype out = e->out.dtype;
+    if (e->n_ops == 0 || (same_in && e->op[0].dtype == out)) {
+        snprintf(buf, cap, "_%s", et_dtype_name(out));
+        return;
+    }
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < (same_in ? 1 : e->n_ops) && len < cap; k++)
+        len += (size_t)snprintf(buf + len, cap - len, "_%s",
+                                et_dtype_name(e->op[k].dtype));
+    if (len < cap)
+        snprintf(buf + len, cap - len, "_to_%s", et_dtype_name(out));
 }
 
 /* Writes text to path through a temporary file in the same directory. */
@@ -151,7 +352,8 @@ static void index_list(et_sbuf *b, const et_operand *o, int max_rank)
 /* The header text of the exported kernel. */
 static char *header_text(const et_einsum *e, const et_device_info *info,
                          const et_best *best, const et_rendered *r,
-                         et_backend_kind bk, const char *src_file)
+                         et_backend_kind bk, const char *mark,
+                         const char *src_file)
 {
     et_sbuf b;
     et_sbuf_init(&b);
@@ -174,7 +376,7 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
             max_rank = args[a]->rank;
     }
 
-    et_sbuf_printf(&b, HEADER_MARK "%s (%s) */\n", r->name, et_backend_name(bk));
+    et_sbuf_printf(&b, "%s", mark);
     et_sbuf_printf(&b,
               "/*\n"
               " * Generated by eintune %s; regenerate rather than edit.\n"
@@ -200,7 +402,8 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
               "are IEEE\n * binary16 bits (uint16_t).\n"
               " */\n"
               "#ifndef %s\n#define %s\n\n",
-              opts[0] ? opts : "-", dev, et_backend_name(info->target.backend),
+              opts[0] ? opts : "untransformed", dev,
+              et_backend_name(info->target.backend),
               info->driver_version, t->median_s, t->low_s, t->high_s,
               src_file, guard, guard);
     et_sbuf_printf(&b, "#define %sKERNEL_NAME \"%s\"\n", P, r->name);
@@ -339,6 +542,8 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "backend must be opencl or cuda, not '%s'",
                         o->backend);
+    if (o->name && et_export_name_validate(o->name, diag) != ET_OK)
+        return diag->status;
     const et_einsum *e = &bk->e;
     const et_device_info *info = &bk->info;
     const et_best *best = &bk->best;
@@ -362,17 +567,48 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
         tg.backend = bk_kind;
     }
     char reason[512] = "";
+    char name[160] = "";
     et_status st = et_kernel_init(e, &tg, &k);
     if (st == ET_OK)
         st = et_kernel_apply_opts(k, best->opt, best->n_opts, reason,
                                   sizeof reason);
-    if (st == ET_OK)
-        st = et_kernel_render(k, bk_kind, NULL, &rend);
     if (st != ET_OK) {
         api_fail(diag, st, ET_INPUT_NONE,
                  "cannot render the kernel for %s: %s",
                  et_backend_name(bk_kind),
                  reason[0] ? reason : et_status_str(st));
+        goto out;
+    }
+    if (o->name) {
+        snprintf(name, sizeof name, "%s", o->name);
+    } else {
+        char base[160], suffix[160];
+        et_kernel_name(k, base, sizeof base);
+        dtype_suffix(e, suffix, sizeof suffix);
+        if (strlen(base) + strlen(suffix) >= 101) {
+            st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                          "the kernel's name %s%s would be over 100 "
+                          "characters: give it a name",
+                          base, suffix);
+            goto out;
+        }
+        snprintf(name, sizeof name, "%.100s%.50s", base, suffix);
+    }
+    et_render_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.name = name;
+    st = et_kernel_render(k, bk_kind, &ro, &rend);
+    if (st != ET_OK) {
+        api_fail(diag, st, ET_INPUT_NONE,
+                 "cannot render the kernel for %s: %s",
+                 et_backend_name(bk_kind), et_status_str(st));
+        goto out;
+    }
+    if (!name_used_once(rend.source, name)) {
+        st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                      "name '%s' is used inside the kernel's code (an "
+                      "argument, a variable or a built-in): choose another",
+                      name);
         goto out;
     }
 
@@ -382,8 +618,16 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
     snprintf(out->source, sizeof out->source, "%s/%s", dir, src_file);
     snprintf(out->header, sizeof out->header, "%s/%s.h", dir, rend.name);
     snprintf(out->kernel, sizeof out->kernel, "%s", rend.name);
+    size_t i;
+    for (i = 0; rend.name[i] && i + 2 < sizeof out->prefix; i++)
+        out->prefix[i] = (char)toupper((unsigned char)rend.name[i]);
+    out->prefix[i++] = '_';
+    out->prefix[i] = '\0';
     out->backend = bk_kind;
-    hdr = header_text(e, info, best, &rend, bk_kind, src_file);
+    char mark[300];
+    snprintf(mark, sizeof mark, HEADER_MARK "%s (%s), source %016llx */\n",
+             rend.name, et_backend_name(bk_kind), text_hash(rend.source));
+    hdr = header_text(e, info, best, &rend, bk_kind, mark, src_file);
     if (!hdr) {
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;
@@ -394,15 +638,36 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
         snprintf(diag->file, sizeof diag->file, "%s", dir);
         goto out;
     }
-    /* the source starts "// eintune <backend> kernel" (transforms/) */
-    if (foreign_file(out->source, "// eintune ") ||
-        foreign_file(out->header, HEADER_MARK)) {
+    /* both files are looked at before either is written */
+    const char *paths[2] = {out->source, out->header};
+    file_state fs[2] = {source_state(out->source, rend.source),
+                        header_state(out->header, mark)};
+    for (int f = 0; f < 2; f++) {
+        if (fs[f] != FILE_FOREIGN)
+            continue;
         st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_FILE,
-                      "%s or %s exists and was not written by eintune "
-                      "export; not overwriting it",
-                      out->source, out->header);
+                      "%s exists and was not written by eintune export; "
+                      "not overwriting it (remove it, or export under "
+                      "another name)",
+                      paths[f]);
+        snprintf(diag->file, sizeof diag->file, "%.511s", paths[f]);
         goto out;
     }
+    for (int f = 0; f < 2 && !o->force; f++) {
+        if (fs[f] != FILE_OTHER)
+            continue;
+        char what[700];
+        describe_source(out->source, what, sizeof what);
+        st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_FILE,
+                      "%s holds another exported kernel%s%s%s; not "
+                      "replacing it unless forced (--force), or export "
+                      "this one under another name (--name)",
+                      paths[f], what[0] ? " (" : "", what,
+                      what[0] ? ")" : "");
+        snprintf(diag->file, sizeof diag->file, "%.511s", paths[f]);
+        goto out;
+    }
+    out->replaced = fs[0] == FILE_OTHER || fs[1] == FILE_OTHER;
     if (write_atomic(out->source, rend.source) != 0 ||
         write_atomic(out->header, hdr) != 0) {
         st = api_fail(diag, ET_ERR_IO, ET_INPUT_FILE,

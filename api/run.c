@@ -468,10 +468,29 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
     if (plot) {
         et_plot_point pt = {r->roof.intensity,
                             (double)r->roof.ops_total / median / 1e9};
-        char title[ET_MAX_TEXT + 300];
-        snprintf(title, sizeof title, "%s on %s", r->e->text,
-                 r->dev->info.name);
-        et_plot pl = {&pk, title, &pt, 1, 0, NULL};
+        char title[ET_MAX_TEXT + 300], sub[2600], opts[2048] = "";
+        api_problem_title(r->e, title, sizeof title);
+        if (r->kern)
+            et_opts_format(r->kern->opts, r->kern->n_opts, opts,
+                           sizeof opts);
+        snprintf(sub, sizeof sub, "%.255s (%s)   %.2000s, median %.4g ms",
+                 r->dev->info.name,
+                 et_backend_name(r->dev->info.target.backend),
+                 opts[0] ? opts : "untransformed", median * 1e3);
+        char label[96];
+        snprintf(label, sizeof label, "this kernel: %.3g GOps/s, %.3g %% of "
+                 "the roofline",
+                 pt.gops, 100 * et_roofline_ratio(&r->roof, median));
+        et_plot pl;
+        memset(&pl, 0, sizeof pl);
+        pl.peaks = &pk;
+        pl.title = title;
+        pl.subtitle = sub;
+        pl.points = &pt;
+        pl.n_points = 1;
+        pl.best = 0;
+        pl.best_label = label;
+        pl.roof_dtypes = api_roof_dtypes(r->e);
         char pwhy[256] = "";
         et_status st = et_plot_write(plot, &pl, pwhy, sizeof pwhy);
         if (st != ET_OK) {

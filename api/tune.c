@@ -46,7 +46,45 @@ struct et_tune_report {
     int rank, n_ranks;
     et_scale_rank *ranks;
     et_scale_figures fig;
+    char roof_note[256];      /* the peaks were measured again: why */
 };
+
+/* The best's timing as the report gives it: the race's when it ran. */
+static const et_timing *best_timing(const et_tune_result *res)
+{
+    if (res->race.ran && res->race.chosen >= 0)
+        return &res->race.e[res->race.chosen].timing;
+    return &res->cand[res->best].timing;
+}
+
+/* The speed-up over the untransformed kernel when it means something:
+ * from the race, or both times measured in this run (no interval then).
+ * 0 when the best's time is from the database. */
+static double best_speedup(const et_tune_result *res, double ci[2])
+{
+    ci[0] = ci[1] = 0;
+    if (res->best < 0)
+        return 0;
+    if (res->race.ran) {
+        ci[0] = res->race.speedup_lo;
+        ci[1] = res->race.speedup_hi;
+        return res->race.speedup;
+    }
+    const et_tune_candidate *b = &res->cand[res->best];
+    if (b->cached || !(b->timing.median_s > 0))
+        return 0;
+    return res->baseline.median_s / b->timing.median_s;
+}
+
+/* "2024-05-01 14:03" (local time) of a Unix time. */
+static void date_text(int64_t t, char *buf, size_t cap)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (t <= 0 || !localtime_r(&tt, &tm) ||
+        !strftime(buf, cap, "%Y-%m-%d %H:%M", &tm))
+        snprintf(buf, cap, "an unknown date");
+}
 
 /* What the tuning loop tells per candidate, in the public form. */
 typedef struct tune_bridge {
@@ -153,6 +191,11 @@ static et_status tune_opts_map(const et_tune_options *o, et_tune_opts *to,
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "bound %g is below 1: it would cut candidates "
                         "faster than the best so far", o->bound);
+    if (o->race > ET_RACE_MAX - 1)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "race %d: at most %d candidates race the "
+                        "untransformed kernel", o->race, ET_RACE_MAX - 1);
+    to->race_k = o->race == 0 ? 3 : o->race < 0 ? 0 : o->race;
     to->search.cut_factor = o->bound;
     to->search.budget = o->budget;
     to->search.time_limit_s = o->time_limit_s;
@@ -259,6 +302,52 @@ static void log_scale(const et_tune_options *o, const et_tune_report *r)
                  "rank %d: %d evaluations, busy %.1f s, idle %.1f s",
                  k, r->ranks[k].evaluations, r->ranks[k].busy_s,
                  r->ranks[k].idle_s);
+}
+
+/* A roofline is a ceiling: when the best's whole interval lies below the
+ * roofline time, the peaks (from older micro-benchmarks or a busy moment)
+ * are measured once more and the roofline recomputed; the report says so.
+ * Peaks from an override file are the user's and stay. */
+static void roof_check(const et_problem *p, const et_tune_options *o,
+                       et_device *dev, et_db *db, et_tune_report *r)
+{
+    const et_timing *bt = best_timing(&r->res);
+    if (!(bt->high_s < r->roof.time_s) ||
+        r->peaks.source == ET_PEAKS_OVERRIDE)
+        return;
+    double before = 100 * r->roof.time_s / bt->median_s;
+    if (!dev) {
+        /* rank 0 of a scaled-out run has no device to measure them on */
+        snprintf(r->roof_note, sizeof r->roof_note, "the best measured "
+                 "%.0f %% of the roofline of the stored peaks; run `eintune "
+                 "peaks --remeasure` on a rank's machine", before);
+        api_logf(o->log, o->log_arg, ET_LOG_WARN, "%s", r->roof_note);
+        return;
+    }
+    api_logf(o->log, o->log_arg, ET_LOG_WARN,
+             "the best measures %.0f %% of its roofline (its interval is "
+             "above the roof): measuring the peaks again", before);
+    et_peaks_get_opts po;
+    memset(&po, 0, sizeof po);
+    po.remeasure = true;
+    et_error err = {{0}};
+    char why[256] = "";
+    et_peaks pk;
+    et_roofline roof;
+    if (et_peaks_get_db(dev, db, &po, &pk, &err) != ET_OK ||
+        et_roofline_compute(&p->e, &pk, &roof, why, sizeof why) != ET_OK) {
+        snprintf(r->roof_note, sizeof r->roof_note, "the best measured "
+                 "%.0f %% of the roofline; measuring the peaks again "
+                 "failed: %.120s", before, err.msg[0] ? err.msg : why);
+        return;
+    }
+    r->peaks = pk;
+    r->roof = roof;
+    snprintf(r->roof_note, sizeof r->roof_note, "the best measured %.0f %% "
+             "of the roofline of the stored peaks, so the peaks were "
+             "measured again: now %.0f %%", before,
+             100 * roof.time_s / bt->median_s);
+    api_logf(o->log, o->log_arg, ET_LOG_WARN, "%s", r->roof_note);
 }
 
 /* The run behind et_tune and et_tune_run_full; roofline: look up the
@@ -427,6 +516,8 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     st = et_tune_run(dev, b, &to, &r->res, &err);
     if (st != ET_OK)
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
+    else if (r->have_roof && r->res.best >= 0)
+        roof_check(p, o, dev, db, r);
 out:
     if (sc && r->rank == 0) {
         et_scale_master_stop(sc, r->ranks, &r->fig);
@@ -493,13 +584,17 @@ void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out)
         out->found = 1;
         snprintf(out->opts, sizeof out->opts, "%s", c->opts);
         snprintf(out->kernel, sizeof out->kernel, "%s", c->kernel);
-        out->time_s = c->timing.median_s;
-        out->ci95_s[0] = c->timing.low_s;
-        out->ci95_s[1] = c->timing.high_s;
-        out->gops = c->timing.median_s > 0
-                        ? (double)r->ops_total / c->timing.median_s / 1e9
+        const et_timing *bt = best_timing(res);
+        out->time_s = bt->median_s;
+        out->ci95_s[0] = bt->low_s;
+        out->ci95_s[1] = bt->high_s;
+        out->gops = bt->median_s > 0
+                        ? (double)r->ops_total / bt->median_s / 1e9
                         : 0;
+        out->speedup = best_speedup(res, out->speedup_ci95);
     }
+    out->raced = res->race.ran;
+    out->duplicates = res->duplicates;
 }
 
 et_status et_tune(const et_problem *p, const et_tune_options *o,
@@ -538,12 +633,84 @@ int et_tune_report_candidate(const et_tune_report *r, int i,
         out->ci95_s[1] = c->timing.high_s;
     }
     out->cached = c->cached;
+    out->elapsed_s = c->done_s;
+    out->duplicate_of = c->duplicate_of;
     return 0;
 }
 
 int et_tune_report_has_roofline(const et_tune_report *r)
 {
     return r->have_roof;
+}
+
+/* "95 % interval [a, b]" of the race's lead, or why there is none. */
+static void interval_text(const et_tune_race *R, char *buf, size_t cap)
+{
+    if (isfinite(R->faster_lo) && isfinite(R->faster_hi))
+        snprintf(buf, cap, "95 %% interval [%.1f, %.1f]", R->faster_lo,
+                 R->faster_hi);
+    else
+        snprintf(buf, cap, "no interval: too few rounds");
+}
+
+/* The race's lines of the report. */
+static void print_race(const et_tune_race *R, int n_ranks, FILE *f)
+{
+    char where[32] = "";
+    if (n_ranks > 1)
+        snprintf(where, sizeof where, " on rank %d", R->rank);
+    fprintf(f, "race        %d kernels, %d rounds round robin on the same "
+               "inputs%s (%.1f s)%s%s\n",
+            R->n, R->rounds, where, R->elapsed_s, R->note[0] ? "; " : "",
+            R->note);
+    for (int i = 0; i < R->n; i++) {
+        const et_tune_race_entry *e = &R->e[i];
+        fprintf(f, "            %-36s %.4g ms [%.4g, %.4g]%s\n",
+                e->opts[0] ? e->opts : "untransformed",
+                e->timing.median_s * 1e3, e->timing.low_s * 1e3,
+                e->timing.high_s * 1e3,
+                i == R->chosen ? "  chosen"
+                : e->tied      ? "  tied"
+                : !e->eligible ? "  (not a candidate)"
+                               : "");
+    }
+    const et_tune_race_entry *c = &R->e[R->chosen];
+    const char *cn = c->opts[0] ? c->opts : "untransformed";
+    if (R->verdict == ET_RACE_ALONE) {
+        fprintf(f, "verdict     %s alone (the untransformed kernel is no "
+                   "candidate)\n", cn);
+    } else if (R->verdict == ET_RACE_FASTER) {
+        const et_tune_race_entry *ru = &R->e[R->runner_up];
+        char iv[96];
+        interval_text(R, iv, sizeof iv);
+        fprintf(f, "verdict     %s is faster than the runner-up (%s) by "
+                   "%.1f %% (%s)\n",
+                cn, ru->opts[0] ? ru->opts : "untransformed", R->faster_pct,
+                iv);
+    } else {
+        fprintf(f, "verdict     tied: ");
+        int shown = 0;
+        for (int i = 0; i < R->n; i++) {
+            if (!R->e[i].tied)
+                continue;
+            fprintf(f, "%s%s", shown++ ? ", " : "",
+                    R->e[i].opts[0] ? R->e[i].opts : "untransformed");
+        }
+        const et_tune_race_entry *fa = &R->e[R->fastest];
+        const et_tune_race_entry *tw = &R->e[R->tie_with];
+        char iv[96];
+        if (isfinite(R->tie_lo) && isfinite(R->tie_hi))
+            snprintf(iv, sizeof iv, "95 %% interval [%.1f, %.1f]", R->tie_lo,
+                     R->tie_hi);
+        else
+            snprintf(iv, sizeof iv, "no interval: too few rounds");
+        fprintf(f, " are not shown apart (the fastest median, %s, leads %s "
+                   "by %.1f %%, %s); chose %s (%s)\n",
+                fa->opts[0] ? fa->opts : "untransformed",
+                tw->opts[0] ? tw->opts : "untransformed", R->tie_pct, iv, cn,
+                R->chosen == R->fastest ? "fewest opts, fastest median"
+                                        : "fewest opts among them");
+    }
 }
 
 void et_tune_report_print(const et_tune_report *r, FILE *f)
@@ -566,40 +733,61 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
         n_failed += res->failures[o];
     fprintf(f,
             "candidates  %d evaluated in this run, %d answered from the "
-            "database; %d failed, refused or cut at the bound\n",
-            res->evaluations, res->cached, n_failed);
+            "database, %d the same kernel as an earlier one; %d failed, "
+            "refused or cut at the bound\n",
+            res->evaluations, res->cached, res->duplicates, n_failed);
+    double race_s = res->race.ran ? res->race.elapsed_s : 0;
     if (res->evaluations > 0 && r->n_ranks > 1)
         fprintf(f,
                 "spent       %.1f s; on the %d ranks together: untransformed "
                 "%.1f, builds %.1f (%.3f s a candidate), verification %.1f, "
-                "timing %.1f\n",
+                "timing %.1f; race %.1f on rank %d\n",
                 res->elapsed_s, r->n_ranks - 1, res->baseline_s,
                 res->build_s, res->build_s / res->evaluations,
-                res->verify_s, res->timing_s);
+                res->verify_s, res->timing_s, race_s, res->race.rank);
     else if (res->evaluations > 0)
         fprintf(f,
                 "spent       %.1f s: untransformed %.1f, builds %.1f (%.3f s "
-                "a candidate), verification %.1f, timing %.1f, reference and "
-                "search %.1f\n",
+                "a candidate), verification %.1f, timing %.1f, race %.1f, "
+                "reference and search %.1f\n",
                 res->elapsed_s, res->baseline_s, res->build_s,
                 res->build_s / res->evaluations, res->verify_s,
-                res->timing_s,
+                res->timing_s, race_s,
                 res->elapsed_s - res->baseline_s - res->build_s -
-                    res->verify_s - res->timing_s);
-    fprintf(f, "untransformed %.4g ms\n", res->baseline.median_s * 1e3);
+                    res->verify_s - res->timing_s - race_s);
+    if (res->race.ran)
+        print_race(&res->race, r->n_ranks, f);
+    else if (res->race.note[0])
+        fprintf(f, "race        %s\n", res->race.note);
+    fprintf(f, "untransformed %.4g ms (%s)\n", res->baseline.median_s * 1e3,
+            res->race.ran ? "race" : "timed in this run");
     if (res->best >= 0) {
         const et_tune_candidate *best = &res->cand[res->best];
+        const et_timing *bt = best_timing(res);
         char ptext[512];
         et_tune_params_text(best->params, ptext, sizeof ptext);
         fprintf(f, "best        %s\n",
                 best->opts[0] ? best->opts : "untransformed");
         if (ptext[0])
             fprintf(f, "params      %s\n", ptext);
-        fprintf(f, "time        %.4g ms [%.4g, %.4g], %.1fx the untransformed "
-                   "kernel\n",
-                best->timing.median_s * 1e3, best->timing.low_s * 1e3,
-                best->timing.high_s * 1e3,
-                res->baseline.median_s / best->timing.median_s);
+        fprintf(f, "time        %.4g ms [%.4g, %.4g]", bt->median_s * 1e3,
+                bt->low_s * 1e3, bt->high_s * 1e3);
+        double ci[2];
+        double sp = best_speedup(res, ci);
+        if (res->race.ran) {
+            fprintf(f, " (race), %.3gx the untransformed kernel (95 %% "
+                       "interval [%.3g, %.3g])\n", sp, ci[0], ci[1]);
+        } else if (best->cached) {
+            char date[64];
+            date_text(best->db_created_at, date, sizeof date);
+            fprintf(f, " (from the database, measured %s); no speed-up: "
+                       "the untransformed kernel was timed in this run "
+                       "(--race or --retime compare them in one run)\n",
+                    date);
+        } else {
+            fprintf(f, " (this run), %.3gx the untransformed kernel (timed "
+                       "apart, no interval)\n", sp);
+        }
         if (res->retimed && res->retime_outcome == ET_OUTCOME_OK)
             fprintf(f, "re-timed    %.4g ms [%.4g, %.4g] on rank %d\n",
                     res->retime.median_s * 1e3, res->retime.low_s * 1e3,
@@ -608,7 +796,9 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
         et_verify_summary(&best->verify, vl, sizeof vl);
         fprintf(f, "%s\n\n", vl);
         if (r->have_roof)
-            et_roofline_table(f, &r->roof, best->timing.median_s);
+            et_roofline_table(f, &r->roof, bt->median_s);
+        if (r->roof_note[0])
+            fprintf(f, "note: %s\n", r->roof_note);
     } else {
         fprintf(f, "best        none: no candidate passed\n");
     }
@@ -647,6 +837,95 @@ static cJSON *candidate_json(const et_tune_candidate *c,
     cJSON_AddBoolToObject(j, "cached", c->cached);
     if (r->n_ranks > 1)
         cJSON_AddNumberToObject(j, "rank", c->rank);
+    cJSON_AddNumberToObject(j, "elapsed_s", c->done_s);
+    if (c->cached)
+        cJSON_AddNumberToObject(j, "measured_at", (double)c->db_created_at);
+    if (c->duplicate_of >= 0)
+        cJSON_AddNumberToObject(j, "duplicate_of", c->duplicate_of);
+    else
+        cJSON_AddNullToObject(j, "duplicate_of");
+    return j;
+}
+
+/* A number, or null when it is not finite. */
+static cJSON *num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *pair_json(double a, double b)
+{
+    if (!isfinite(a) || !isfinite(b))
+        return cJSON_CreateNull();
+    cJSON *j = cJSON_CreateArray();
+    cJSON_AddItemToArray(j, cJSON_CreateNumber(a));
+    cJSON_AddItemToArray(j, cJSON_CreateNumber(b));
+    return j;
+}
+
+static cJSON *race_json(const et_tune_race *R)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "ran", R->ran);
+    cJSON_AddStringToObject(j, "note", R->note);
+    if (!R->ran)
+        return j;
+    cJSON_AddStringToObject(j, "method",
+                            "round robin on the same inputs; per pair, the "
+                            "median of the per-round log time ratios with "
+                            "its sign-test interval, Bonferroni-corrected "
+                            "over the pairs; tied kernels: the fewest opts");
+    cJSON_AddNumberToObject(j, "rounds", R->rounds);
+    cJSON_AddNumberToObject(j, "rounds_planned", R->rounds_planned);
+    cJSON_AddNumberToObject(j, "conf", R->conf);
+    cJSON_AddNumberToObject(j, "pair_conf", R->pair_conf);
+    cJSON_AddStringToObject(j, "verdict", et_race_verdict_name(R->verdict));
+    cJSON_AddNumberToObject(j, "chosen", R->chosen);
+    cJSON_AddNumberToObject(j, "fastest", R->fastest);
+    if (R->runner_up >= 0) {
+        cJSON_AddNumberToObject(j, "runner_up", R->runner_up);
+        cJSON_AddNumberToObject(j, "faster_pct", R->faster_pct);
+        cJSON_AddItemToObject(j, "faster_pct_ci95",
+                              pair_json(R->faster_lo, R->faster_hi));
+    } else {
+        cJSON_AddNullToObject(j, "runner_up");
+    }
+    if (R->tie_with >= 0) {
+        cJSON *jt = cJSON_AddObjectToObject(j, "tie");
+        cJSON_AddNumberToObject(jt, "with", R->tie_with);
+        cJSON_AddNumberToObject(jt, "faster_pct", R->tie_pct);
+        cJSON_AddItemToObject(jt, "faster_pct_ci95",
+                              pair_json(R->tie_lo, R->tie_hi));
+    } else {
+        cJSON_AddNullToObject(j, "tie");
+    }
+    cJSON_AddNumberToObject(j, "baseline", R->baseline);
+    cJSON_AddNumberToObject(j, "speedup", R->speedup);
+    cJSON_AddItemToObject(j, "speedup_ci95",
+                          pair_json(R->speedup_lo, R->speedup_hi));
+    cJSON_AddNumberToObject(j, "elapsed_s", R->elapsed_s);
+    cJSON *jk = cJSON_AddArrayToObject(j, "kernels");
+    for (int i = 0; i < R->n; i++) {
+        const et_tune_race_entry *e = &R->e[i];
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddStringToObject(k, "opts", e->opts);
+        cJSON_AddStringToObject(k, "kernel", e->kernel);
+        cJSON_AddBoolToObject(k, "untransformed", e->untransformed);
+        if (e->cand >= 0)
+            cJSON_AddNumberToObject(k, "candidate", e->cand);
+        else
+            cJSON_AddNullToObject(k, "candidate");
+        cJSON_AddBoolToObject(k, "tied", e->tied);
+        cJSON_AddNumberToObject(k, "time_s", e->timing.median_s);
+        cJSON_AddItemToObject(k, "ci95_s",
+                              pair_json(e->timing.low_s, e->timing.high_s));
+        cJSON_AddNumberToObject(k, "cv", e->timing.cv);
+        cJSON *jt = cJSON_AddArrayToObject(k, "times_s");
+        for (int r = 0; r < R->rounds; r++)
+            cJSON_AddItemToArray(jt,
+                                 cJSON_CreateNumber(R->times[r * R->n + i]));
+        cJSON_AddItemToArray(jk, k);
+    }
     return j;
 }
 
@@ -683,24 +962,56 @@ static cJSON *report_json(const et_tune_report *r)
                             res->elapsed_s - res->baseline_s - res->build_s -
                                 res->verify_s - res->timing_s);
     cJSON_AddStringToObject(doc, "stop_reason", res->stop_reason);
+    cJSON_AddNumberToObject(doc, "duplicates", res->duplicates);
+    cJSON *jn = cJSON_AddObjectToObject(doc, "noise");
+    cJSON_AddNumberToObject(jn, "cv_limit", ET_TUNE_NOISY_CV);
+    cJSON_AddNumberToObject(jn, "high_cv", res->noisy);
+    cJSON_AddItemToObject(jn, "load_1m_start", num_or_null(res->load_start));
+    cJSON_AddItemToObject(jn, "load_1m_min", num_or_null(res->load_min));
+    cJSON_AddItemToObject(jn, "load_1m_max", num_or_null(res->load_max));
+    cJSON_AddBoolToObject(jn, "load_changed",
+                          res->load_max - res->load_min >
+                              ET_TUNE_LOAD_CHANGE);
     cJSON *jb = cJSON_AddObjectToObject(doc, "baseline");
     cJSON_AddNumberToObject(jb, "time_s", res->baseline.median_s);
+    cJSON_AddStringToObject(jb, "source",
+                            res->race.ran ? "race" : "this run");
     if (res->best >= 0) {
         const et_tune_candidate *b = &res->cand[res->best];
+        const et_timing *bt = best_timing(res);
         cJSON *best = cJSON_AddObjectToObject(doc, "best");
         cJSON_AddItemToObject(best, "params", params_json(b->params));
         cJSON_AddStringToObject(best, "opts", b->opts);
         cJSON_AddStringToObject(best, "kernel", b->kernel);
-        cJSON_AddNumberToObject(best, "time_s", b->timing.median_s);
+        cJSON_AddNumberToObject(best, "time_s", bt->median_s);
         cJSON *ci = cJSON_AddArrayToObject(best, "ci95_s");
-        cJSON_AddItemToArray(ci, cJSON_CreateNumber(b->timing.low_s));
-        cJSON_AddItemToArray(ci, cJSON_CreateNumber(b->timing.high_s));
+        cJSON_AddItemToArray(ci, cJSON_CreateNumber(bt->low_s));
+        cJSON_AddItemToArray(ci, cJSON_CreateNumber(bt->high_s));
+        cJSON_AddStringToObject(best, "source",
+                                res->race.ran ? "race"
+                                : b->cached   ? "database"
+                                              : "this run");
+        if (!res->race.ran && b->cached)
+            cJSON_AddNumberToObject(best, "measured_at",
+                                    (double)b->db_created_at);
+        double sci[2];
+        double sp = best_speedup(res, sci);
+        if (sp > 0) {
+            cJSON_AddNumberToObject(best, "speedup", sp);
+            cJSON_AddItemToObject(best, "speedup_ci95",
+                                  res->race.ran ? pair_json(sci[0], sci[1])
+                                                : cJSON_CreateNull());
+        } else {
+            cJSON_AddNullToObject(best, "speedup");
+            cJSON_AddNullToObject(best, "speedup_ci95");
+        }
         if (r->have_roof) {
             cJSON_AddItemToObject(
                 best, "gops",
-                et_measured_gops_json(&r->roof, b->timing.median_s));
+                et_measured_gops_json(&r->roof, bt->median_s));
             cJSON_AddItemToObject(best, "roofline_gops",
                                   et_roofline_gops_json(&r->roof));
+            cJSON_AddStringToObject(best, "roofline_note", r->roof_note);
         }
         if (res->retimed) {
             cJSON *jr = cJSON_AddObjectToObject(best, "retimed");
@@ -723,6 +1034,10 @@ static cJSON *report_json(const et_tune_report *r)
     } else {
         cJSON_AddNullToObject(doc, "best");
     }
+    cJSON *jrace = race_json(&res->race);
+    if (r->n_ranks > 1 && res->race.ran)
+        cJSON_AddNumberToObject(jrace, "rank", res->race.rank);
+    cJSON_AddItemToObject(doc, "race", jrace);
     if (r->n_ranks > 1 && r->ranks) {
         cJSON *jr = cJSON_AddArrayToObject(doc, "ranks");
         for (int k = 0; k < r->n_ranks; k++) {
@@ -781,25 +1096,60 @@ et_status et_tune_report_plot(const et_tune_report *r, const char *path,
                         "no roofline: the device's peaks are not known");
     const et_tune_result *res = &r->res;
     et_plot_point *pts = calloc((size_t)res->n_cand + 1, sizeof *pts);
+    et_plot_trial *trials = calloc((size_t)res->n_cand + 1, sizeof *trials);
     int n = 0, best = -1;
-    if (!pts)
+    if (!pts || !trials) {
+        free(pts);
+        free(trials);
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+    }
     for (int i = 0; i < res->n_cand; i++) {
-        if (res->cand[i].outcome != ET_OUTCOME_OK)
+        const et_tune_candidate *c = &res->cand[i];
+        trials[i].elapsed_s = c->done_s;
+        trials[i].cached = c->cached;
+        /* a duplicate was answered from the candidate whose kernel it is:
+         * not timed again, so no point of its own */
+        if (c->outcome != ET_OUTCOME_OK || c->duplicate_of >= 0)
             continue;
+        trials[i].time_s = c->timing.median_s;
+        double ts = i == res->best ? best_timing(res)->median_s
+                                   : c->timing.median_s;
         if (i == res->best)
             best = n;
         pts[n].intensity = r->roof.intensity;
-        pts[n].gops = (double)r->roof.ops_total /
-                      res->cand[i].timing.median_s / 1e9;
+        pts[n].gops = (double)r->roof.ops_total / ts / 1e9;
         n++;
     }
-    char title[ET_MAX_TEXT + 300];
-    snprintf(title, sizeof title, "%s on %s", r->einsum, r->info.name);
-    et_plot plot = {&r->peaks, title, pts, n, best, NULL};
+    char title[ET_MAX_TEXT + 300], sub[1600], tb[64] = "";
+    api_problem_title(&r->e, title, sizeof title);
+    if (res->best >= 0) {
+        snprintf(tb, sizeof tb, ", best %.3g GOps/s",
+                 (double)r->roof.ops_total / best_timing(res)->median_s /
+                     1e9);
+    }
+    snprintf(sub, sizeof sub, "%.255s (%s)   %s search, %d candidates in "
+             "%.3g s%s",
+             r->info.name, et_backend_name(r->info.target.backend),
+             et_search_name(r->kind), res->n_cand, res->elapsed_s, tb);
+    et_plot plot;
+    memset(&plot, 0, sizeof plot);
+    plot.peaks = &r->peaks;
+    plot.title = title;
+    plot.subtitle = sub;
+    plot.points = pts;
+    plot.n_points = n;
+    plot.best = best;
+    plot.roof_dtypes = api_roof_dtypes(&r->e);
+    plot.trials = trials;
+    plot.n_trials = res->n_cand;
+    plot.best_trial = res->best;
+    plot.run_s = res->elapsed_s;
+    plot.baseline_s = res->baseline.median_s;
+    plot.roofline_s = r->roof.time_s;
     char why[256] = "";
     et_status st = et_plot_write(path, &plot, why, sizeof why);
     free(pts);
+    free(trials);
     if (st != ET_OK) {
         api_fail(diag, st, st == ET_ERR_INPUT ? ET_INPUT_FILE : ET_INPUT_NONE,
                  "%s", why);

@@ -18,7 +18,7 @@ static void usage(FILE *f)
         "usage: eintune tune EINSUM --shape SPEC [--dtype SPEC] [--space FILE]\n"
         "                    [--opts '..'] [--search beam|random|grid]\n"
         "                    [--budget N] [--time-limit SEC] [--beam-width K]\n"
-        "                    [--seed N] [--retime] [--plot FILE]\n"
+        "                    [--seed N] [--retime] [--race K] [--plot FILE]\n"
         "                    [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "Searches a transform space for the fastest verified kernel of the\n"
@@ -32,15 +32,26 @@ static void usage(FILE *f)
         "  --opts '..'       fixed opts the search builds on\n"
         "  --search KIND     beam (default), random or grid\n"
         "  --budget N        candidates answered (default 100)\n"
-        "  --time-limit SEC  wall-time limit of the search\n"
+        "  --time-limit SEC  wall-time limit of the run: the search gets 85 %%,\n"
+        "                    the final race the rest\n"
         "  --beam-width K    beam members kept per round (default 4)\n"
         "  --seed N          seed of the search and of the inputs (default 0)\n"
         "  --retime          re-measure points the database already knows\n"
+        "  --race K          final race: the K fastest distinct verified\n"
+        "                    candidates and the untransformed kernel timed\n"
+        "                    round robin on the same inputs; the winner must\n"
+        "                    be faster by a 95 %% interval, else the tied\n"
+        "                    kernel with the fewest opts is chosen; the\n"
+        "                    reported times and speed-up are the race's\n"
+        "                    (default 3, at most 8; 0: no race)\n"
         "  --db FILE         tuning database (default\n"
         "                    $XDG_CACHE_HOME/eintune/tuning.db); every trial\n"
         "                    is committed as it completes, so a killed run\n"
         "                    resumes where it stopped\n"
-        "  --plot FILE       roofline chart of the candidates (.svg or .png)\n"
+        "  --plot FILE       chart (.svg or .png): the candidates on the\n"
+        "                    roofline, and the search's convergence (each\n"
+        "                    candidate's time against elapsed time, the\n"
+        "                    best so far)\n"
         "  --device D        opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --json FILE       the result as JSON ('-' = stdout)\n"
         "\n"
@@ -191,6 +202,7 @@ int cmd_tune(int argc, char **argv)
         {"seed", required_argument, 0, 2007},
         {"retime", no_argument, 0, 2008},
         {"plot", required_argument, 0, 2009},
+        {"race", required_argument, 0, 2010},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -248,6 +260,15 @@ int cmd_tune(int argc, char **argv)
             break;
         case 2008: to.retime = 1; break;
         case 2009: plot = optarg; break;
+        case 2010:
+            errno = 0;
+            to.race = (int)strtol(optarg, &end, 10);
+            if (errno || *end || !*optarg || to.race < 0 || to.race > 8)
+                return cli_usage_error("tune", "--race must be an integer "
+                                       "in [0, 8], not '%s'", optarg);
+            if (to.race == 0)
+                to.race = -1;
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("tune", "bad flag");
         }

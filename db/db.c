@@ -159,6 +159,39 @@ static const char schema_v2[] =
     "ALTER TABLE devices ADD COLUMN peaks_measured_at INTEGER;"
     "ALTER TABLE devices ADD COLUMN peaks_eintune_version TEXT;";
 
+/* Version 3: the final race of each run (races, race_entries) and the
+ * machine's 1-minute load average with each trial. */
+static const char schema_v3[] =
+    "ALTER TABLE trials ADD COLUMN load_1m REAL;"
+    "CREATE TABLE races ("
+    "  id INTEGER PRIMARY KEY,"
+    "  einsum_id INTEGER NOT NULL REFERENCES einsums(id),"
+    "  device_id INTEGER NOT NULL REFERENCES devices(id),"
+    "  einsum_text TEXT NOT NULL,"
+    "  rounds INTEGER NOT NULL,"
+    "  conf REAL NOT NULL,"
+    "  verdict TEXT NOT NULL CHECK (verdict IN ('faster', 'tied', 'alone')),"
+    "  chosen_opts TEXT NOT NULL,"
+    "  runner_up_opts TEXT,"
+    "  faster_pct REAL, faster_lo REAL, faster_hi REAL,"
+    "  speedup REAL, speedup_lo REAL, speedup_hi REAL,"
+    "  load_1m REAL,"
+    "  created_at INTEGER NOT NULL,"
+    "  eintune_version TEXT NOT NULL);"
+    "CREATE INDEX races_key ON races (einsum_id, device_id, created_at);"
+    "CREATE TABLE race_entries ("
+    "  race_id INTEGER NOT NULL REFERENCES races(id) ON DELETE CASCADE,"
+    "  position INTEGER NOT NULL,"
+    "  opts TEXT NOT NULL,"
+    "  kernel_name TEXT NOT NULL,"
+    "  source_hash TEXT NOT NULL,"
+    "  untransformed INTEGER NOT NULL,"
+    "  chosen INTEGER NOT NULL,"
+    "  tied INTEGER NOT NULL,"
+    "  median_s REAL, low_s REAL, high_s REAL, cv REAL,"
+    "  times_json TEXT NOT NULL,"
+    "  PRIMARY KEY (race_id, position));";
+
 /*
  * One migration step: takes a file from version `to` - 1 to `to`, inside
  * the open's write transaction. `sql` runs first (a script of statements;
@@ -188,6 +221,7 @@ typedef struct migration {
 static const migration migrations[] = {
     {1, "devices, einsums, spaces, trials", schema_v1, NULL},
     {2, "device peaks in the database", schema_v2, NULL},
+    {3, "final races and the machine's load", schema_v3, NULL},
 };
 static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
                   ET_DB_SCHEMA_VERSION,
@@ -858,6 +892,7 @@ et_status et_db_trial_init(et_db_trial *t, int64_t einsum_id,
 {
     memset(t, 0, sizeof(*t));
     t->p_value = NAN;
+    t->load_1m = NAN;
     t->max_norm_err = NAN;
     t->einsum_id = einsum_id;
     copy_str(t->einsum_text, sizeof(t->einsum_text), e->text);
@@ -904,8 +939,8 @@ void et_db_trial_set_evaluation(et_db_trial *t, const et_einsum *e,
     "t.renderer_version, t.source_hash, t.space_id, t.params_json, "       \
     "t.kernel_name, t.outcome, t.reason, t.median_s, t.low_s, t.high_s, "  \
     "t.cv, t.runs, t.verify_trials, t.max_norm_err, t.p_value, t.gops, "   \
-    "t.compile_s, t.created_at, t.eintune_version"
-#define TRIAL_NCOLS 24
+    "t.compile_s, t.created_at, t.eintune_version, t.load_1m"
+#define TRIAL_NCOLS 25
 
 static void read_trial(sqlite3_stmt *st, et_db_trial *t)
 {
@@ -939,6 +974,7 @@ static void read_trial(sqlite3_stmt *st, et_db_trial *t)
     t->compile_s = col_real(st, 21);
     t->created_at = sqlite3_column_int64(st, 22);
     col_text(st, 23, t->eintune_version, sizeof(t->eintune_version));
+    t->load_1m = col_real(st, 24);
 }
 
 /* Steps a query of TRIAL_COLS for at most one row. */
@@ -991,8 +1027,9 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
         "renderer_version, source_hash, space_id, params_json, kernel_name, "
         "outcome, reason, median_s, low_s, high_s, cv, runs, verify_trials, "
         "max_norm_err, p_value, gops, compile_s, created_at, "
-        "eintune_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-        "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23) "
+        "eintune_version, load_1m) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+        "?22, ?23, ?24) "
         "ON CONFLICT (einsum_id, device_id, einsum_text, opts, "
         "renderer_version, source_hash) DO UPDATE SET "
         "space_id = excluded.space_id, params_json = excluded.params_json, "
@@ -1003,7 +1040,8 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
         "max_norm_err = excluded.max_norm_err, "
         "p_value = excluded.p_value, gops = excluded.gops, "
         "compile_s = excluded.compile_s, created_at = excluded.created_at, "
-        "eintune_version = excluded.eintune_version",
+        "eintune_version = excluded.eintune_version, "
+        "load_1m = excluded.load_1m",
         &st, err);
     if (s != ET_OK)
         return s;
@@ -1034,6 +1072,7 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
     sqlite3_bind_int64(st, 22, t->created_at ? t->created_at : now_s());
     bind_text(st, 23, t->eintune_version[0] ? t->eintune_version
                                             : ET_VERSION);
+    bind_real(st, 24, t->load_1m);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -1054,17 +1093,159 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
     return ET_OK;
 }
 
+/* [r0, r1, ...] of a race entry's times. */
+static char *times_json(const et_db_race_entry *e, int rounds)
+{
+    size_t cap = (size_t)rounds * 26 + 4;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    size_t n = 0;
+    buf[n++] = '[';
+    for (int r = 0; r < rounds && e->times; r++) {
+        int w = snprintf(buf + n, cap - n, "%s%.9g", r ? ", " : "",
+                         e->times[(size_t)r * (size_t)e->stride]);
+        if (w < 0 || (size_t)w >= cap - n)
+            break;
+        n += (size_t)w;
+    }
+    snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+et_status et_db_race_record(et_db *db, const et_db_race *r, int64_t *id,
+                            et_error *err)
+{
+    if (r->n < 1 || r->n > ET_DB_RACE_MAX)
+        return et_errorf(err, ET_ERR_INPUT, "a race of %d kernels", r->n);
+    et_status s = exec(db, "BEGIN IMMEDIATE", err);
+    if (s != ET_OK)
+        return s;
+    sqlite3_stmt *st = NULL;
+    int rc;
+    s = prep(db,
+             "INSERT INTO races (einsum_id, device_id, einsum_text, rounds, "
+             "conf, verdict, chosen_opts, runner_up_opts, faster_pct, "
+             "faster_lo, faster_hi, speedup, speedup_lo, speedup_hi, "
+             "load_1m, created_at, eintune_version) VALUES (?1, ?2, ?3, ?4, "
+             "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+             &st, err);
+    if (s != ET_OK)
+        goto fail;
+    sqlite3_bind_int64(st, 1, r->einsum_id);
+    sqlite3_bind_int64(st, 2, r->device_id);
+    bind_text(st, 3, r->einsum_text);
+    sqlite3_bind_int(st, 4, r->rounds);
+    bind_real(st, 5, r->conf);
+    bind_text(st, 6, r->verdict);
+    bind_text(st, 7, r->chosen_opts);
+    if (r->runner_up_opts[0] || r->n > 1)
+        bind_text(st, 8, r->runner_up_opts);
+    else
+        sqlite3_bind_null(st, 8);
+    bind_real(st, 9, r->faster_pct);
+    bind_real(st, 10, r->faster_lo);
+    bind_real(st, 11, r->faster_hi);
+    bind_real(st, 12, r->speedup);
+    bind_real(st, 13, r->speedup_lo);
+    bind_real(st, 14, r->speedup_hi);
+    bind_real(st, 15, r->load_1m);
+    sqlite3_bind_int64(st, 16, r->created_at ? r->created_at : now_s());
+    bind_text(st, 17, ET_VERSION);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_DONE) {
+        s = rc == SQLITE_CONSTRAINT_FOREIGNKEY
+                ? et_errorf(err, ET_ERR_INPUT, "%s: race refers to an einsum "
+                            "or device that is not recorded", db->path)
+                : sql_fail(db, rc, "recording a race", err);
+        goto fail;
+    }
+    int64_t race_id = sqlite3_last_insert_rowid(db->c);
+    s = prep(db,
+             "INSERT INTO race_entries (race_id, position, opts, kernel_name, "
+             "source_hash, untransformed, chosen, tied, median_s, low_s, "
+             "high_s, cv, times_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+             "?8, ?9, ?10, ?11, ?12, ?13)",
+             &st, err);
+    if (s != ET_OK)
+        goto fail;
+    for (int i = 0; i < r->n; i++) {
+        const et_db_race_entry *e = &r->e[i];
+        char *tj = times_json(e, r->rounds);
+        if (!tj) {
+            s = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, race_id);
+        sqlite3_bind_int(st, 2, i);
+        bind_text(st, 3, e->opts);
+        bind_text(st, 4, e->kernel_name);
+        bind_text(st, 5, e->source_hash);
+        sqlite3_bind_int(st, 6, e->untransformed);
+        sqlite3_bind_int(st, 7, e->chosen);
+        sqlite3_bind_int(st, 8, e->tied);
+        bind_real(st, 9, e->median_s);
+        bind_real(st, 10, e->low_s);
+        bind_real(st, 11, e->high_s);
+        bind_real(st, 12, e->cv);
+        sqlite3_bind_text(st, 13, tj, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        free(tj);
+        if (rc != SQLITE_DONE) {
+            s = sql_fail(db, rc, "recording a race", err);
+            goto fail;
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((s = exec(db, "COMMIT", err)) != ET_OK)
+        goto fail;
+    if (id)
+        *id = race_id;
+    return ET_OK;
+fail:
+    if (st)
+        sqlite3_finalize(st);
+    rollback(db);
+    return s;
+}
+
 et_status et_db_best_ids(et_db *db, int64_t einsum_id, int64_t device_id,
                          et_db_trial *out, bool *found, et_error *err)
 {
     sqlite3_stmt *st;
+    /* the choice of the latest final race, when its trial still stands */
     et_status s = prep(db,
-                       "SELECT " TRIAL_COLS " FROM trials t WHERE "
-                       "einsum_id = ?1 AND device_id = ?2 AND "
-                       "outcome = 'ok' AND renderer_version = ?3 AND "
-                       "median_s IS NOT NULL "
-                       "ORDER BY median_s ASC, id ASC LIMIT 1",
+                       "SELECT " TRIAL_COLS " FROM races r JOIN trials t ON "
+                       "t.einsum_id = r.einsum_id AND "
+                       "t.device_id = r.device_id AND "
+                       "t.einsum_text = r.einsum_text AND "
+                       "t.opts = r.chosen_opts WHERE "
+                       "r.einsum_id = ?1 AND r.device_id = ?2 AND "
+                       "t.outcome = 'ok' AND t.renderer_version = ?3 AND "
+                       "t.median_s IS NOT NULL "
+                       "ORDER BY r.created_at DESC, r.id DESC, "
+                       "t.created_at DESC LIMIT 1",
                        &st, err);
+    if (s != ET_OK)
+        return s;
+    sqlite3_bind_int64(st, 1, einsum_id);
+    sqlite3_bind_int64(st, 2, device_id);
+    sqlite3_bind_int(st, 3, ET_RENDERER_VERSION);
+    s = step_trial(db, st, out, found, "looking up the best trial", err);
+    sqlite3_finalize(st);
+    if (s != ET_OK || *found)
+        return s;
+    s = prep(db,
+             "SELECT " TRIAL_COLS " FROM trials t WHERE "
+             "einsum_id = ?1 AND device_id = ?2 AND "
+             "outcome = 'ok' AND renderer_version = ?3 AND "
+             "median_s IS NOT NULL "
+             "ORDER BY median_s ASC, id ASC LIMIT 1",
+             &st, err);
     if (s != ET_OK)
         return s;
     sqlite3_bind_int64(st, 1, einsum_id);
@@ -1180,6 +1361,8 @@ et_status et_db_stats_get(et_db *db, et_db_stats *out, et_error *err)
         (s = query_int(db, "SELECT count(*) FROM spaces", &out->spaces,
                        err)) != ET_OK ||
         (s = query_int(db, "SELECT count(*) FROM trials", &out->trials,
+                       err)) != ET_OK ||
+        (s = query_int(db, "SELECT count(*) FROM races", &out->races,
                        err)) != ET_OK ||
         (s = query_int(db, sql, &out->old_renderer, err)) != ET_OK ||
         (s = query_int(db, "SELECT coalesce(min(created_at), 0) FROM trials",

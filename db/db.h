@@ -6,8 +6,8 @@
  * (~/.cache/eintune/tuning.db when XDG_CACHE_HOME is unset or relative;
  * directories made with mode 0700), or any path given (--db). The file
  * carries PRAGMA application_id = ET_DB_APPLICATION_ID ("ETDB") and PRAGMA
- * user_version = the schema version. Tables (schema version 2; [v2] marks
- * what version 2 added to version 1):
+ * user_version = the schema version. Tables (schema version 3; [v2], [v3]
+ * mark what versions 2 and 3 added):
  *
  *   devices  (id, backend, name, driver_version  -- UNIQUE: the device key
  *             vendor, device_version, limits_json (et_target as JSON),
@@ -32,6 +32,7 @@
  * Schema versions (each one step of db.c's migrations table):
  *   1  the tables above without the [v2] columns
  *   2  the device peaks move from their cache file into the database
+ *   3  the final races (races, race_entries) and trials.load_1m
  * A file at an older version is brought to ET_DB_SCHEMA_VERSION when it is
  * opened, one step after another in one transaction. To change the schema:
  * append a step to the migrations table in db.c (SQL text or a function),
@@ -57,9 +58,12 @@
  * spaces is one trial. Recording a trial whose key exists replaces it
  * (`--retime`); its row id stays.
  *
- * Best: among trials of the einsum's canonical form (renamed equivalents
- * share it) on the device with outcome ok and the current renderer
- * version, the smallest median time. Its opts are written in the names of
+ * Best: the kernel the latest final race of the einsum's canonical form
+ * (renamed equivalents share it) on the device chose, when its trial is
+ * still there with outcome ok and the current renderer version (a race
+ * compares kernels in one run; the trials' medians come from different
+ * moments); else, among trials of the canonical form on the device with
+ * outcome ok and the current renderer version, the smallest median time. Its opts are written in the names of
  * its einsum_text: a caller whose einsum text differs maps them onto its
  * own names with the matcher (et_einsum_match of einsum_text onto its
  * einsum) before rendering.
@@ -116,7 +120,7 @@
 #define ET_RENDERER_VERSION 1
 
 /* The number of steps in db.c's migrations table (see above). */
-#define ET_DB_SCHEMA_VERSION 2
+#define ET_DB_SCHEMA_VERSION 3
 #define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
 #define ET_DB_BUSY_TIMEOUT_MS 15000
 
@@ -229,13 +233,15 @@ typedef struct et_db_trial {
     double compile_s;                /* build time; 0 if unknown */
     int64_t created_at;              /* Unix seconds; 0 -> now on record */
     char eintune_version[32];        /* "" -> ET_VERSION on record */
+    double load_1m;                  /* 1-minute load average; NaN unknown */
 } et_db_trial;
 
 /*
  * Clears t and fills its key: einsum_id, einsum_text = e->text,
  * device_id, opts (copied; "" for the untransformed kernel),
  * renderer_version = ET_RENDERER_VERSION and the source hash of source
- * and geom (source NULL: ""). p_value starts NaN. ET_ERR_INPUT when opts
+ * and geom (source NULL: ""). p_value and load_1m start NaN. ET_ERR_INPUT
+ * when opts
  * does not fit.
  */
 et_status et_db_trial_init(et_db_trial *t, int64_t einsum_id,
@@ -269,9 +275,10 @@ et_status et_db_trial_record(et_db *db, const et_db_trial *t, int64_t *id,
                              et_error *err);
 
 /*
- * The fastest verified trial for e (by canonical form, so renamed
- * equivalents count) on the device: outcome ok, current renderer version,
- * smallest median (ties: the earliest). Reads only. *found false when
+ * The best verified trial for e (by canonical form, so renamed
+ * equivalents count) on the device: the latest final race's choice, else
+ * outcome ok, current renderer version, smallest median (ties: the
+ * earliest); see "Best" above. Reads only. *found false when
  * there is none (or the einsum or device is unknown).
  */
 et_status et_db_best(et_db *db, const et_einsum *e,
@@ -281,6 +288,44 @@ et_status et_db_best(et_db *db, const et_einsum *e,
 /* As et_db_best by row ids. */
 et_status et_db_best_ids(et_db *db, int64_t einsum_id, int64_t device_id,
                          et_db_trial *out, bool *found, et_error *err);
+
+/* ---- races -------------------------------------------------------------- */
+
+#define ET_DB_RACE_MAX 9
+
+/* One kernel of a race. Plain value; times points at the caller's. */
+typedef struct et_db_race_entry {
+    char opts[ET_DB_OPTS_LEN];
+    char kernel_name[256];
+    char source_hash[ET_DB_HASH_LEN];
+    bool untransformed, chosen, tied;
+    double median_s, low_s, high_s, cv;
+    const double *times;   /* times[r * stride] for r < rounds */
+    int stride;
+} et_db_race_entry;
+
+/* A run's final race (see races above). Plain value. */
+typedef struct et_db_race {
+    int64_t einsum_id, device_id;
+    char einsum_text[ET_MAX_TEXT];
+    int rounds;
+    double conf;
+    char verdict[16];
+    char chosen_opts[ET_DB_OPTS_LEN];
+    char runner_up_opts[ET_DB_OPTS_LEN]; /* "" -> NULL: none */
+    double faster_pct, faster_lo, faster_hi; /* NaN -> NULL */
+    double speedup, speedup_lo, speedup_hi;
+    double load_1m;
+    int64_t created_at;    /* 0 -> now */
+    int n;
+    et_db_race_entry e[ET_DB_RACE_MAX];
+} et_db_race;
+
+/* Records a race and its entries in one transaction; *id (may be NULL)
+ * gets its row id. ET_ERR_INPUT for ids that name no row or n outside
+ * [1, ET_DB_RACE_MAX]. */
+et_status et_db_race_record(et_db *db, const et_db_race *r, int64_t *id,
+                            et_error *err);
 
 /* ---- peaks -------------------------------------------------------------- */
 
@@ -306,6 +351,7 @@ et_status et_db_peaks_load(et_db *db, int64_t device_id, char **json,
 typedef struct et_db_stats {
     int schema_version;
     int64_t devices, einsums, spaces, trials;
+    int64_t races;         /* final races recorded */
     int64_t by_outcome[ET_OUTCOME_COUNT];
     int64_t old_renderer;  /* trials of another renderer version */
     int64_t oldest, newest;/* created_at range of trials; 0 if none */

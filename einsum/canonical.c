@@ -205,7 +205,8 @@ static void name_str(int nm, char out[16])
 
 void et_einsum_canonical(const et_einsum *e, char *buf, size_t cap)
 {
-    static _Thread_local canon c;
+    /* About 50 KiB, on the caller's stack: no state outlives the call. */
+    canon c;
     if (!buf || cap == 0)
         return;
     buf[0] = '\0';

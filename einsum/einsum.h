@@ -164,8 +164,15 @@ int64_t et_einsum_operand_elems(const et_einsum *e, int k);
 /* Product of all index sizes (the iteration space). */
 int64_t et_einsum_iter_size(const et_einsum *e);
 
-/* Ops per dtype (docs/roofline.md): ops[acc_dtype] = |I|*((m-1)+s). */
+/* Ops per dtype (docs/roofline.md), booked to the accumulation dtype:
+ * the smaller of et_einsum_ops_direct and et_einsum_ops_path (path.c). */
 void et_einsum_ops(const et_einsum *e, int64_t ops[ET_DTYPE_COUNT]);
+/* The loop nest's count, |I|*((m-1)+s): every operand multiplied at every
+ * point of the iteration space, plus an add when an index is summed. */
+int64_t et_einsum_ops_direct(const et_einsum *e);
+/* The count of the cheapest order of pairwise contractions (as NumPy's
+ * einsum_path and opt_einsum count them); see einsum/path.c. */
+int64_t et_einsum_ops_path(const et_einsum *e);
 
 /* Compulsory bytes: every input read once, the output written once. */
 int64_t et_einsum_bytes(const et_einsum *e);

@@ -16,6 +16,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MATCH_NODE_BUDGET 1000000L
@@ -147,70 +148,85 @@ static void term_str(const et_term *t, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
+static et_status match_in(matcher *mm, et_einsum *pe,
+                          const et_subscripts *pattern, const et_einsum *user,
                           et_match *out, int cap, int *n, et_diag *d)
 {
-    static _Thread_local matcher m;
-    static _Thread_local et_einsum p;
     if (n)
         *n = 0;
     if (!pattern || !user)
         return et_diag_fail(d, -1, "no pattern or no einsum given");
-    et_status st = et_einsum_pattern(pattern, &p, d);
+    et_status st = et_einsum_pattern(pattern, pe, d);
     if (st != ET_OK)
         return st;
-    if (p.n_ops != user->n_ops)
+    if (pe->n_ops != user->n_ops)
         return et_diag_fail(d, -1, "operand count differs: pattern has %d, einsum has %d",
-                    p.n_ops, user->n_ops);
-    if (p.n_out != user->n_out)
+                    pe->n_ops, user->n_ops);
+    if (pe->n_out != user->n_out)
         return et_diag_fail(d, pattern->out.start,
                     "output rank differs: pattern has %d output indices, "
                     "einsum has %d",
-                    p.n_out, user->n_out);
-    if (p.n_idx != user->n_idx)
+                    pe->n_out, user->n_out);
+    if (pe->n_idx != user->n_idx)
         return et_diag_fail(d, -1,
                     "index count differs: pattern has %d indices, einsum "
                     "has %d",
-                    p.n_idx, user->n_idx);
+                    pe->n_idx, user->n_idx);
 
-    memset(&m, 0, sizeof(m));
-    m.p = &p;
-    m.u = user;
-    m.out = out;
-    m.cap = out ? (cap > 0 ? cap : 0) : 0;
+    memset(mm, 0, sizeof(*mm));
+    mm->p = pe;
+    mm->u = user;
+    mm->out = out;
+    mm->cap = out ? (cap > 0 ? cap : 0) : 0;
     for (int i = 0; i < ET_MAX_INDICES; i++)
-        m.phi[i] = m.inv[i] = -1;
-    for (int i = 0; i < p.n_out; i++)
-        m.phi[i] = m.inv[i] = i;
+        mm->phi[i] = mm->inv[i] = -1;
+    for (int i = 0; i < pe->n_out; i++)
+        mm->phi[i] = mm->inv[i] = i;
 
     char tb[ET_MAX_RANK + 1];
-    for (int j = 0; j < p.n_ops; j++) {
+    for (int j = 0; j < pe->n_ops; j++) {
         bool any = false;
         for (int k = 0; k < user->n_ops; k++) {
-            m.cand[j][k] = compatible(&p, j, user, k);
-            any = any || m.cand[j][k];
+            mm->cand[j][k] = compatible(pe, j, user, k);
+            any = any || mm->cand[j][k];
         }
         if (!any) {
             term_str(&pattern->op[j], tb, sizeof(tb));
             return et_diag_fail(d, pattern->op[j].start,
                         "no operand of the einsum matches pattern operand %d "
                         "'%s' (rank %d)",
-                        j, tb, p.op[j].rank);
+                        j, tb, pe->op[j].rank);
         }
     }
-    plan_order(&m);
-    search(&m, 0);
+    plan_order(mm);
+    search(mm, 0);
     if (n)
-        *n = m.count > ET_MATCH_COUNT_MAX ? ET_MATCH_COUNT_MAX : (int)m.count;
-    if (m.count > 0)
+        *n = mm->count > ET_MATCH_COUNT_MAX ? ET_MATCH_COUNT_MAX : (int)mm->count;
+    if (mm->count > 0)
         return ET_OK;
-    if (m.nodes > MATCH_NODE_BUDGET)
-        return et_diag_fail(d, -1, "matcher gave up after %ld steps", m.nodes);
-    int j = m.order[m.deepest];
+    if (mm->nodes > MATCH_NODE_BUDGET)
+        return et_diag_fail(d, -1, "matcher gave up after %ld steps", mm->nodes);
+    int j = mm->order[mm->deepest];
     term_str(&pattern->op[j], tb, sizeof(tb));
     return et_diag_fail(d, pattern->op[j].start,
                 "pattern operand %d '%s' has no partner in the einsum that "
                 "agrees with the operands placed before it: the operands "
                 "do not share indices the same way",
                 j, tb);
+}
+
+/* The matcher's state and the pattern's einsum are large: they live on the
+ * heap, one pair per call, so that the matcher is reentrant. */
+et_status et_einsum_match(const et_subscripts *pattern, const et_einsum *user,
+                          et_match *out, int cap, int *n, et_diag *d)
+{
+    if (n)
+        *n = 0;
+    matcher *mm = calloc(1, sizeof(*mm));
+    et_einsum *pe = calloc(1, sizeof(*pe));
+    et_status st = mm && pe ? match_in(mm, pe, pattern, user, out, cap, n, d)
+                            : et_diag_fail(d, -1, "out of memory");
+    free(mm);
+    free(pe);
+    return st;
 }

@@ -55,6 +55,10 @@
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "npy.c assumes a little-endian host");
 
+
+/* Numbers the temporaries of et_npy_save so that threads writing next to
+ * the same path never pick the same name (incremented atomically). */
+static unsigned npy_tmp_counter;
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 #define NPY_ALIGN 64
@@ -698,10 +702,9 @@ et_status et_npy_write(const char *path, const et_array *a, et_diag *d)
     char *tmp = malloc(plen + 64);
     if (!tmp)
         return npy_fail(d, ET_ERR_NOMEM, name, "out of memory");
-    static unsigned counter;
     int fd = -1;
     for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        unsigned k = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+        unsigned k = __atomic_fetch_add(&npy_tmp_counter, 1, __ATOMIC_RELAXED);
         snprintf(tmp, plen + 64, "%s.tmp.%ld.%u", path, (long)getpid(), k);
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST)

@@ -525,16 +525,6 @@ int64_t et_einsum_iter_size(const et_einsum *e)
     return n;
 }
 
-void et_einsum_ops(const et_einsum *e, int64_t ops[ET_DTYPE_COUNT])
-{
-    for (int t = 0; t < ET_DTYPE_COUNT; t++)
-        ops[t] = 0;
-    int64_t per = (int64_t)e->n_ops - 1 + (e->n_idx > e->n_out ? 1 : 0);
-    if (per < 0)
-        per = 0;
-    ops[e->acc_dtype] = et_einsum_iter_size(e) * per;
-}
-
 int64_t et_einsum_bytes(const et_einsum *e)
 {
     int64_t b = et_einsum_operand_elems(e, -1) *

@@ -5,9 +5,9 @@
  * the .cl file gives the source.
  *
  * Build (see examples/README.md, or examples/Makefile):
- *   cc -std=c11 -DET_EXPORT_HEADER='"out/r_16_1_8_12.h"' \
- *      examples/export_demo.c -lOpenCL -o export_demo
- *   ./export_demo out/r_16_1_8_12.cl [SEED]
+ *   cc -std=c11 -Iout -DET_EXPORT_HEADER='"r_16_12_8_f32.h"' \
+ *      examples/export_demo.c -lOpenCL -lm -o export_demo
+ *   ./export_demo out/r_16_12_8_f32.cl [SEED]
  *
  * It fills the inputs with uniform random numbers in [-1, 1], runs the
  * kernel once on the first OpenCL device, and checks every output element

@@ -128,7 +128,8 @@ void et_problem_free(et_problem *p);
 
 /* The normalized explicit form, e.g. "xik,kj->xij"; owned by p. */
 const char *et_problem_einsum(const et_problem *p);
-/* Operations booked to dtype t (docs/roofline.md) and compulsory bytes. */
+/* Operations booked to dtype t (docs/roofline.md: the cheapest contraction
+ * order's count where it is below the loop nest's) and compulsory bytes. */
 int64_t et_problem_ops(const et_problem *p, et_dtype t);
 int64_t et_problem_bytes(const et_problem *p);
 
@@ -292,6 +293,11 @@ typedef struct et_tune_options {
     /* Cancellation from another thread or a signal handler: the run stops
      * after the candidate in flight once *cancel is nonzero. NULL: none. */
     volatile sig_atomic_t *cancel;
+    /* The final race (docs/measurement.md): the `race` fastest distinct
+     * verified candidates and the untransformed kernel timed round robin,
+     * the choice made with a paired 95 % interval; 0: 3 (at most 8); < 0:
+     * no race (the figures are the search's own). */
+    int race;
     /* --- scale-out (docs/scale-out.md) --- */
     /* The ranks to spread the run over: a pointer to an MPI_Comm (MPI_Comm
      * is a handle type, so it travels as void *), duplicated for the run.
@@ -324,6 +330,14 @@ typedef struct et_tune_summary {
     int cancelled;          /* stopped by progress or cancel */
     char stop_reason[64];   /* "budget", "time limit", "cancelled", ... */
     double elapsed_s;
+    /* The final race ran: time_s, ci95_s and baseline_s are its figures
+     * (medians over its rounds), speedup the untransformed kernel's time
+     * over the best's with its 95 % interval. Without a race, speedup is
+     * baseline_s / time_s when both were timed in this run, else 0. */
+    int raced;
+    double speedup;
+    double speedup_ci95[2];
+    int duplicates;         /* proposals answered from an earlier one */
 } et_tune_summary;
 
 /*
@@ -357,6 +371,11 @@ typedef struct et_tune_entry {
     double time_s;          /* median device time, 0 when not timed */
     double ci95_s[2];       /* its 95 % interval, 0 when not timed */
     int cached;             /* answered from the database */
+    /* --- since 0.2 --- */
+    double elapsed_s;       /* since the run started, when it was answered
+                             * (the search's convergence against time) */
+    int duplicate_of;       /* the candidate (index) whose kernel this is,
+                             * answered from it; -1: none */
 } et_tune_entry;
 
 /*
@@ -404,22 +423,31 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * The report as a JSON document (cJSON_Print's formatting): einsum,
  * device {name, backend, driver}, space, search, evaluations, cached,
  * failures {outcome: count}, elapsed_s, time_s {baseline, build, verify,
- * timing, other}, stop_reason, baseline {time_s}, best (null or {params,
- * opts, kernel, time_s, ci95_s, gops, roofline_gops, verified {trials,
- * max_norm_err, p_value}}) and candidates [{params, opts, status, reason,
- * time_s, gops, cached}]. A scaled-out run adds "rank" to each
- * candidate (the rank that evaluated it, 0 when none did), best.retimed
- * {rank, status, time_s, ci95_s} (the winner timed again on one rank),
- * ranks [{rank, host, device, spec, backend, driver, cpus, evaluations,
- * busy_s, idle_s}] and scale {ranks, jobs, rank0_s_per_trial, db_s,
- * submit_s, wait_s, cpu_s, wall_s}. Returns text freed with et_free, NULL
- * when out of memory.
+ * timing, other}, stop_reason, duplicates, noise {...}, baseline {time_s,
+ * source}, best (null or {params, opts, kernel, time_s, ci95_s, source,
+ * speedup, speedup_ci95, gops, roofline_gops, roofline_note, verified
+ * {trials, max_norm_err, p_value}}), race {ran, note, verdict, kernels
+ * [...], ...} (docs/api.md) and candidates [{params, opts, status,
+ * reason, time_s, gops, cached, elapsed_s, duplicate_of}]. With the final
+ * race, best.time_s, best.ci95_s and baseline.time_s are the race's. A
+ * scaled-out run adds "rank" to each candidate (the rank that evaluated
+ * it, 0 when none did) and to race (the rank that ran it), best.retimed
+ * {rank, status, time_s, ci95_s} when the race was turned off (the winner
+ * timed again on one rank), ranks [{rank, host, device, spec, backend,
+ * driver, cpus, evaluations, busy_s, idle_s}] and scale {ranks, jobs,
+ * rank0_s_per_trial, db_s, submit_s, wait_s, hello_s, cpu_s, wall_s}.
+ * Returns text freed with et_free, NULL when out of memory.
  */
 char *et_tune_report_json(const et_tune_report *r);
 
 /*
- * Draws the roofline chart of the run's timed candidates (the best as a
- * red diamond) to path, ".svg" or ".png". ET_ERR_UNSUPPORTED when the
+ * Draws the run's chart to path, ".svg" or ".png": titled with the
+ * problem (einsum, sizes, dtypes) and the device; on the left the
+ * roofline of the timed candidates with the roofs of the problem's dtypes
+ * (the best as a red diamond; the candidates, which share one intensity,
+ * spread a few pixels apart), on the right the search's convergence:
+ * each candidate's time (log scale) against when in the run it was
+ * answered, the best so far as a step line. ET_ERR_UNSUPPORTED when the
  * report has no roofline, ET_ERR_INPUT (ET_INPUT_FILE) for another
  * extension, ET_ERR_IO when the file cannot be written; diag->msg says
  * why.
@@ -656,6 +684,15 @@ typedef struct et_export_options {
     et_log_fn log;          /* a warning when rendering for another backend
                              * than the one tuned on; NULL: silent */
     void *log_arg;
+    /* --- since 0.2 --- */
+    const char *name;       /* the kernel's name, which also names the
+                             * files and (in upper case) the macros; a C
+                             * identifier (et_export_name_validate). NULL:
+                             * the loop sizes and the dtypes, e.g.
+                             * r_16_12_8_f32 */
+    int force;              /* replace files that eintune export wrote for
+                             * another kernel (never a file it did not
+                             * write) */
 } et_export_options;
 
 /* What et_best_kernel_export wrote. Plain value. */
@@ -664,26 +701,50 @@ typedef struct et_export_result {
     et_backend_kind backend; /* rendered for */
     char source[4096];      /* DIR/<kernel>.cl or .cu */
     char header[4096];      /* DIR/<kernel>.h */
+    /* --- since 0.2 --- */
+    char prefix[168];       /* the header's macro prefix: the name in upper
+                             * case and '_' ("R_16_12_8_F32_") */
+    int replaced;           /* files of another kernel were replaced
+                             * (force) */
 } et_export_result;
 
 /*
- * Writes the kernel for a library to embed: DIR/<kernel>.cl (.cu for
- * CUDA) with its source, and DIR/<kernel>.h, a C header with the kernel
- * name, the argument order (output first, then the inputs in operand
- * order; dtypes, shapes, element counts) and the launch geometry (OpenCL
- * global/local sizes, CUDA grid/block, the bytes of output to zero for
- * SPLIT). Macros are prefixed with the kernel name in upper case; each
- * header defines ET_EXPORT(x) -> <PREFIX>x unless already defined. Files
- * appear whole (written under a temporary name and renamed). Errors:
- * ET_ERR_INPUT (ET_INPUT_OPTION) for a bad option, ET_ERR_INPUT
- * (ET_INPUT_FILE) when a file of the same name exists that eintune did
- * not write (never overwritten), ET_ERR_IO when the directory or a file
- * cannot be made, ET_ERR_REFUSED/ET_ERR_UNSUPPORTED when the kernel cannot
- * be rendered for the backend.
+ * Writes the kernel for a library to embed: DIR/<name>.cl (.cu for CUDA)
+ * with its source, its function called <name>, and DIR/<name>.h, a C
+ * header with the kernel name, the argument order (output first, then the
+ * inputs in operand order; dtypes, shapes, element counts) and the launch
+ * geometry (OpenCL global/local sizes, CUDA grid/block, the bytes of
+ * output to zero for SPLIT). <name> is o->name, or the loop sizes
+ * followed by the dtypes ("r_16_12_8_f32"; "_f16_to_f32" or
+ * "_f32_f64_to_f64" when they differ), so the kernels of one shape in two
+ * dtypes do not collide. Macros are prefixed with the name in upper case
+ * and '_' (out->prefix), the include guard is ET_EXPORT_<PREFIX>H, and
+ * each header defines ET_EXPORT(x) -> <PREFIX>x unless already defined:
+ * headers of several kernels can be included in one file.
+ *
+ * Files in the way: the same kernel written before is rewritten; files
+ * export wrote for another kernel (another problem, other opts or
+ * backend) are replaced only with o->force; a file export did not write is
+ * never replaced. Both files are checked before either is written; each
+ * appears whole (written under a temporary name and renamed).
+ *
+ * Errors: ET_ERR_INPUT (ET_INPUT_OPTION) for a bad option or name (also a
+ * name the kernel's code uses itself, such as "out" or "fma"),
+ * ET_ERR_INPUT (ET_INPUT_FILE, diag->file the file) when a file is in the
+ * way, ET_ERR_IO when the directory or a file cannot be made,
+ * ET_ERR_REFUSED/ET_ERR_UNSUPPORTED when the kernel cannot be rendered for
+ * the backend.
  */
 et_status et_best_kernel_export(const et_best_kernel *bk,
                                 const et_export_options *o,
                                 et_export_result *out, et_diag *diag);
+
+/* Checks an export name: a C identifier of at most 100 characters, not
+ * reserved ("__x", "_X"), not a C or OpenCL C keyword or type.
+ * ET_ERR_INPUT (ET_INPUT_OPTION, diag->pos at a bad character) otherwise.
+ * et_best_kernel_export checks it too; this lets a front end refuse a
+ * name before any device or database is opened. */
+et_status et_export_name_validate(const char *name, et_diag *diag);
 
 /* ---- arrays in host memory and .npy files --------------------------------- */
 

@@ -161,6 +161,68 @@ done:
     return st;
 }
 
+et_status et_timing_from_samples(const double *x, int n, et_timing *t,
+                                 et_error *err)
+{
+    memset(t, 0, sizeof *t);
+    if (n < 1)
+        return ET_OK;
+    double *scratch = malloc((size_t)n * sizeof *scratch);
+    if (!scratch)
+        return et_errorf(err, ET_ERR_NOMEM, "timing: out of memory");
+    summarize(x, n, scratch, t);
+    for (int i = 0; i < n; i++)
+        t->total_s += x[i];
+    free(scratch);
+    return ET_OK;
+}
+
+et_status et_time_round_robin(et_device *dev, et_program *const *progs,
+                              const et_launch *geoms, int n,
+                              et_buffer *const *args, const size_t *offsets,
+                              int nargs, int warmups, int rounds,
+                              double max_seconds, double *times,
+                              int *rounds_done, int *failed, et_error *err)
+{
+    *rounds_done = 0;
+    if (failed)
+        *failed = -1;
+    if (warmups < 1)
+        warmups = 1;
+    for (int w = 0; w < warmups; w++)
+        for (int i = 0; i < n; i++) {
+            et_status st = et_launch_kernel(dev, progs[i], &geoms[i], args,
+                                            offsets, nargs, NULL, err);
+            if (st != ET_OK) {
+                if (failed)
+                    *failed = i;
+                return st;
+            }
+        }
+    double t0 = et_now_s();
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < n; k++) {
+            int i = (r + k) % n;
+            double s = 0;
+            et_status st = et_launch_kernel(dev, progs[i], &geoms[i], args,
+                                            offsets, nargs, &s, err);
+            if (st == ET_OK && !(s > 0))
+                st = et_errorf(err, ET_ERR_DEVICE, "the device timer gave "
+                               "a duration of %g s", s);
+            if (st != ET_OK) {
+                if (failed)
+                    *failed = i;
+                return st;
+            }
+            times[r * n + i] = s;
+        }
+        *rounds_done = r + 1;
+        if (max_seconds > 0 && et_now_s() - t0 >= max_seconds)
+            break;
+    }
+    return ET_OK;
+}
+
 void et_timing_format(const et_timing *t, char *buf, size_t cap)
 {
     double scale = 1e3;

@@ -87,6 +87,34 @@ et_status et_time_kernel(et_device *dev, et_program *p, const et_launch *geom,
                          int nargs, const et_timing_opts *opts, et_timing *t,
                          et_result *res, et_error *err);
 
+/*
+ * The summary of n >= 1 samples (durations in seconds) as the protocol
+ * makes it: median, its interval (when n allows one), mean, cv, total.
+ * ET_ERR_NOMEM.
+ */
+et_status et_timing_from_samples(const double *x, int n, et_timing *t,
+                                 et_error *err);
+
+/*
+ * The final race's timer: n programs (progs[i] launched with geoms[i]),
+ * all on the same arguments, timed round robin on the device timer. First
+ * `warmups` (at least 1) untimed launches of each, in turn, so that no
+ * first launch (where a driver compiles) is timed; then `rounds` rounds in
+ * which every program runs once, round r starting at program r mod n so
+ * that no program always follows the same one. times[r * n + i] gets
+ * program i's duration in round r. With max_seconds > 0 the rounds stop
+ * once that much wall time has passed (at least one round is made);
+ * *rounds_done gets the rounds completed. A failing launch returns its
+ * status with *failed (may be NULL) the program's index and err saying
+ * why.
+ */
+et_status et_time_round_robin(et_device *dev, et_program *const *progs,
+                              const et_launch *geoms, int n,
+                              et_buffer *const *args, const size_t *offsets,
+                              int nargs, int warmups, int rounds,
+                              double max_seconds, double *times,
+                              int *rounds_done, int *failed, et_error *err);
+
 /* One line for the log: "median 1.234 ms [1.230, 1.240], cv 0.4 %, 8 runs". */
 void et_timing_format(const et_timing *t, char *buf, size_t cap);
 

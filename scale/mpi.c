@@ -30,7 +30,8 @@
 
 /* Message kinds (tags). */
 enum {
-    TAG_HELLO = 1, TAG_JOB, TAG_RESULT, TAG_STOP, TAG_STATS
+    TAG_HELLO = 1, TAG_JOB, TAG_RESULT, TAG_STOP, TAG_STATS, TAG_RACE,
+    TAG_RACE_RESULT
 };
 
 struct et_scale {
@@ -68,7 +69,23 @@ typedef struct wire_job {
 typedef struct wire_result {
     int64_t id;
     et_evaluation ev;
+    double load_1m;               /* of the rank's machine, NaN: unknown */
 } wire_result;
+
+/* The final race: n kernels; their sources follow, each with its NUL. */
+typedef struct wire_race {
+    int32_t n, warmups, rounds;
+    double max_seconds;
+    et_launch geom[ET_RACE_MAX];
+    char name[ET_RACE_MAX][160];
+    int64_t src_len[ET_RACE_MAX];
+} wire_race;
+
+/* Its answer; n * rounds times follow. */
+typedef struct wire_race_result {
+    int32_t status, failed, done;
+    char msg[1024];
+} wire_race_result;
 
 typedef struct wire_stats {
     int32_t evaluations;
@@ -328,6 +345,71 @@ static int send_hello(et_scale *s, wire_hello *h, et_status st,
     return MPI_Send(h, (int)sizeof *h, MPI_BYTE, 0, TAG_HELLO, s->comm);
 }
 
+/*
+ * Runs the final race rank 0 sent (buf, len bytes) on dev and sends the
+ * answer; dev NULL: this rank cannot serve (why says why). Returns the
+ * MPI status of the send.
+ */
+static int serve_race(et_scale *s, const et_scale_serve_opts *o,
+                      et_device *dev, et_verifier *ver, const et_error *why,
+                      const void *buf, int len)
+{
+    const wire_race *w = buf;
+    wire_race_result *out = NULL;
+    size_t n_times = 0;
+    et_tune_race_kernel k[ET_RACE_MAX];
+    int64_t need = (int64_t)sizeof *w;
+    bool ok = len >= (int)sizeof *w && w->n >= 1 && w->n <= ET_RACE_MAX &&
+              w->rounds >= 1 && w->rounds <= 100000;
+    const char *src = (const char *)(w + 1);
+    for (int i = 0; ok && i < w->n; i++) {
+        if (w->src_len[i] < 1 || need + w->src_len[i] > len ||
+            src[need - (int64_t)sizeof *w + w->src_len[i] - 1] != '\0') {
+            ok = false;
+            break;
+        }
+        k[i].source = src + (need - (int64_t)sizeof *w);
+        k[i].name = w->name[i];
+        k[i].geom = w->geom[i];
+        need += w->src_len[i];
+    }
+    if (ok)
+        n_times = (size_t)w->n * (size_t)w->rounds;
+    out = calloc(1, sizeof *out + n_times * sizeof(double));
+    if (!out) {
+        wire_race_result small = {ET_ERR_NOMEM, -1, 0, "out of memory"};
+        return MPI_Send(&small, (int)sizeof small, MPI_BYTE, 0,
+                        TAG_RACE_RESULT, s->comm);
+    }
+    out->failed = -1;
+    et_error e2 = {{0}};
+    et_status st;
+    if (!ok) {
+        st = et_errorf(&e2, ET_ERR_INTERNAL, "rank %d: a malformed race",
+                       s->rank);
+    } else if (!dev) {
+        st = et_errorf(&e2, ET_ERR_INTERNAL, "rank %d cannot race: %s",
+                       s->rank, why->msg);
+    } else {
+        int done = 0, failed = -1;
+        slog(o, ET_TUNE_DEBUG, "rank %d: the final race, %d kernels",
+             s->rank, w->n);
+        st = et_tune_race_time(dev, ver, k, w->n, w->warmups, w->rounds,
+                               w->max_seconds, (double *)(out + 1), &done,
+                               &failed, &e2);
+        out->done = done;
+        out->failed = failed;
+    }
+    out->status = (int32_t)st;
+    snprintf(out->msg, sizeof out->msg, "%.1000s", e2.msg);
+    size_t bytes = sizeof *out + (size_t)out->done * (ok ? (size_t)w->n : 0) *
+                                     sizeof(double);
+    int rc = MPI_Send(out, (int)bytes, MPI_BYTE, 0, TAG_RACE_RESULT,
+                      s->comm);
+    free(out);
+    return rc;
+}
+
 et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
                          et_error *err)
 {
@@ -365,13 +447,16 @@ et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
     et_kernel_free(base);
     int rc = send_hello(s, h, st, &e1);
     bool serving = st == ET_OK && rc == MPI_SUCCESS;
+    char h_spec[64];
+    snprintf(h_spec, sizeof h_spec, "%s", h->spec);
     free(h);
     if (rc != MPI_SUCCESS) {
         st = mpi_fail(err, rc, "sending HELLO");
         goto out;
     }
-    if (!serving)
-        slog(o, ET_TUNE_WARN, "rank %d cannot serve: %s", s->rank, e1.msg);
+    /* a rank that cannot serve still answers until STOP (rank 0 ends the
+     * run), then returns why, so that it exits as rank 0 does */
+    et_status own = st;
     st = ET_OK;
 
     wire_stats stats = {0, 0, 0};
@@ -401,6 +486,17 @@ et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
                      s->comm);
             break;
         }
+        if (pst.MPI_TAG == TAG_RACE) {
+            double t0 = et_now_s();
+            rc = serve_race(s, o, serving ? dev : NULL, ver, &e1, buf, len);
+            free(buf);
+            stats.busy_s += et_now_s() - t0;
+            if (rc != MPI_SUCCESS) {
+                st = mpi_fail(err, rc, "sending the race");
+                break;
+            }
+            continue;
+        }
         if (pst.MPI_TAG != TAG_JOB || len < (int)sizeof(wire_job)) {
             free(buf);
             continue;
@@ -416,6 +512,7 @@ et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
             break;
         }
         res->id = j->id;
+        res->load_1m = et_tune_load_1m();
         if (!serving || (int64_t)len != (int64_t)sizeof *j + j->src_len) {
             et_result_set(&res->ev.result, ET_OUTCOME_LAUNCH_ERROR,
                           "rank %d cannot evaluate: %s", s->rank,
@@ -445,6 +542,9 @@ et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
             break;
         }
     }
+    if (st == ET_OK && own != ET_OK)
+        st = et_errorf(err, own, "rank %d (device %s): %s", s->rank,
+                       h_spec, e1.msg);
 out:
     if (ver) {
         et_verifier_release(ver);
@@ -491,7 +591,7 @@ static et_status exec_submit(void *ctx, long job, const char *source,
 }
 
 static et_status exec_wait(void *ctx, long *job, et_evaluation *ev,
-                           int *where, et_error *err)
+                           int *where, double *load_1m, et_error *err)
 {
     et_scale *s = ctx;
     double t0 = et_now_s();
@@ -514,9 +614,91 @@ static et_status exec_wait(void *ctx, long *job, et_evaluation *ev,
     *job = (long)res->id;
     *ev = res->ev;
     *where = pst.MPI_SOURCE;
+    if (load_1m)
+        *load_1m = res->load_1m;
     s->busy[pst.MPI_SOURCE] = 0;
     free(res);
     return ET_OK;
+}
+
+/* The final race on the lowest free rank (all are free after the
+ * search): one device times every kernel of it. */
+static et_status exec_race(void *ctx, const et_tune_race_kernel *k, int n,
+                           int warmups, int rounds, double max_seconds,
+                           double *times, int *done, int *failed, int *where,
+                           et_error *err)
+{
+    et_scale *s = ctx;
+    *done = 0;
+    *failed = -1;
+    *where = 0;
+    if (n < 1 || n > ET_RACE_MAX || rounds < 1)
+        return et_errorf(err, ET_ERR_INPUT, "race: %d kernels, %d rounds", n,
+                         rounds);
+    int r = 1;
+    while (r < s->size && s->busy[r])
+        r++;
+    if (r >= s->size)
+        return et_errorf(err, ET_ERR_INTERNAL, "no free rank for the race");
+    size_t bytes = sizeof(wire_race);
+    for (int i = 0; i < n; i++)
+        bytes += strlen(k[i].source) + 1;
+    wire_race *w = calloc(1, bytes);
+    if (!w)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    w->n = n;
+    w->warmups = warmups;
+    w->rounds = rounds;
+    w->max_seconds = max_seconds;
+    char *p = (char *)(w + 1);
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(k[i].source) + 1;
+        w->geom[i] = k[i].geom;
+        snprintf(w->name[i], sizeof w->name[i], "%s", k[i].name);
+        w->src_len[i] = (int64_t)len;
+        memcpy(p, k[i].source, len);
+        p += len;
+    }
+    double t0 = et_now_s();
+    int rc = MPI_Send(w, (int)bytes, MPI_BYTE, r, TAG_RACE, s->comm);
+    free(w);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "sending the race");
+    s->busy[r] = 1;
+    s->fig.jobs++;
+    s->fig.submit_s += et_now_s() - t0;
+    MPI_Status pst;
+    wire_race_result *res = NULL;
+    int len = 0;
+    t0 = et_now_s();
+    rc = probe_wait(s->comm, r, TAG_RACE_RESULT, &pst);
+    if (rc == MPI_SUCCESS)
+        rc = recv_probed(s->comm, &pst, (void **)&res, &len);
+    s->fig.wait_s += et_now_s() - t0;
+    s->busy[r] = 0;
+    if (rc != MPI_SUCCESS) {
+        free(res);
+        return mpi_fail(err, rc, "waiting for the race");
+    }
+    et_status st;
+    size_t got = len >= (int)sizeof *res
+                     ? ((size_t)len - sizeof *res) / sizeof(double)
+                     : 0;
+    if (len < (int)sizeof *res || res->done < 0 || res->done > rounds ||
+        got != (size_t)res->done * (size_t)n) {
+        st = et_errorf(err, ET_ERR_INTERNAL, "rank %d sent a malformed race "
+                       "(%d bytes)", r, len);
+    } else {
+        memcpy(times, res + 1, got * sizeof(double));
+        *done = res->done;
+        *failed = res->failed;
+        *where = r;
+        st = (et_status)res->status;
+        if (st != ET_OK)
+            et_errorf(err, st, "%s", res->msg);
+    }
+    free(res);
+    return st;
 }
 
 static bool same_kind(const et_device_info *a, const et_device_info *b)
@@ -595,6 +777,7 @@ et_status et_scale_master_start(et_scale *s, et_tune_exec *x,
     x->slots = s->size - 1;
     x->submit = exec_submit;
     x->wait = exec_wait;
+    x->race = exec_race;
     x->ctx = s;
     x->info = hs[1].info;
     x->baseline = hs[1].baseline;

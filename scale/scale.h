@@ -15,12 +15,17 @@
  *     false timings), verifies and times the untransformed kernel, and
  *     sends HELLO {status, host, device, cores, baseline}; then answers
  *     JOB {id, timing options, geometry, name, source} with RESULT {id,
- *     evaluation} until STOP, to which it answers STATS {evaluations,
- *     busy and idle seconds}.
+ *     evaluation, its machine's load} and RACE {kernels' geometries,
+ *     names and sources, rounds, time limit} with RACE_RESULT {status,
+ *     rounds done, times} (et_tune_race_time on its device) until STOP,
+ *     to which it answers STATS {evaluations, busy and idle seconds}. A
+ *     rank that could not open its device says so in HELLO, answers
+ *     until STOP and then returns that failure.
  *   rank 0: waits for every HELLO (et_scale_master_start), refuses ranks
  *     whose devices differ (ET_ERR_INPUT: one search, one device kind),
- *     runs the search through the executor, and ends every path with
- *     et_scale_master_stop (STOP, then the ranks' STATS).
+ *     runs the search through the executor, then the final race on one
+ *     rank, and ends every path with et_scale_master_stop (STOP, then the
+ *     ranks' STATS).
  * Both ends are the same build on machines of one architecture: messages
  * are structs sent as bytes.
  *
@@ -113,9 +118,11 @@ typedef struct et_scale_serve_opts {
 
 /*
  * An evaluating rank's whole part in a run (see the header comment):
- * returns after STOP. ET_OK when it served to the end (its own device
- * failing is told to rank 0 in HELLO, and is ET_OK here too after STOP);
- * MPI failures otherwise.
+ * returns after STOP. ET_OK when it served to the end; when its own
+ * device could not be opened or verify the untransformed kernel (told to
+ * rank 0 in HELLO), that status after STOP (ET_ERR_INPUT for a device
+ * spec that names no device), err naming the rank; MPI failures
+ * otherwise.
  */
 et_status et_scale_serve(et_scale *s, const et_scale_serve_opts *o,
                          et_error *err);

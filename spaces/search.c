@@ -159,6 +159,178 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* Names a kernel source uses that are not its own: the languages'
+ * keywords, qualifiers and types, and the builtins that are not called
+ * (those that are, like vload4 or fma, are kept by the '(' rule). */
+static const char *const kept_names[] = {
+    "auto", "break", "case", "char", "const", "constant", "continue",
+    "default", "do", "double", "else", "enum", "extern", "float", "for",
+    "global", "goto", "half", "if", "inline", "int", "kernel", "local",
+    "long", "private", "register", "restrict", "return", "short", "signed",
+    "size_t", "ptrdiff_t", "sizeof", "static", "struct", "switch",
+    "typedef", "uchar", "uint", "ulong", "union", "unsigned", "ushort",
+    "void", "volatile", "while", "bool", "true", "false", "__kernel",
+    "__global", "__local", "__constant", "__private", "__attribute__",
+    "__restrict__", "__global__", "__shared__", "__device__", "__half",
+    "__forceinline__", "threadIdx", "blockIdx", "blockDim", "gridDim",
+};
+
+/* A vector type name: a scalar type followed by 2, 3, 4, 8 or 16. */
+static bool vector_type(const char *t, size_t n)
+{
+    static const char *const scalars[] = {
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+        "float", "double", "half"};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+        size_t m = strlen(scalars[i]);
+        if (n > m && !strncmp(t, scalars[i], m)) {
+            const char *w = t + m;
+            size_t wn = n - m;
+            if ((wn == 1 && strchr("2348", w[0])) ||
+                (wn == 2 && w[0] == '1' && w[1] == '6'))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool kept_name(const char *t, size_t n)
+{
+    bool upper = true; /* macros and constants: CLK_LOCAL_MEM_FENCE */
+    for (size_t i = 0; i < n; i++)
+        if (t[i] >= 'a' && t[i] <= 'z')
+            upper = false;
+    if (upper)
+        return true;
+    for (size_t i = 0; i < sizeof kept_names / sizeof kept_names[0]; i++)
+        if (strlen(kept_names[i]) == n && !strncmp(kept_names[i], t, n))
+            return true;
+    return vector_type(t, n);
+}
+
+static bool ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool ident_char(char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/*
+ * FNV of a source up to the names it gives: comments and white space are
+ * dropped, the kernel's own name becomes "$K", and every other name the
+ * source introduces becomes "$N" in order of first use, so two sources
+ * that differ only by consistent renaming (accv_c0 here, accv_0_c0 there)
+ * hash alike. Kept as they are: keywords, types, upper-case macros,
+ * member names (after '.'), and any name followed by '(' (builtins and
+ * functions), so a different builtin or type is a different kernel.
+ */
+static uint64_t source_hash_up_to_names(uint64_t h, const char *src,
+                                        const char *kname)
+{
+    const char **names = NULL;
+    size_t *lens = NULL;
+    size_t n_names = 0, cap = 0;
+    size_t klen = kname ? strlen(kname) : 0;
+    char prev = 0; /* the last character hashed */
+    for (const char *s = src; *s;) {
+        if (s[0] == '/' && s[1] == '/') {
+            while (*s && *s != '\n')
+                s++;
+            continue;
+        }
+        if (s[0] == '/' && s[1] == '*') {
+            const char *e = strstr(s + 2, "*/");
+            s = e ? e + 2 : s + strlen(s);
+            continue;
+        }
+        if (*s == ' ' || *s == '\t' || *s == '\r') {
+            s++;
+            continue;
+        }
+        if (*s == '\n') { /* line ends matter for preprocessor lines */
+            if (prev != '\n')
+                h = fnv(h, "\n", 1);
+            prev = '\n';
+            s++;
+            continue;
+        }
+        if (*s == '"') {
+            const char *e = s + 1;
+            while (*e && *e != '"')
+                e += e[0] == '\\' && e[1] ? 2 : 1;
+            if (*e)
+                e++;
+            h = fnv(h, s, (size_t)(e - s));
+            prev = '"';
+            s = e;
+            continue;
+        }
+        if (s[0] >= '0' && s[0] <= '9') { /* a number, as it is */
+            const char *e = s;
+            while (ident_char(*e) || *e == '.')
+                e++;
+            h = fnv(h, s, (size_t)(e - s));
+            h = fnv(h, " ", 1);
+            prev = '0';
+            s = e;
+            continue;
+        }
+        if (!ident_start(*s)) {
+            h = fnv(h, s, 1);
+            prev = *s++;
+            continue;
+        }
+        const char *e = s;
+        while (ident_char(*e))
+            e++;
+        size_t n = (size_t)(e - s);
+        const char *after = e;
+        while (*after == ' ' || *after == '\t')
+            after++;
+        char tok[32];
+        if (klen && n == klen && !strncmp(s, kname, n)) {
+            h = fnv(h, "$K ", 3);
+        } else if (prev == '.' || *after == '(' || kept_name(s, n)) {
+            h = fnv(h, s, n);
+            h = fnv(h, " ", 1);
+        } else {
+            size_t k = 0;
+            while (k < n_names && !(lens[k] == n && !strncmp(names[k], s, n)))
+                k++;
+            if (k == n_names) {
+                if (n_names == cap) {
+                    size_t nc = cap ? 2 * cap : 64;
+                    const char **nn = realloc(names, nc * sizeof *nn);
+                    if (nn)
+                        names = nn;
+                    size_t *nl = nn ? realloc(lens, nc * sizeof *nl) : NULL;
+                    if (nl)
+                        lens = nl;
+                    if (!nn || !nl) { /* no memory: hash the name itself */
+                        h = fnv(h, s, n);
+                        prev = 'a';
+                        s = e;
+                        continue;
+                    }
+                    cap = nc;
+                }
+                names[n_names] = s;
+                lens[n_names++] = n;
+            }
+            int m = snprintf(tok, sizeof tok, "$%zu ", k);
+            h = fnv(h, tok, (size_t)m);
+        }
+        prev = 'a';
+        s = e;
+    }
+    free(names);
+    free(lens);
+    return h;
+}
+
 uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend)
 {
     uint64_t h = 1469598103934665603ULL;
@@ -171,14 +343,7 @@ uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend)
         h = fnv(h, "norender", 8);
         return fnv(h, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
     }
-    const char *s = r.source;
-    while (*s) {
-        const char *e = strchr(s, '\n');
-        size_t n = e ? (size_t)(e - s) + 1 : strlen(s);
-        if (strncmp(s, "// opts:", 8) != 0)
-            h = fnv(h, s, n);
-        s += n;
-    }
+    h = source_hash_up_to_names(h, r.source, r.name);
     int64_t geo[8] = {r.launch.ndim, r.launch.has_local};
     for (int i = 0; i < 3; i++) {
         geo[2 + i] = r.launch.global[i];
@@ -200,6 +365,8 @@ typedef struct srch {
     et_search_stats *st;
     rng r;
     kmap seen;
+    kmap seen_seq;       /* key -> seq of the candidate that was answered */
+    kmap said;           /* opts and params texts already reported */
     double t0; /* et_now_s() at the start */
     bool stop;
     long seq;
@@ -215,6 +382,10 @@ typedef struct srch {
                             for the budget until the flush) */
     int last_slot;       /* the pending slot propose() used, -1 if none */
     bool flushed;        /* the batch was answered; batch_clear next */
+    /* duplicates of a kernel waiting in the batch, told to on_duplicate
+     * once it is answered (flush) */
+    struct dup_later *later;
+    int n_later, cap_later;
 } srch;
 
 /* A candidate waiting in the batch; its et_candidate's pointers are set
@@ -231,6 +402,18 @@ typedef struct pend {
     double t;                    /* after the flush: its time (INFINITY
                                     for a failure or no answer) */
 } pend;
+
+/* A proposal of a kernel that waits in the batch, for on_duplicate. */
+typedef struct dup_later {
+    int slot;                    /* the first proposal's pending slot */
+    long seq;
+    uint64_t key;
+    bool has_point;
+    et_point pt;
+    int n_opts, n_actions;
+    et_opt opts[ET_MAX_OPTS];
+    char opts_text[4096], params_text[1024];
+} dup_later;
 
 static double elapsed(const srch *S)
 {
@@ -347,6 +530,63 @@ static int pending_slot(const srch *S, uint64_t key)
     return -1;
 }
 
+/* Batched mode: keeps a duplicate of the kernel in pending slot `slot`
+ * for on_duplicate, which is told once that kernel is answered. */
+static void defer_duplicate(srch *S, int slot, const et_candidate *c)
+{
+    if (S->n_later == S->cap_later) {
+        int cap = S->cap_later ? 2 * S->cap_later : 8;
+        dup_later *nl = realloc(S->later, (size_t)cap * sizeof *nl);
+        if (!nl) {
+            S->nomem = true;
+            return;
+        }
+        S->later = nl;
+        S->cap_later = cap;
+    }
+    dup_later *l = &S->later[S->n_later++];
+    memset(l, 0, sizeof *l);
+    l->slot = slot;
+    l->seq = c->seq;
+    l->key = c->key;
+    l->has_point = c->has_point;
+    l->pt = c->point;
+    l->n_opts = c->n_opts < ET_MAX_OPTS ? c->n_opts : ET_MAX_OPTS;
+    if (l->n_opts > 0)
+        memcpy(l->opts, c->opts, sizeof(et_opt) * (size_t)l->n_opts);
+    l->n_actions = c->n_actions;
+    snprintf(l->opts_text, sizeof l->opts_text, "%s", c->opts_text);
+    snprintf(l->params_text, sizeof l->params_text, "%s", c->params_text);
+}
+
+/* Tells on_duplicate of the deferred duplicates whose first proposal was
+ * answered in the flushed batch (the others were not answered either). */
+static void tell_deferred(srch *S)
+{
+    for (int i = 0; i < S->n_later; i++) {
+        const dup_later *l = &S->later[i];
+        const pend *e = &S->pend[l->slot];
+        if (e->c.refused || !e->r.answered)
+            continue;
+        et_candidate c;
+        memset(&c, 0, sizeof c);
+        c.seq = l->seq;
+        c.binding = S->b;
+        c.has_point = l->has_point;
+        c.point = l->pt;
+        c.n_actions = l->n_actions;
+        c.n_opts = l->n_opts;
+        c.opts = l->opts;
+        c.opts_text = l->opts_text;
+        c.params_text = l->params_text;
+        c.key = l->key;
+        c.bound_s = INFINITY;
+        c.reason = "";
+        S->o.on_duplicate(S->user, &c, e->c.seq);
+    }
+    S->n_later = 0;
+}
+
 /*
  * Batched mode: hands the batch to the callback and books the answers.
  * Slots keep their times (pend[i].t) until batch_clear. A candidate the
@@ -403,6 +643,7 @@ static void flush(srch *S)
     S->n_pend_eval = 0;
     free(cs);
     free(rs);
+    tell_deferred(S);
     if (stop != 0)
         set_stop(S, "stopped by the caller");
     if (missed)
@@ -418,6 +659,7 @@ static void batch_clear(srch *S)
         et_kernel_free(S->pend[i].k);
     S->n_pend = 0;
     S->n_pend_eval = 0;
+    S->n_later = 0;
     S->flushed = false;
 }
 
@@ -485,28 +727,55 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
     c.key = et_kernel_dedupe_key(k, S->b ? et_binding_base(S->b)->target.backend
                                          : ET_BACKEND_OPENCL);
     double known;
+    uint64_t said = fnv(fnv(1469598103934665603ULL, opts_text,
+                            strlen(opts_text)),
+                        params_text, strlen(params_text));
     if (kmap_find(&S->seen, c.key, &known)) {
         S->st->duplicates++;
         if (t)
             *t = known;
+        double first = -1;
+        if (S->o.on_duplicate && !kmap_find(&S->said, said, NULL) &&
+            kmap_find(&S->seen_seq, c.key, &first)) {
+            if (!kmap_put(&S->said, said, 0))
+                S->nomem = true;
+            c.seq = S->seq++;
+            S->o.on_duplicate(S->user, &c, (long)first);
+        }
         return P_DUPLICATE;
     }
     if (S->many) {
         /* a kernel already waiting in the batch: a duplicate whose time
-         * the caller reads from that slot after the flush */
+         * the caller reads from that slot after the flush, and which
+         * on_duplicate is told of once that kernel is answered */
         int slot = pending_slot(S, c.key);
         if (slot >= 0) {
             S->st->duplicates++;
             S->last_slot = slot;
+            if (S->o.on_duplicate && !kmap_find(&S->said, said, NULL)) {
+                if (!kmap_put(&S->said, said, 0))
+                    S->nomem = true;
+                c.seq = S->seq++;
+                defer_duplicate(S, slot, &c);
+            }
             return P_DUPLICATE;
         }
-        return enqueue(S, pt, k, opts, n_opts, n_actions, NULL, opts_text,
-                       params_text, c.key,
-                       S->st->has_best
-                           ? S->o.cut_factor * S->st->best_time_s
-                           : INFINITY);
+        int res = enqueue(S, pt, k, opts, n_opts, n_actions, NULL,
+                          opts_text, params_text, c.key,
+                          S->st->has_best
+                              ? S->o.cut_factor * S->st->best_time_s
+                              : INFINITY);
+        if (res == P_PENDING &&
+            (!kmap_put(&S->said, said, 0) ||
+             !kmap_put(&S->seen_seq, c.key,
+                       (double)S->pend[S->last_slot].c.seq)))
+            S->nomem = true;
+        return res;
     }
     c.seq = S->seq++;
+    if (!kmap_put(&S->said, said, 0) ||
+        !kmap_put(&S->seen_seq, c.key, (double)c.seq))
+        S->nomem = true;
     if (S->st->has_best)
         c.bound_s = S->o.cut_factor * S->st->best_time_s;
     r.time_s = INFINITY;
@@ -1131,7 +1400,10 @@ static et_status run(const et_binding *b, const et_search_opts *o,
         snprintf(stats->stop_reason, sizeof(stats->stop_reason), "done");
     stats->elapsed_s = elapsed(&S);
     kmap_free(&S.seen);
+    kmap_free(&S.seen_seq);
+    kmap_free(&S.said);
     et_kernel_free(S.start);
+    free(S.later);
     free(S.pend);
     return st;
 }

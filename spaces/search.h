@@ -10,7 +10,9 @@
  *
  * Contract of the callback:
  *   - called once per distinct kernel (de-duplicated by the rendered source
- *     without its opts comment, plus the launch geometry);
+ *     up to its comments and the names it gives, plus the launch geometry:
+ *     UPCAST(j,0) UPCAST(j,0) is UPCAST(j,0)); later proposals of a kernel
+ *     seen go to the optional on_duplicate callback instead;
  *   - c->refused true: the search found the point refused (an opt broke a
  *     validity rule, or an expression failed) and tells the callback so it
  *     can record it with c->reason; nothing to time, the answer is ignored
@@ -51,6 +53,8 @@ const char *et_search_name(et_search_kind k);
 int et_search_parse(const char *name, et_search_kind *out);
 
 /* Options; the zero value means the defaults (docs/spaces.md). */
+struct et_candidate;
+
 typedef struct et_search_opts {
     et_search_kind kind;
     int budget;             /* answered candidates; 0 = 100 */
@@ -66,6 +70,14 @@ typedef struct et_search_opts {
     int batch;              /* et_search_run_many: random and grid
                                searches propose this many candidates before
                                their answers; 0 = 8 */
+    /* Optional: told of a proposal whose kernel (source up to names, and
+     * launch geometry: et_kernel_dedupe_key) was already answered under
+     * other opts or params; first_seq is the seq of the candidate that
+     * was. c->seq is a fresh proposal number. Once per distinct opts and
+     * params text; never charged to the budget; called with the
+     * callback's user pointer. NULL: duplicates stay silent. */
+    void (*on_duplicate)(void *user, const struct et_candidate *c,
+                         long first_seq);
 } et_search_opts;
 
 typedef struct et_candidate {
@@ -180,7 +192,10 @@ et_status et_search_run_many(const et_binding *b, const et_search_opts *o,
 
 /*
  * The de-duplication key of a kernel: a 64-bit hash of its rendered source
- * (without the opts comment line) and its launch geometry.
+ * up to names (comments and white space dropped, the kernel's name and
+ * every name the source introduces replaced by its order of first use;
+ * keywords, types, upper-case macros, members and called builtins kept)
+ * and its launch geometry.
  */
 uint64_t et_kernel_dedupe_key(const et_kernel *k, et_backend_kind backend);
 

@@ -109,6 +109,7 @@ static void test_tune(void **state)
     o.budget = 4;
     o.search = "random";
     o.seed = 7;
+    o.race = -1; /* no final race: the answers are the database's */
     et_tune_summary s1, s2;
     et_status st = et_tune(p, &o, &s1, &d);
     if (st != ET_OK)
@@ -124,6 +125,15 @@ static void test_tune(void **state)
     assert_int_equal(s2.evaluations, 0);
     assert_int_equal(s2.cached, s1.evaluations);
     assert_string_equal(s2.opts, s1.opts);
+    /* no speed-up across runs: the best's time is the database's */
+    assert_false(s1.raced || s2.raced);
+    assert_true(s1.speedup > 0);
+    assert_true(s2.speedup == 0);
+    /* more than 8 racers is bad input */
+    o.race = 9;
+    assert_int_equal(et_tune(p, &o, &s2, &d), ET_ERR_INPUT);
+    assert_non_null(strstr(d.msg, "race 9"));
+    o.race = -1;
 
     /* Bad options are bad input. */
     o.search = "annealing";
@@ -162,9 +172,28 @@ static void scratch_free(scratch *s)
         snprintf(path, sizeof path, "%s%s", s->db, tails[i]);
         unlink(path);
     }
-    snprintf(path, sizeof path, "%s/plot.svg", s->dir);
-    unlink(path);
+    static const char *const plots[] = {"plot.svg", "plot.png"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", s->dir, plots[i]);
+        unlink(path);
+    }
     rmdir(s->dir);
+}
+
+/* The bytes of a file (malloc'ed, NUL-terminated), NULL when missing. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = calloc(1, (size_t)n + 1);
+    assert_non_null(buf);
+    *len = fread(buf, 1, (size_t)n, f);
+    fclose(f);
+    return buf;
 }
 
 /* What a FILE-writing report function wrote, as a string (malloc'ed). */
@@ -403,29 +432,43 @@ static void test_tune_full(void **state)
     assert_false(sum.cancelled);
     assert_string_equal(sum.stop_reason, "budget");
     assert_int_equal(sum.evaluations + sum.cached, budget);
-    assert_int_equal(et_tune_report_n_candidates(r), budget);
+    /* duplicates are listed but not charged to the budget */
+    assert_int_equal(et_tune_report_n_candidates(r),
+                     budget + sum.duplicates);
+    /* the default final race gives the figures */
+    assert_true(sum.raced);
+    assert_true(sum.speedup_ci95[0] <= sum.speedup &&
+                sum.speedup <= sum.speedup_ci95[1]);
+    assert_true(sum.ci95_s[0] <= sum.time_s && sum.time_s <= sum.ci95_s[1]);
     assert_int_equal(w.candidates, budget);
     assert_true(w.new_bests >= 1);
     assert_true(w.logs >= 2);
     assert_true(et_tune_report_has_roofline(r));
     assert_int_equal(w.tables, w.new_bests);
 
-    /* the best is among the candidates */
-    int hit = 0;
-    for (int i = 0; i < budget; i++) {
+    /* the best is among the candidates (its time there is the search's,
+     * the summary's the race's); each was answered at a time in the run,
+     * in order */
+    int hit = 0, n_cand = et_tune_report_n_candidates(r);
+    double prev = 0;
+    for (int i = 0; i < n_cand; i++) {
         et_tune_entry e;
         assert_int_equal(et_tune_report_candidate(r, i, &e), 0);
         assert_non_null(e.opts);
         assert_non_null(e.params);
+        assert_true(e.elapsed_s > 0);
+        assert_true(e.elapsed_s >= prev);
+        assert_true(e.elapsed_s <= sum.elapsed_s);
+        prev = e.elapsed_s;
         if (e.outcome == ET_OUTCOME_OK) {
             assert_true(e.time_s > 0);
             assert_true(e.ci95_s[0] <= e.time_s && e.time_s <= e.ci95_s[1]);
-            hit += !strcmp(e.opts, sum.opts) && e.time_s == sum.time_s;
+            hit += !strcmp(e.opts, sum.opts) && e.duplicate_of < 0;
         }
     }
     assert_true(hit >= 1);
     et_tune_entry e;
-    assert_int_equal(et_tune_report_candidate(r, budget, &e), -1);
+    assert_int_equal(et_tune_report_candidate(r, n_cand, &e), -1);
 
     FILE *f = tmpfile();
     et_tune_report_print(r, f);
@@ -433,32 +476,71 @@ static void test_tune_full(void **state)
     assert_non_null(strstr(text, "einsum      xik,kj->xij\n"));
     assert_non_null(strstr(text, "budget after"));
     assert_non_null(strstr(text, "% of roofline"));
+    assert_non_null(strstr(text, "\nrace        "));
+    assert_non_null(strstr(text, "\nverdict     "));
+    assert_non_null(strstr(text, "(race), "));
     free(text);
     char *json = et_tune_report_json(r);
     assert_non_null(json);
     assert_non_null(strstr(json, "\"stop_reason\":\t\"budget\""));
     assert_non_null(strstr(json, "\"roofline_gops\":"));
     assert_non_null(strstr(json, "\"candidates\":\t["));
+    /* the race's details under their own key, its figures in best and
+     * baseline */
+    assert_non_null(strstr(json, "\"race\":\t{\n\t\t\"ran\":\ttrue"));
+    assert_non_null(strstr(json, "\"verdict\":\t\""));
+    assert_non_null(strstr(json, "\"times_s\":\t["));
+    assert_non_null(strstr(json, "\"source\":\t\"race\""));
+    assert_non_null(strstr(json, "\"speedup_ci95\":\t["));
     /* the problem's sizes (in the einsum's names) and dtypes */
     assert_non_null(strstr(json, "\"sizes\":\t{\n\t\t\"x\":\t64,\n\t\t\"i\":\t16,"));
     assert_non_null(strstr(json, "\"k\":\t16"));
     assert_non_null(strstr(json, "\"inputs\":\t[\"f32\", \"f32\"]"));
     assert_non_null(strstr(json, "\"output\":\t\"f32\""));
+    assert_non_null(strstr(json, "\"elapsed_s\":\t"));
     et_free(json);
 
+    /* the chart: the roofline and the search's convergence, as PNG and
+     * SVG; the SVG names the problem and the panels' axes as text */
     char path[300];
+    snprintf(path, sizeof path, "%s/plot.png", s.dir);
+    assert_int_equal(et_tune_report_plot(r, path, &d), ET_OK);
+    size_t len = 0;
+    char *png = read_file(path, &len);
+    assert_non_null(png);
+    assert_true(len > 24);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    assert_memory_equal(png + 12, "IHDR", 4);
+    /* two panels: wider than the roofline alone (960) */
+    unsigned char *u = (unsigned char *)png;
+    assert_int_equal((u[16] << 24) | (u[17] << 16) | (u[18] << 8) | u[19],
+                     1680);
+    free(png);
     snprintf(path, sizeof path, "%s/plot.svg", s.dir);
     assert_int_equal(et_tune_report_plot(r, path, &d), ET_OK);
-    assert_int_equal(access(path, R_OK), 0);
+    char *svg = read_file(path, &len);
+    assert_non_null(svg);
+    assert_int_equal(strncmp(svg, "<?xml", 5), 0);
+    assert_non_null(strstr(svg, "<svg"));
+    assert_non_null(strstr(svg, "</svg>"));
+    if (!strstr(svg, "<title>xik,kj-&gt;xij   x=64 i=16 j=16 k=16   "
+                     "f32,f32 -&gt; f32 \xe2\x80\x94 ") ||
+        !strstr(svg, "elapsed time in the run (s)") ||
+        !strstr(svg, "candidate time (median, log scale)") ||
+        !strstr(svg, "roofs: f32 peak ") || strstr(svg, "f64 peak"))
+        fail_msg("SVG title or description:\n%.2000s", svg);
+    free(svg);
     snprintf(path, sizeof path, "%s/plot.txt", s.dir);
     assert_int_equal(et_tune_report_plot(r, path, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_FILE);
     et_tune_report_free(r);
 
-    /* A device that does not exist: nothing is run. */
+    /* A device that does not exist: bad input about the device, nothing
+     * is run. */
     p = small_problem();
     o.device = "opencl:99";
-    assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_DEVICE);
+    assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_DEVICE);
     assert_null(r);
     assert_non_null(strstr(d.msg, "99"));
     /* Malformed start opts: bad input about the opts, with a position. */

@@ -198,16 +198,67 @@ static void test_export(void **state)
     assert_non_null(strstr(hdr, "KERNEL_NAME \""));
     assert_non_null(strstr(hdr, r.kernel));
     free(hdr);
-    /* Our own files are replaced; CUDA gets a .cu. */
-    o.backend = "cuda";
+    /* the name holds the dtypes; the macros are prefixed with it */
+    assert_non_null(strstr(r.kernel, "_f32"));
+    assert_int_equal(strncmp(r.prefix, "R_", 2), 0);
+    assert_non_null(strstr(r.prefix, "_F32_"));
+    assert_int_equal(r.replaced, 0);
+    char opencl_header[sizeof r.header];
+    snprintf(opencl_header, sizeof opencl_header, "%s", r.header);
+    /* the same kernel again: rewritten */
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
-    assert_non_null(strstr(r.source, ".cu"));
-    /* A foreign file in the way is never overwritten. */
-    f = fopen(r.header, "w");
-    fputs("mine\n", f);
-    fclose(f);
+    assert_int_equal(r.replaced, 0);
+    /* CUDA gets a .cu; its header is another kernel's file of the same
+     * name: refused, then replaced when forced */
+    o.backend = "cuda";
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_FILE);
+    assert_string_equal(d.file, opencl_header);
+    assert_non_null(strstr(d.msg, "holds another exported kernel"));
+    o.force = 1;
+    assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
+    assert_non_null(strstr(r.source, ".cu"));
+    assert_int_equal(r.replaced, 1);
+    o.force = 0;
+    assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
+    assert_int_equal(r.replaced, 0);
+    /* a name of the caller's: function, files and macros */
+    o.name = "my_matmul";
+    assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
+    assert_string_equal(r.kernel, "my_matmul");
+    assert_string_equal(r.prefix, "MY_MATMUL_");
+    assert_non_null(strstr(r.source, "/my_matmul.cu"));
+    f = fopen(r.source, "r");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    char *src = slurp(f);
+    fclose(f);
+    assert_non_null(strstr(src, "void my_matmul("));
+    free(src);
+    char mine[sizeof r.header];
+    snprintf(mine, sizeof mine, "%s", r.header);
+    static const char *const bad[] = {"9x", "a-b", "", "__x", "int", "out"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        o.name = bad[i];
+        assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_ERR_INPUT);
+        assert_int_equal(d.input, ET_INPUT_OPTION);
+    }
+    assert_int_equal(et_export_name_validate("k_2", &d), ET_OK);
+    assert_int_equal(et_export_name_validate("2k", &d), ET_ERR_INPUT);
+    assert_int_equal(d.pos, 0);
+    o.name = NULL;
+    /* A foreign file in the way is never overwritten, even forced. */
+    f = fopen(mine, "w");
+    assert_non_null(f);
+    fputs("mine\n", f);
+    fclose(f);
+    o.name = "my_matmul";
+    o.force = 1;
+    assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_FILE);
+    assert_non_null(strstr(d.msg, "not written by eintune"));
+    o.name = NULL;
+    o.force = 0;
     o.backend = "metal";
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_OPTION);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -143,6 +144,11 @@ static void check_matmul_json(const char *text)
     cJSON *f64 = cJSON_GetObjectItemCaseSensitive(ops, "f64");
     assert_true(cJSON_IsNumber(f64));
     assert_true(f64->valuedouble == 351232000.0);
+    /* two operands: the loop nest's count is the cheapest */
+    cJSON *direct = cJSON_GetObjectItemCaseSensitive(doc, "ops_direct");
+    assert_true(cJSON_IsObject(direct));
+    assert_true(cJSON_GetObjectItemCaseSensitive(direct, "f64")->valuedouble ==
+                351232000.0);
     cJSON *bytes = cJSON_GetObjectItemCaseSensitive(doc, "bytes");
     assert_true(cJSON_IsNumber(bytes));
     assert_true(bytes->valuedouble == 80291400.0);
@@ -180,6 +186,30 @@ static void test_json_file_and_table(void **state)
     char *text = slurp(path);
     check_matmul_json(text);
     free(text);
+    run_free(&r);
+}
+
+/* A product of three operands: ops is the cheapest contraction order's
+ * count (x*e*r*j + 2*|I| = 144 + 1440), ops_direct the loop nest's
+ * (3*|I| = 2160), and the table shows both. */
+static void test_ops_of_cheapest_path(void **state)
+{
+    (void)state;
+    run_result r = run("check", "xre,rij,xej->xei", "--shape",
+                       "x=2,r=3,e=4,i=5,j=6", "--json", "-", NULL);
+    assert_int_equal(r.status, 0);
+    cJSON *doc = cJSON_Parse(r.out);
+    assert_non_null(doc);
+    cJSON *ops = cJSON_GetObjectItemCaseSensitive(doc, "ops");
+    cJSON *direct = cJSON_GetObjectItemCaseSensitive(doc, "ops_direct");
+    assert_true(cJSON_GetObjectItemCaseSensitive(ops, "f64")->valuedouble ==
+                1584.0);
+    assert_true(cJSON_GetObjectItemCaseSensitive(direct, "f64")->valuedouble ==
+                2160.0);
+    cJSON_Delete(doc);
+    assert_non_null(strstr(r.err, "ops direct"));
+    assert_non_null(strstr(r.err, "2160"));
+    assert_non_null(strstr(r.err, "1584"));
     run_free(&r);
 }
 
@@ -490,6 +520,54 @@ static void test_help_command(void **state)
     run_free(&r);
 }
 
+/* Every --flag a command's --help names is one the command takes (codegen
+ * once announced --space and --params it did not have): `CMD --flag
+ * --zz-unknown --zz-unknown` must stop at --zz-unknown, never at --flag
+ * (the flag's argument, if it takes one, is the first --zz-unknown, so
+ * nothing runs). */
+static void test_help_flags_exist(void **state)
+{
+    (void)state;
+    const char *cmds[] = {"devices", "check", "codegen", "run", "tune",
+                          "peaks",   "best",  "export"};
+    int checked = 0;
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        run_result h = run(cmds[i], "--help", NULL);
+        assert_int_equal(h.status, 0);
+        assert_null(strstr(h.out, "Not yet"));
+        for (const char *p = h.out; (p = strstr(p, "--")) != NULL;) {
+            char flag[64];
+            size_t n = 2;
+            while (n < sizeof flag - 1 &&
+                   (islower((unsigned char)p[n]) || p[n] == '-' ||
+                    isdigit((unsigned char)p[n])))
+                n++;
+            memcpy(flag, p, n);
+            flag[n] = '\0';
+            p += n;
+            if (n < 4 || !strcmp(flag, "--help"))
+                continue;
+            run_result r = run(cmds[i], flag, "--zz-unknown", "--zz-unknown",
+                               NULL);
+            char bad[96];
+            snprintf(bad, sizeof bad, "unrecognized option '%s'", flag);
+            if (strstr(r.err, bad) || !strstr(r.err, "'--zz-unknown'"))
+                fail_msg("%s --help names %s, which it does not take:\n%s",
+                         cmds[i], flag, r.err);
+            assert_int_equal(r.status, 2);
+            run_free(&r);
+            checked++;
+        }
+        run_free(&h);
+    }
+    assert_true(checked > 40);
+    /* and codegen has no --space or --params */
+    run_result c = run("codegen", "--help", NULL);
+    assert_null(strstr(c.out, "--space"));
+    assert_null(strstr(c.out, "--params"));
+    run_free(&c);
+}
+
 /* The opts error lists every opt, SPLIT included. */
 static void test_unknown_opt_lists_all(void **state)
 {
@@ -506,12 +584,13 @@ static void test_unknown_opt_lists_all(void **state)
     run_free(&r);
 }
 
-/* A device index past the end: "there is only 1", never "there are 1". */
+/* A device index past the end: bad input (exit 2), "there is only 1",
+ * never "there are 1". */
 static void test_device_count_grammar(void **state)
 {
     (void)state;
     run_result r = run("peaks", "--device", "opencl:99", NULL);
-    assert_int_not_equal(r.status, 0);
+    assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no OpenCL device 99"));
     assert_null(strstr(r.err, "there are 1 "));
     run_free(&r);
@@ -522,6 +601,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acceptance_json_stdout),
         cmocka_unit_test(test_json_file_and_table),
+        cmocka_unit_test(test_ops_of_cheapest_path),
         cmocka_unit_test(test_unknown_output_index),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_roles_printed),
@@ -529,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_help_command),
         cmocka_unit_test(test_unknown_opt_lists_all),
+        cmocka_unit_test(test_help_flags_exist),
         cmocka_unit_test(test_device_count_grammar),
         cmocka_unit_test(test_json_error_every_command),
         cmocka_unit_test(test_output_paths_checked),

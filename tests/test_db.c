@@ -593,7 +593,65 @@ static void test_best(void **state)
     record(db, &t);
     CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
     assert_string_equal(got.opts, "LOCAL(i,2)");
+
+    /* a final race's choice wins over the smallest median (the race
+     * compared its kernels in one run), the latest race first */
+    t = trial_of(eid, &e, did, "LOCAL(i,4)", ET_OUTCOME_OK, 2.5e-3);
+    record(db, &t);
+    CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
+    assert_string_equal(got.opts, "LOCAL(i,4)");
+    et_db_race race;
+    memset(&race, 0, sizeof race);
+    race.einsum_id = eid;
+    race.device_id = did;
+    snprintf(race.einsum_text, sizeof race.einsum_text, "%s", e.text);
+    race.rounds = 2;
+    race.conf = 0.95;
+    snprintf(race.verdict, sizeof race.verdict, "tied");
+    snprintf(race.chosen_opts, sizeof race.chosen_opts, "LOCAL(i,2)");
+    snprintf(race.runner_up_opts, sizeof race.runner_up_opts, "LOCAL(i,4)");
+    race.faster_pct = race.faster_lo = race.faster_hi = NAN;
+    race.speedup = 2;
+    race.speedup_lo = 1.5;
+    race.speedup_hi = 2.5;
+    race.load_1m = NAN;
+    race.created_at = 1000;
+    const double times[4] = {3e-3, 2.9e-3, 3.1e-3, 2.8e-3};
+    race.n = 2;
+    for (int i = 0; i < 2; i++) {
+        snprintf(race.e[i].opts, sizeof race.e[i].opts, "%s",
+                 i ? "LOCAL(i,4)" : "LOCAL(i,2)");
+        race.e[i].chosen = i == 0;
+        race.e[i].tied = true;
+        race.e[i].median_s = times[i];
+        race.e[i].times = times + i;
+        race.e[i].stride = 2;
+    }
+    int64_t race_id = 0;
+    CHECK(et_db_race_record(db, &race, &race_id, &err_));
+    assert_true(race_id > 0);
+    CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
+    assert_string_equal(got.opts, "LOCAL(i,2)");
+    /* a later race that chose another kernel takes over */
+    race.created_at = 2000;
+    snprintf(race.chosen_opts, sizeof race.chosen_opts, "LOCAL(i,4)");
+    CHECK(et_db_race_record(db, &race, NULL, &err_));
+    CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
+    assert_string_equal(got.opts, "LOCAL(i,4)");
+    /* a chosen kernel whose trial now fails does not count */
+    t = trial_of(eid, &e, did, "LOCAL(i,4)", ET_OUTCOME_WRONG_RESULT, 1e-3);
+    record(db, &t);
+    CHECK(et_db_best(db, &e, &dev, &got, &found, &err_));
+    assert_string_equal(got.opts, "LOCAL(i,2)");
+    et_db_stats stats;
+    CHECK(et_db_stats_get(db, &stats, &err_));
+    assert_int_equal(stats.races, 2);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM race_entries"), 4);
     et_db_close(db);
+    assert_int_equal(
+        sql_int(path, "SELECT count(*) FROM race_entries WHERE times_json = "
+                      "'[0.003, 0.0031]' AND position = 0"),
+        2);
 }
 
 static void test_canonical_renamed(void **state)

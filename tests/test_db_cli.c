@@ -5,6 +5,8 @@
  * `best` and `export` for the einsum tuned and for renamed and reordered
  * equivalents (opts in the asker's names); an exported kernel compiled
  * with cc against the plain OpenCL API (examples/export_demo.c) and run;
+ * the kernels of one shape in two dtypes exported side by side, names,
+ * --force and --name;
  * `run --best` against a naive loop; a corrupt --db refused untouched.
  *
  * Runs $ET_BUILD_DIR/eintune (default build/) as a subprocess, always with
@@ -25,6 +27,7 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -273,13 +276,14 @@ static void test_repeat_cached(void **state)
     (void)state;
     need_binary();
     cJSON *a = NULL, *b = NULL;
+    /* without the final race, whose figures are new in every run */
     assert_int_equal(eintune("tune1", &a, "tune", EINSUM, "--shape", SHAPE,
                              "--dtype", "f32", "--budget", BUDGET, "--db",
-                             g_db, "--json", "-", NULL),
+                             g_db, "--race", "0", "--json", "-", NULL),
                      0);
     assert_int_equal(eintune("tune2", &b, "tune", EINSUM, "--shape", SHAPE,
                              "--dtype", "f32", "--budget", BUDGET, "--db",
-                             g_db, "--json", "-", NULL),
+                             g_db, "--race", "0", "--json", "-", NULL),
                      0);
     assert_non_null(a);
     assert_non_null(b);
@@ -296,6 +300,15 @@ static void test_repeat_cached(void **state)
     assert_true(cJSON_IsObject(ba) && cJSON_IsObject(bb));
     assert_string_equal(str(ba, "opts"), str(bb, "opts"));
     assert_true(num(ba, "time_s") == num(bb, "time_s"));
+    /* no figure mixed across runs: the second run's best is marked as the
+     * database's, with its date, and has no speed-up against the
+     * untransformed kernel timed now */
+    assert_string_equal(str(ba, "source"), "this run");
+    assert_string_equal(str(bb, "source"), "database");
+    assert_true(num(bb, "measured_at") > 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(bb, "speedup")));
+    assert_false(cJSON_IsTrue(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(b, "race"), "ran")));
     snprintf(g_best_opts, sizeof g_best_opts, "%s", str(ba, "opts"));
     g_best_time = num(ba, "time_s");
     /* the database holds every trial once */
@@ -356,6 +369,8 @@ static void test_resume_after_kill(void **state)
         const char *o = str(c, "opts");
         int was_cached = cJSON_IsTrue(cJSON_GetObjectItem(c, "cached"));
         int refused = strcmp(str(c, "status"), "refused") == 0;
+        if (!cJSON_IsNull(cJSON_GetObjectItem(c, "duplicate_of")))
+            continue; /* answered from an earlier candidate */
         if (was_cached) {
             cached++;
             assert_true(set_has(&before, o));
@@ -381,6 +396,9 @@ static void test_resume_after_kill(void **state)
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "candidates"))
     {
         const char *o = str(c, "opts");
+        /* a duplicate kernel is answered from another, never recorded */
+        if (!cJSON_IsNull(cJSON_GetObjectItem(c, "duplicate_of")))
+            continue;
         if (!set_has(&before, o)) {
             int dup = 0;
             const cJSON *c2;
@@ -589,6 +607,14 @@ static void test_tune_log(void **state)
                      0);
     err = tag_file("log2", "err");
     out = tag_file("log2", "out");
+    /* warnings stay under -q (the noise summary names candidates) */
+    for (char *w; (w = strstr(err, " WARN "));) {
+        char *e = strchr(w, '\n');
+        char *b0 = w;
+        while (b0 > err && b0[-1] != '\n')
+            b0--;
+        memmove(b0, e ? e + 1 : w + strlen(w), strlen(e ? e + 1 : "") + 1);
+    }
     if (strstr(err, "INFO") || strstr(err, "candidate") ||
         strstr(err, "new best") || strstr(err, "slower_than_bound") ||
         strstr(err, "generated"))
@@ -625,6 +651,97 @@ static void test_tune_log(void **state)
     if (!strstr(err, "candidate 1, ") || !strstr(err, " of the 1 s limit, ~"))
         fail_msg("no time-limit progress:\n%s", err);
     free(err);
+}
+
+/* Runs `eintune ARGS...` with stderr on a new pseudo-terminal and returns
+ * what the terminal received (malloc'ed); *rc gets the exit status. */
+static char *eintune_on_tty(int *rc, char *const *args)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(master >= 0);
+    assert_int_equal(grantpt(master), 0);
+    assert_int_equal(unlockpt(master), 0);
+    char slave[128];
+    assert_int_equal(ptsname_r(master, slave, sizeof slave), 0);
+    char *argv[32];
+    int n = 0;
+    argv[n++] = g_bin;
+    for (; args[n - 1] && n < 31; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    char out_path[512];
+    snprintf(out_path, sizeof out_path, "%s/tty.out", g_dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, slave, O_RDWR | O_NOCTTY, 0);
+    posix_spawn_file_actions_addclose(&fa, master);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, g_bin, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int status = -1, done = 0;
+    /* read while it runs (a full terminal buffer would block it), then
+     * what is left */
+    for (;;) {
+        struct pollfd pf = {master, POLLIN, 0};
+        int ready = poll(&pf, 1, 100);
+        if (ready > 0 && (pf.revents & POLLIN)) {
+            if (len + 4096 > cap)
+                buf = realloc(buf, cap *= 2);
+            ssize_t got = read(master, buf + len, 4096);
+            if (got > 0) {
+                len += (size_t)got;
+                continue;
+            }
+        }
+        if (done)
+            break;
+        int ws;
+        if (waitpid(pid, &ws, WNOHANG) == pid) {
+            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+            done = 1;
+        } else if (ready > 0 && !(pf.revents & POLLIN)) {
+            usleep(20000); /* the slave not yet opened: POLLHUP */
+        }
+    }
+    close(master);
+    buf[len] = '\0';
+    *rc = status;
+    return buf;
+}
+
+/* On a terminal the progress is one line redrawn in place ("\r\033[K"
+ * before it), the candidates' lines scroll above it; with -q there is
+ * none. */
+static void test_tune_progress_tty(void **state)
+{
+    (void)state;
+    need_binary();
+    char db[512];
+    path_in(db, sizeof db, "tty.db");
+    char *args[] = {"tune", EINSUM, "--shape", SHAPE, "--dtype", "f32",
+                    "--budget", "4", "--db", db, NULL};
+    int rc;
+    char *tty = eintune_on_tty(&rc, args);
+    assert_int_equal(rc, 0);
+    if (!strstr(tty, "\r\033[Kcandidate 1/4, ") ||
+        !strstr(tty, "\r\033[Kcandidate 4/4, ") ||
+        !strstr(tty, "trying untransformed"))
+        fail_msg("no progress line in place on the terminal:\n%s", tty);
+    /* the progress is not also written as log lines */
+    assert_null(strstr(tty, "INFO tune: candidate "));
+    free(tty);
+    char *quiet[] = {"tune", EINSUM, "--shape", SHAPE, "--dtype", "f32",
+                     "--budget", "4", "--db", db, "-q", NULL};
+    tty = eintune_on_tty(&rc, quiet);
+    assert_int_equal(rc, 0);
+    if (strstr(tty, "candidate") || strstr(tty, "\033[K") ||
+        strstr(tty, "trying"))
+        fail_msg("-q on a terminal:\n%s", tty);
+    free(tty);
 }
 
 static void test_export(void **state)
@@ -672,6 +789,167 @@ static void test_export(void **state)
                              SHAPE, "--db", g_db, "-o", dir, "--backend",
                              "metal", NULL),
                      2);
+}
+
+/* The kernels of one shape in two dtypes (both untransformed, so the loop
+ * sizes alone would name them alike) exported into one directory: two
+ * names, guards and macro prefixes, and one C file includes both headers.
+ * A kernel exported under a name another kernel's files hold is refused
+ * (exit 2, naming the file) and replaces them with --force; the same
+ * kernel again is fine; a --name that is no C identifier is exit 2.
+ * `make -C examples` builds the demo where O says. */
+static void test_export_dtypes(void **state)
+{
+    (void)state;
+    need_binary();
+    char db[512], dir[512];
+    path_in(db, sizeof db, "dtypes.db");
+    path_in(dir, sizeof dir, "dtypes");
+    const char *dts[2] = {"f32", "f64"};
+    char kernel[2][256], prefix[2][256], src[2][1024], hdr[2][1024];
+    for (int t = 0; t < 2; t++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "dt-tune-%s", dts[t]);
+        assert_int_equal(eintune(tag, NULL, "tune", EINSUM, "--shape", SHAPE,
+                                 "--dtype", dts[t], "--budget", "1", "--db",
+                                 db, "-q", NULL),
+                         0);
+        snprintf(tag, sizeof tag, "dt-export-%s", dts[t]);
+        cJSON *doc = NULL;
+        assert_int_equal(eintune(tag, &doc, "export", EINSUM, "--shape",
+                                 SHAPE, "--dtype", dts[t], "--db", db, "-o",
+                                 dir, "--json", "-", NULL),
+                         0);
+        assert_non_null(doc);
+        snprintf(kernel[t], sizeof kernel[t], "%s", str(doc, "kernel"));
+        snprintf(prefix[t], sizeof prefix[t], "%s", str(doc, "prefix"));
+        snprintf(src[t], sizeof src[t], "%s", str(doc, "source"));
+        snprintf(hdr[t], sizeof hdr[t], "%s", str(doc, "header"));
+        assert_string_equal(str(doc, "opts"), "");
+        cJSON_Delete(doc);
+    }
+    /* one shape: the same loop sizes, then the dtypes */
+    assert_string_equal(kernel[0], "r_16_12_8_f32");
+    assert_string_equal(kernel[1], "r_16_12_8_f64");
+    assert_string_equal(prefix[0], "R_16_12_8_F32_");
+    assert_string_equal(prefix[1], "R_16_12_8_F64_");
+    char *h0 = slurp(hdr[0], NULL), *h1 = slurp(hdr[1], NULL);
+    assert_non_null(h0);
+    assert_non_null(h1);
+    assert_non_null(strstr(h0, "#ifndef ET_EXPORT_R_16_12_8_F32_H\n"));
+    assert_non_null(strstr(h1, "#ifndef ET_EXPORT_R_16_12_8_F64_H\n"));
+    assert_null(strstr(h0, "F64"));
+    assert_null(strstr(h1, "F32"));
+    free(h0);
+    free(h1);
+    char *s1 = slurp(src[1], NULL);
+    assert_non_null(strstr(s1, "void r_16_12_8_f64("));
+    free(s1);
+
+    /* both headers in one program */
+    char c_file[600], exe[600], inc[600];
+    snprintf(c_file, sizeof c_file, "%s/both.c", g_dir);
+    snprintf(exe, sizeof exe, "%s/both", g_dir);
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    FILE *f = fopen(c_file, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "#include \"%s.h\"\n#include \"%s.h\"\n"
+            "#include \"%s.h\"\n" /* twice: the guard */
+            "#include <stdio.h>\n"
+            "int main(void)\n{\n"
+            "    static const long long g0[] = %sGLOBAL_SIZE;\n"
+            "    static const long long g1[] = %sGLOBAL_SIZE;\n"
+            "    printf(\"%%s %%s %%d %%d %%lld\\n\", %sKERNEL_NAME, "
+            "%sKERNEL_NAME,\n           (int)%sARG0_ELEM_SIZE, "
+            "(int)%sARG0_ELEM_SIZE, g0[0] * g1[1]);\n"
+            "    return 0;\n}\n",
+            kernel[0], kernel[1], kernel[0], prefix[0], prefix[1], prefix[0],
+            prefix[1], prefix[0], prefix[1]);
+    fclose(f);
+    char *cc[] = {"/usr/bin/cc", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                  inc, c_file, "-o", exe, NULL};
+    int rc = spawn_wait(cc, "dt-cc");
+    if (rc != 0) {
+        char *e = tag_file("dt-cc", "err");
+        fail_msg("cc both.c: exit %d\n%s", rc, e);
+    }
+    char *run[] = {exe, NULL};
+    assert_int_equal(spawn_wait(run, "dt-both"), 0);
+    char *out = tag_file("dt-both", "out");
+    char want[600];
+    snprintf(want, sizeof want, "%s %s 4 8 ", kernel[0], kernel[1]);
+    if (strncmp(out, want, strlen(want)) != 0)
+        fail_msg("both.c printed '%s', want '%s...'", out, want);
+    free(out);
+
+    /* the f64 kernel under the f32 kernel's name: refused, untouched */
+    char *before = slurp(src[0], NULL);
+    assert_int_equal(eintune("dt-clash", NULL, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f64", "--db", db, "-o", dir,
+                             "--name", kernel[0], NULL),
+                     2);
+    char *err = tag_file("dt-clash", "err");
+    if (!strstr(err, src[0]) || !strstr(err, "another exported kernel") ||
+        !strstr(err, "--force"))
+        fail_msg("clash message:\n%s", err);
+    free(err);
+    char *after = slurp(src[0], NULL);
+    assert_string_equal(after, before);
+    free(after);
+    free(before);
+    /* forced: replaced by the f64 kernel */
+    cJSON *doc = NULL;
+    assert_int_equal(eintune("dt-force", &doc, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f64", "--db", db, "-o", dir,
+                             "--name", kernel[0], "--force", "--json", "-",
+                             NULL),
+                     0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(doc, "replaced")));
+    cJSON_Delete(doc);
+    after = slurp(src[0], NULL);
+    assert_non_null(strstr(after, "(f64,f64 -> f64"));
+    free(after);
+    /* the same kernel again, without --force */
+    assert_int_equal(eintune("dt-same", &doc, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f64", "--db", db, "-o", dir,
+                             "--json", "-", NULL),
+                     0);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "replaced")));
+    cJSON_Delete(doc);
+    /* names that are no C identifier: exit 2 before anything runs */
+    static const char *const bad[] = {"1abc", "my-kernel", "a b", "int"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "dt-bad%zu", i);
+        assert_int_equal(eintune(tag, NULL, "export", EINSUM, "--shape",
+                                 SHAPE, "--dtype", "f32", "--db", db, "-o",
+                                 dir, "--name", bad[i], NULL),
+                         2);
+        err = tag_file(tag, "err");
+        if (!strstr(err, "--name"))
+            fail_msg("--name %s:\n%s", bad[i], err);
+        free(err);
+    }
+
+    /* make -C examples, as examples/README.md says, into O */
+    char hv[1200], ov[700], demo[700];
+    snprintf(hv, sizeof hv, "HEADER=%s", hdr[1]);
+    snprintf(ov, sizeof ov, "O=%s/demo-out", g_dir);
+    snprintf(demo, sizeof demo, "%s/demo-out/export_demo", g_dir);
+    char *mk[] = {"/usr/bin/make", "-s", "-C", "examples", "export_demo", hv,
+                  ov, NULL};
+    rc = spawn_wait(mk, "dt-make");
+    if (rc != 0) {
+        char *e = tag_file("dt-make", "err");
+        fail_msg("make -C examples: exit %d\n%s", rc, e);
+    }
+    assert_int_equal(access("examples/export_demo", F_OK), -1);
+    char *drun[] = {demo, src[1], "3", NULL};
+    assert_int_equal(spawn_wait(drun, "dt-demo"), 0);
+    out = tag_file("dt-demo", "out");
+    assert_non_null(strstr(out, ": ok"));
+    free(out);
 }
 
 /* ---- (4) run --best ------------------------------------------------------ */
@@ -826,7 +1104,9 @@ int main(void)
         cmocka_unit_test(test_resume_after_kill),
         cmocka_unit_test(test_best),
         cmocka_unit_test(test_tune_log),
+        cmocka_unit_test(test_tune_progress_tty),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_export_dtypes),
         cmocka_unit_test(test_run_best),
         cmocka_unit_test(test_corrupt_db),
     };

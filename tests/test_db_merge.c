@@ -3,9 +3,11 @@
  * share trials merge into one whose counts add up without duplicates;
  * a trial measured again later replaces the older one; results stay with
  * their device; best answers from the merge; peaks known only to the
- * input come along; a table and a column that a later schema adds are
- * merged too, references renumbered; an input that is not a database is
- * refused and changes nothing.
+ * input come along; final races and their entries (schema 3) come along
+ * with their references renumbered, and best follows the latest race;
+ * each trial's load comes along; a table and a column that a later schema
+ * adds are merged too, references renumbered; an input that is not a
+ * database is refused and changes nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,7 +40,8 @@ static et_device_info device(const char *name)
     return d;
 }
 
-/* Records an ok trial of opts with median t at time `when`. */
+/* Records an ok trial of opts with median t at time `when`, the load
+ * when/1000. */
 static void trial(et_db *db, const et_einsum *e, const et_device_info *dev,
                   const char *opts, double t, int64_t when)
 {
@@ -54,7 +57,48 @@ static void trial(et_db *db, const et_einsum *e, const et_device_info *dev,
     tr.runs = 6;
     tr.verify_trials = 3;
     tr.created_at = when;
+    tr.load_1m = (double)when / 1000;
     assert_int_equal(et_db_trial_record(db, &tr, NULL, &err), ET_OK);
+}
+
+/* Records a final race at time `when` that chose opts over the
+ * untransformed kernel (three rounds). */
+static void race(et_db *db, const et_einsum *e, const et_device_info *dev,
+                 const char *opts, int64_t when)
+{
+    et_error err = {{0}};
+    et_db_race *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(et_db_einsum_id(db, e, &r->einsum_id, &err), ET_OK);
+    assert_int_equal(et_db_device_id(db, dev, &r->device_id, &err), ET_OK);
+    snprintf(r->einsum_text, sizeof r->einsum_text, "%s", e->text);
+    static const double times[] = {1e-3, 2e-3, 1.1e-3, 2.1e-3, 0.9e-3, 2e-3};
+    r->rounds = 3;
+    r->conf = 0.95;
+    snprintf(r->verdict, sizeof r->verdict, "faster");
+    snprintf(r->chosen_opts, sizeof r->chosen_opts, "%s", opts);
+    r->faster_pct = 50;
+    r->faster_lo = 40;
+    r->faster_hi = 60;
+    r->speedup = 2;
+    r->speedup_lo = 1.8;
+    r->speedup_hi = 2.2;
+    r->load_1m = 0.5;
+    r->created_at = when;
+    r->n = 2;
+    for (int i = 0; i < 2; i++) {
+        et_db_race_entry *x = &r->e[i];
+        snprintf(x->opts, sizeof x->opts, "%s", i ? "" : opts);
+        snprintf(x->kernel_name, sizeof x->kernel_name, "k%d", i);
+        snprintf(x->source_hash, sizeof x->source_hash, "%016d", i);
+        x->untransformed = i == 1;
+        x->chosen = i == 0;
+        x->median_s = x->low_s = x->high_s = times[i];
+        x->times = times + i;
+        x->stride = 2;
+    }
+    assert_int_equal(et_db_race_record(db, r, NULL, &err), ET_OK);
+    free(r);
 }
 
 static int64_t count(const char *file, const char *sql)
@@ -83,9 +127,9 @@ static void exec_sql(const char *file, const char *sql)
 /* A later schema's additions, made by hand in a file: a column of trials
  * and a table referring to trials. */
 static const char later_schema[] =
-    "ALTER TABLE trials ADD COLUMN load_s REAL;"
-    "CREATE TABLE races (id INTEGER PRIMARY KEY, trial_id INTEGER NOT NULL"
-    " REFERENCES trials(id), place INTEGER, UNIQUE (trial_id));";
+    "ALTER TABLE trials ADD COLUMN later_s REAL;"
+    "CREATE TABLE later_marks (id INTEGER PRIMARY KEY, trial_id INTEGER NOT "
+    "NULL REFERENCES trials(id), place INTEGER, UNIQUE (trial_id));";
 
 static void test_merge_shared(void **state)
 {
@@ -107,9 +151,13 @@ static void test_merge_shared(void **state)
     trial(A, &e, &d1, "UPCAST(i,2)", 3e-3, 1000);
     trial(A, &e, &d1, "UPCAST(j,2)", 2e-3, 1000);
     trial(A, &e, &d1, "UNROLL(k,2)", 4e-3, 1000);
+    trial(B, &e, &d2, "UPCAST(i,2)", 9e-3, 2000);
     trial(B, &e, &d1, "UPCAST(j,2)", 1e-3, 2000);
     trial(B, &e, &d1, "LOCAL(i,4)", 5e-3, 2000);
-    trial(B, &e, &d2, "UPCAST(i,2)", 9e-3, 2000);
+    /* a race in each: B's is the later one; A's refers to einsum and
+     * device rows whose ids differ from B's (dev two was made first) */
+    race(A, &e, &d1, "UPCAST(i,2)", 1500);
+    race(B, &e, &d1, "UPCAST(j,2)", 3000);
     int64_t did = 0;
     assert_int_equal(et_db_device_id(B, &d1, &did, &err), ET_OK);
     assert_int_equal(et_db_peaks_store(B, did, "{\"peaks\": 1}", 2000, &err),
@@ -118,8 +166,8 @@ static void test_merge_shared(void **state)
     et_db_close(A);
     exec_sql(a, later_schema);
     exec_sql(b, later_schema);
-    exec_sql(b, "UPDATE trials SET load_s = 0.5 WHERE opts = 'LOCAL(i,4)';"
-                "INSERT INTO races (trial_id, place) SELECT id, 1 FROM "
+    exec_sql(b, "UPDATE trials SET later_s = 0.5 WHERE opts = 'LOCAL(i,4)';"
+                "INSERT INTO later_marks (trial_id, place) SELECT id, 1 FROM "
                 "trials WHERE opts = 'LOCAL(i,4)';");
 
     assert_int_equal(et_db_open(a, &A, &err), ET_OK);
@@ -152,13 +200,33 @@ static void test_merge_shared(void **state)
     /* peaks only B knew came along */
     assert_int_equal(count(a, "SELECT count(*) FROM devices WHERE name = "
                               "'dev one' AND peaks_json IS NOT NULL"), 1);
+    /* each trial's load came with it */
+    assert_int_equal(count(a, "SELECT count(*) FROM trials WHERE opts = "
+                              "'LOCAL(i,4)' AND load_1m = 2.0"), 1);
+    assert_int_equal(count(a, "SELECT count(*) FROM trials WHERE opts = "
+                              "'UNROLL(k,2)' AND load_1m = 1.0"), 1);
+    /* both races, each with its two entries, on the right einsum and
+     * device */
+    assert_int_equal(count(a, "SELECT count(*) FROM races"), 2);
+    assert_int_equal(count(a, "SELECT count(*) FROM race_entries"), 4);
+    assert_int_equal(count(a, "SELECT count(*) FROM race_entries x JOIN "
+                              "races r ON r.id = x.race_id JOIN devices d "
+                              "ON d.id = r.device_id JOIN einsums e ON "
+                              "e.id = r.einsum_id WHERE d.name = 'dev one' "
+                              "AND r.chosen_opts = 'UPCAST(j,2)' AND "
+                              "r.created_at = 3000 AND x.times_json IS NOT "
+                              "NULL"), 2);
+    assert_int_equal(count(a, "SELECT count(*) FROM race_entries x JOIN "
+                              "races r ON r.id = x.race_id WHERE x.chosen "
+                              "AND x.opts = r.chosen_opts"), 2);
     /* the later schema's column and table, renumbered */
-    assert_int_equal(count(a, "SELECT count(*) FROM trials WHERE load_s = "
+    assert_int_equal(count(a, "SELECT count(*) FROM trials WHERE later_s = "
                               "0.5 AND opts = 'LOCAL(i,4)'"), 1);
-    assert_int_equal(count(a, "SELECT count(*) FROM races r JOIN trials t "
-                              "ON t.id = r.trial_id WHERE t.opts = "
+    assert_int_equal(count(a, "SELECT count(*) FROM later_marks r JOIN "
+                              "trials t ON t.id = r.trial_id WHERE t.opts = "
                               "'LOCAL(i,4)'"), 1);
-    /* best answers from the merge: B's faster shared trial */
+    /* best answers from the merge: the latest race's choice (B's), with
+     * B's newer measurement of that shared trial */
     et_db_trial best;
     bool found = false;
     assert_int_equal(et_db_best(A, &e, &d1, &best, &found, &err), ET_OK);
@@ -169,7 +237,9 @@ static void test_merge_shared(void **state)
     /* merging the same file again adds nothing */
     assert_int_equal(et_db_merge(A, b, &ms, &err), ET_OK);
     assert_int_equal(count(a, "SELECT count(*) FROM trials"), 5);
-    assert_int_equal(count(a, "SELECT count(*) FROM races"), 1);
+    assert_int_equal(count(a, "SELECT count(*) FROM races"), 2);
+    assert_int_equal(count(a, "SELECT count(*) FROM race_entries"), 4);
+    assert_int_equal(count(a, "SELECT count(*) FROM later_marks"), 1);
 
     /* a file that is not a database: refused, nothing changed */
     char junk[300];

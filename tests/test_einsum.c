@@ -270,6 +270,10 @@ static void check_ok(const test_case *c)
             for (int t = 0; t < ET_DTYPE_COUNT; t++)
                 if (t != (int)e.acc_dtype && ops[t] != 0)
                     case_fail(c, "ops booked to %s", et_dtype_name(t));
+        } else if (!strcmp(key, "direct")) {
+            if (et_einsum_ops_direct(&e) != v)
+                case_fail(c, "direct ops %lld, expected %lld",
+                          (long long)et_einsum_ops_direct(&e), v);
         } else if (!strcmp(key, "bytes")) {
             if (et_einsum_bytes(&e) != v)
                 case_fail(c, "bytes %lld, expected %lld",

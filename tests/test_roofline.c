@@ -298,15 +298,18 @@ static void test_ops_formula(void **state)
     assert_int_equal(r.bytes, (300 + 500 + 300 * 500) * 4);
     assert_int_equal(r.bound, ET_BOUND_MEMORY);
 
-    /* three operands, summed: |I| * 3 */
+    /* three operands, summed: the loop nest's 3 * |I| is not the count;
+     * the cheapest order forms xre*xej once per (x, e, r, j), then sums
+     * over r and j against rij: x*e*r*j + 2 * |I| */
     einsum_ok("xre,rij,xej->xei", "x=64,r=3,e=4,i=35,j=35", "f64", &e);
     roofline_ok(&e, &p, &r);
     const int64_t iter = 64LL * 3 * 4 * 35 * 35;
-    assert_int_equal(r.ops[ET_F64], 3 * iter);
+    const int64_t path = 64LL * 4 * 3 * 35 + 2 * iter;
+    assert_int_equal(r.ops[ET_F64], path);
     assert_int_equal(r.bytes,
                      (64 * 3 * 4 + 3 * 35 * 35 + 64 * 4 * 35 + 64 * 4 * 35) *
                          8);
-    double compute = 3.0 * iter / 50e9, memory = (double)r.bytes / 10e9;
+    double compute = (double)path / 50e9, memory = (double)r.bytes / 10e9;
     assert_close(r.time_s, fmax(compute, memory));
     assert_int_equal(r.bound,
                      compute > memory ? ET_BOUND_COMPUTE : ET_BOUND_MEMORY);
@@ -653,7 +656,13 @@ static et_plot plot_fixture(et_peaks *p, et_plot_point *pts, int n)
         pts[i].intensity = 0.25 * (1 + i % 3);
         pts[i].gops = 1.0 + 1.5 * i;
     }
-    et_plot pl = {p, "ik,kj->ij  i=k=j=512 f32", pts, n, n - 1, NULL};
+    et_plot pl;
+    memset(&pl, 0, sizeof pl);
+    pl.peaks = p;
+    pl.title = "ik,kj->ij  i=k=j=512 f32";
+    pl.points = pts;
+    pl.n_points = n;
+    pl.best = n - 1;
     return pl;
 }
 
@@ -694,6 +703,68 @@ static void test_plot_svg(void **state)
     assert_int_equal(count_of(svg, ET_PLOT_POINT_FILL), 1);
     assert_true(xml_elements(svg, root, sizeof(root)) > 0);
     free(svg);
+}
+
+/* With trials: the convergence panel beside the roofline (twice as wide),
+ * one marker per timed trial, the roofs of the problem's dtypes only, and
+ * the title, subtitle and axis titles as SVG text; the candidates of one
+ * intensity are spread and the legend says so. */
+static void test_plot_convergence(void **state)
+{
+    (void)state;
+    et_peaks p;
+    et_plot_point pts[6];
+    et_plot pl = plot_fixture(&p, pts, 6);
+    for (int i = 0; i < 6; i++)
+        pts[i].intensity = 0.5; /* one einsum: one intensity */
+    /* 8 trials: 6 timed (one from the database, the 5th the best), 2
+     * refused */
+    et_plot_trial tr[8] = {
+        {0.4, 2e-3, 0}, {0.9, 0, 0},    {1.3, 1.1e-3, 1}, {1.8, 9e-4, 0},
+        {2.0, 0, 0},    {2.6, 4e-4, 0}, {3.1, 6e-4, 0},   {3.5, 1.5e-3, 0},
+    };
+    pl.trials = tr;
+    pl.n_trials = 8;
+    pl.best_trial = 5;
+    pl.run_s = 3.8;
+    pl.baseline_s = 2e-3;
+    pl.roofline_s = 1e-4;
+    pl.roof_dtypes = 1u << ET_F32;
+    pl.subtitle = "test device (opencl)   beam search";
+    char path[400], why[512];
+    snprintf(path, sizeof(path), "%s/conv.svg", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)), ET_OK);
+    size_t len;
+    char *svg = read_all(path, &len);
+    char root[64];
+    assert_true(xml_elements(svg, root, sizeof(root)) > 20);
+    assert_string_equal(root, "svg");
+    assert_non_null(strstr(svg, "width=\"1680\""));
+    assert_non_null(strstr(svg, "<title>ik,kj-&gt;ij  i=k=j=512 f32 "
+                                "\xe2\x80\x94 test device (opencl)   beam "
+                                "search</title>"));
+    assert_non_null(strstr(svg, ET_PLOT_CONV_X_LABEL));
+    assert_non_null(strstr(svg, ET_PLOT_CONV_Y_LABEL));
+    assert_non_null(strstr(svg, "f32 peak 232.0 GFLOP/s"));
+    assert_null(strstr(svg, "f64 peak"));
+    assert_non_null(strstr(svg, "(400 \xc2\xb5s at 2.6 s)"));
+    /* 6 timed: 1 best (diamond), 1 hollow, 4 filled, + legend sample */
+    assert_int_equal(count_of(svg, ET_PLOT_CONV_FILL), 4 + 1);
+    /* the roofline panel as before: 5 points + legend, best + legend */
+    assert_int_equal(count_of(svg, ET_PLOT_POINT_FILL), 5 + 1);
+    assert_int_equal(count_of(svg, ET_PLOT_BEST_FILL), 1 + 1);
+    free(svg);
+
+    snprintf(path, sizeof(path), "%s/conv.png", tmpdir);
+    assert_int_equal(et_plot_write(path, &pl, why, sizeof(why)), ET_OK);
+    unsigned char *png = (unsigned char *)read_all(path, &len);
+    assert_true(len > 33);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    assert_int_equal(png[16] << 24 | png[17] << 16 | png[18] << 8 | png[19],
+                     1680);
+    assert_int_equal(png[20] << 24 | png[21] << 16 | png[22] << 8 | png[23],
+                     700);
+    free(png);
 }
 
 static uint32_t be32(const unsigned char *b)
@@ -894,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_peaks_get),
         cmocka_unit_test(test_plot_svg),
         cmocka_unit_test(test_plot_png_and_errors),
+        cmocka_unit_test(test_plot_convergence),
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_cuda_sources_compile),
         cmocka_unit_test(test_measure_pocl),

@@ -12,8 +12,10 @@
 
 #include <cmocka.h>
 
+#include "db/db.h"
 #include "einsum/einsum.h"
 #include "measure/remote.h"
+#include "transforms/kernel.h"
 #include "spaces/search.h"
 #include "spaces/space.h"
 #include "tune/tune.h"
@@ -22,10 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static et_device *g_dev;
 static int g_recycle; /* et_tune_opts.recycle_every for run_tune */
 static double g_cut;  /* et_search_opts.cut_factor for run_tune (0: 3) */
+static int g_race;    /* et_tune_opts.race_k for run_tune */
+static et_db *g_db;   /* et_tune_opts.db for run_tune */
+static const char *g_start; /* start opts for run_tune */
 
 /* The log lines of the last run_tune, by level. */
 typedef struct log_seen {
@@ -99,11 +105,15 @@ static void run_tune(run *r, const char *einsum, const char *shape,
     memset(r, 0, sizeof *r);
     assert_int_equal(et_einsum_from_strings(einsum, shape, "f32", &e, &d),
                      ET_OK);
-    if (yaml)
-        assert_int_equal(et_space_load_text(yaml, strlen(yaml), "<test>",
-                                            &r->space, &d),
-                         ET_OK);
-    else
+    /* the knobs below are for one run only */
+    const char *start_text = g_start;
+    int race_k = g_race;
+    g_start = NULL;
+    g_race = 0;
+    if (yaml && et_space_load_text(yaml, strlen(yaml), "<test>", &r->space,
+                                   &d) != ET_OK)
+        fail_msg("space: %s", d.msg);
+    else if (!yaml)
         assert_int_equal(et_space_load_text(et_builtin_space_yaml,
                                             strlen(et_builtin_space_yaml),
                                             "<built-in>", &r->space, &d),
@@ -120,6 +130,15 @@ static void run_tune(run *r, const char *einsum, const char *shape,
     o.timing.max_seconds = 0.2;
     o.recycle_every = g_recycle;
     o.search.cut_factor = g_cut;
+    o.race_k = race_k;
+    o.db = g_db;
+    static et_opt start[ET_MAX_OPTS];
+    if (start_text) {
+        assert_int_equal(et_opts_parse(start_text, start, ET_MAX_OPTS,
+                                       &o.search.n_start, &d),
+                         ET_OK);
+        o.search.start = start;
+    }
     o.log = capture_log;
     memset(&g_log, 0, sizeof g_log);
     et_error err;
@@ -140,7 +159,8 @@ static int answered(const et_tune_result *res)
 {
     int n = 0;
     for (int i = 0; i < res->n_cand; i++)
-        if (res->cand[i].outcome != ET_OUTCOME_REFUSED)
+        if (res->cand[i].outcome != ET_OUTCOME_REFUSED &&
+            res->cand[i].duplicate_of < 0) /* duplicates are free */
             n++;
     return n;
 }
@@ -353,9 +373,116 @@ static void test_worker_recycled(void **state)
     run_free(&r);
 }
 
+/* An action pool whose UPCAST(j,0) on top of the start opts UPCAST(j,0)
+ * renders the kernel of UPCAST(j,0) again (under other names). */
+static const char dup_yaml[] =
+    "name: dup\n"
+    "einsum: \"ik,kj->ij\"\n"
+    "actions:\n"
+    "  - {op: UPCAST, axis: j, amt: [0, 4]}\n"
+    "  - {op: UNROLL, axis: k, amt: [2]}\n"
+    "max_depth: 2\n";
+
+static void test_duplicate_not_charged(void **state)
+{
+    (void)state;
+    run r;
+    g_start = "UPCAST(j,0)";
+    run_tune(&r, "ik,kj->ij", "i=8,k=8,j=12", dup_yaml, ET_SEARCH_BEAM, 3,
+             0);
+    const et_tune_result *res = &r.res;
+    int first = -1, dup = -1, refused = 0;
+    for (int i = 0; i < res->n_cand; i++) {
+        const et_tune_candidate *c = &res->cand[i];
+        refused += c->outcome == ET_OUTCOME_REFUSED;
+        if (!strcmp(c->opts, "UPCAST(j,0)"))
+            first = i;
+        if (!strcmp(c->opts, "UPCAST(j,0) UPCAST(j,0)"))
+            dup = i;
+    }
+    assert_true(first >= 0);
+    assert_true(dup > first);
+    assert_int_equal(res->cand[dup].duplicate_of, first);
+    assert_int_equal(res->cand[first].duplicate_of, -1);
+    assert_int_equal(res->cand[dup].outcome, res->cand[first].outcome);
+    assert_true(res->cand[dup].timing.median_s ==
+                res->cand[first].timing.median_s);
+    assert_true(res->duplicates >= 1);
+    /* every duplicate names an earlier candidate of the same kernel */
+    int dups = 0;
+    for (int i = 0; i < res->n_cand; i++) {
+        const et_tune_candidate *c = &res->cand[i];
+        if (c->duplicate_of < 0)
+            continue;
+        dups++;
+        assert_true(c->duplicate_of < i);
+        assert_int_equal(res->cand[c->duplicate_of].duplicate_of, -1);
+        assert_true(c->key == res->cand[c->duplicate_of].key);
+        assert_false(c->cached);
+    }
+    assert_int_equal(dups, res->duplicates);
+    /* not charged: the budget counts the other kernels only */
+    assert_int_equal(res->stats.answered, res->evaluations + res->cached);
+    assert_true(res->stats.answered <= 3);
+    if (!strcmp(res->stop_reason, "budget"))
+        assert_int_equal(res->stats.answered, 3);
+    assert_int_equal(res->n_cand, res->stats.answered + refused + dups);
+    run_free(&r);
+}
+
+/* One real race through the tuning loop, recorded in the database. */
+static void test_race_recorded(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/et_test_race_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    et_error err;
+    assert_int_equal(et_db_open(path, &g_db, &err), ET_OK);
+    run r;
+    g_race = 2;
+    run_tune(&r, "ab,bc->ac", "a=32,b=32,c=32", NULL, ET_SEARCH_BEAM, 6, 0);
+    const et_tune_race *R = &r.res.race;
+    if (!R->ran)
+        fail_msg("no race: %s", R->note);
+    assert_true(R->n >= 2 && R->n <= 3);
+    assert_true(R->rounds >= ET_RACE_MIN_ROUNDS);
+    assert_true(R->e[R->baseline].untransformed);
+    assert_true(R->chosen >= 0 && R->e[R->chosen].eligible);
+    /* the race's choice and figures are the result's */
+    assert_int_equal(r.res.best, R->e[R->chosen].cand);
+    assert_true(r.res.baseline.median_s == R->e[R->baseline].timing.median_s);
+    assert_true(R->speedup_lo <= R->speedup && R->speedup <= R->speedup_hi);
+    for (int i = 0; i < R->n; i++) {
+        assert_true(R->e[i].timing.runs == R->rounds);
+        for (int k = 0; k < R->rounds; k++)
+            assert_true(R->times[k * R->n + i] > 0);
+    }
+    assert_true(R->db_id > 0);
+    et_db_stats st;
+    assert_int_equal(et_db_stats_get(g_db, &st, &err), ET_OK);
+    assert_int_equal(st.races, 1);
+    assert_int_equal(st.schema_version, ET_DB_SCHEMA_VERSION);
+    /* every trial carries the load it was measured under */
+    assert_true(!isnan(r.res.load_start));
+    run_free(&r);
+    et_db_close(g_db);
+    g_db = NULL;
+    unlink(path);
+    char side[160];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_duplicate_not_charged),
+        cmocka_unit_test(test_race_recorded),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_grid_records_refused),
         cmocka_unit_test(test_beam_actions),

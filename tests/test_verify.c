@@ -299,17 +299,29 @@ static void test_sample_cap(void **state)
 static void test_summary_line(void **state)
 {
     et_verify_result r = {.trials = 3, .max_norm_err = 0.031,
-                          .p_value = 0.62};
-    char buf[128];
+                          .p_value = 0.62, .mean_ratio = 0.98};
+    char buf[160];
+    /* a large p says nothing: it is left out */
     et_verify_summary(&r, buf, sizeof buf);
     assert_string_equal(buf,
-                        "verified: 3 trials, max normalized error 0.031, "
-                        "p = 0.62");
+                        "verified: 3 trials, max normalized error 0.031 "
+                        "(limit 1), mean error 0.98x the untransformed "
+                        "kernel's");
+    /* a small one is shown with what it tested */
+    r.p_value = 0.004;
+    r.mean_ratio = 1.3;
+    et_verify_summary(&r, buf, sizeof buf);
+    assert_string_equal(buf,
+                        "verified: 3 trials, max normalized error 0.031 "
+                        "(limit 1), mean error 1.3x the untransformed "
+                        "kernel's (larger at one-sided Welch p = 0.004)");
+    /* no baseline, no comparison */
     r.p_value = NAN;
+    r.mean_ratio = NAN;
     et_verify_summary(&r, buf, sizeof buf);
     assert_string_equal(buf,
-                        "verified: 3 trials, max normalized error 0.031, "
-                        "p = n/a");
+                        "verified: 3 trials, max normalized error 0.031 "
+                        "(limit 1)");
 }
 
 /* ---- an in-memory fake device: guards and NaN fill end to end ----------- */

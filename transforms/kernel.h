@@ -228,6 +228,10 @@ typedef enum et_plant {
 /* Render options; the zero value means defaults. */
 typedef struct et_render_opts {
     et_plant plant;
+    /* the kernel's function name instead of et_kernel_name's (an exported
+     * kernel is named after its problem); NULL or "": the default. The
+     * caller checks that it is an identifier of fewer than 160 bytes. */
+    const char *name;
 } et_render_opts;
 
 typedef struct et_rendered {
@@ -238,6 +242,13 @@ typedef struct et_rendered {
     int n_args;              /* 1 + number of operands */
     int arg_operand[ET_MAX_OPERANDS + 1]; /* -1 = output, else operand k */
 } et_rendered;
+
+/*
+ * The default kernel name: "r" (a reduction) or "E" (none), then the size
+ * of every loop part in a fixed order of kinds, e.g. r_4_12_4_8. Two
+ * problems with the same loop sizes share it (their dtypes are not in it).
+ */
+void et_kernel_name(const et_kernel *k, char *buf, size_t cap);
 
 /*
  * Renders k to OpenCL C 1.2 or CUDA C (ro may be NULL). The source starts

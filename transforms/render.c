@@ -134,7 +134,7 @@ static void emit_header(ctx *c)
     rd_put(s, "\n");
 }
 
-static void kernel_name(const et_kernel *k, char *buf, size_t cap)
+void et_kernel_name(const et_kernel *k, char *buf, size_t cap)
 {
     static const et_part_kind order[] = {
         ET_PART_GLOBAL, ET_PART_SPLIT, ET_PART_LOCAL, ET_PART_GROUP,
@@ -192,7 +192,10 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     c->acc = rd_acc_type(k->e.acc_dtype);
     c->zero = k->e.acc_dtype == ET_F64 ? "0.0" : "0.0f";
     c->fma = k->e.acc_dtype == ET_F32 ? c->D->fma_f32 : "fma";
-    kernel_name(k, out->name, sizeof out->name);
+    if (ro->name && ro->name[0])
+        snprintf(out->name, sizeof out->name, "%s", ro->name);
+    else
+        et_kernel_name(k, out->name, sizeof out->name);
     out->launch = c->launch;
     out->local_bytes = et_kernel_local_bytes(k);
     out->n_args = k->e.n_ops + 1;

@@ -6,6 +6,8 @@
 #include "measure/remote.h"
 #include "transforms/kernel.h"
 
+#include <inttypes.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@ typedef struct tune_ctx {
     bool cancelled;           /* the progress callback asked to stop */
     et_backend_kind backend;  /* of the device the kernels are for */
     et_rendered best_rend;    /* with an executor: the winner so far */
+    double t0;                /* when the run started (et_now_s) */
 } tune_ctx;
 
 static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
@@ -97,6 +100,7 @@ static void db_record(tune_ctx *t, et_db_trial *tr, const et_tune_candidate *c)
 static void from_trial(et_tune_candidate *c, const et_db_trial *tr)
 {
     c->cached = true;
+    c->db_created_at = tr->created_at;
     c->outcome = tr->outcome;
     snprintf(c->reason, sizeof c->reason, "%s", tr->reason);
     if (tr->verify_trials > 0) {
@@ -107,6 +111,9 @@ static void from_trial(et_tune_candidate *c, const et_db_trial *tr)
         c->verify.trials = tr->verify_trials;
         c->verify.max_norm_err = tr->max_norm_err;
         c->verify.p_value = tr->p_value;
+        /* not kept in the database: the summary line leaves it out */
+        c->verify.mean_ratio = NAN;
+        c->verify.mean_norm_err = NAN;
     }
     if (tr->runs > 0) {
         c->timed = true;
@@ -130,6 +137,25 @@ static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
     t->o->log(t->o->arg, lvl, buf);
 }
 
+double et_tune_load_1m(void)
+{
+    double l[1];
+    return getloadavg(l, 1) == 1 ? l[0] : NAN;
+}
+
+/* Samples the load into the run's range; returns it. */
+static double sample_load(et_tune_result *res)
+{
+    double l = et_tune_load_1m();
+    if (isnan(l))
+        return l;
+    if (isnan(res->load_min) || l < res->load_min)
+        res->load_min = l;
+    if (isnan(res->load_max) || l > res->load_max)
+        res->load_max = l;
+    return l;
+}
+
 /* 1 when the search is to stop after the candidate in flight. */
 static int stopping(const tune_ctx *t)
 {
@@ -149,6 +175,8 @@ static et_tune_candidate *push(et_tune_result *res)
     }
     et_tune_candidate *c = &res->cand[res->n_cand++];
     memset(c, 0, sizeof *c);
+    c->duplicate_of = -1;
+    c->load_1m = NAN;
     return c;
 }
 
@@ -209,6 +237,9 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
     j->ci = (int)(tc - res->cand);
     j->t0 = et_now_s();
     tc->seq = c->seq;
+    tc->key = c->refused ? 0 : c->key;
+    tc->n_opts = c->n_opts;
+    tc->load_1m = sample_load(res);
     copy_str(tc->params, sizeof tc->params, c->params_text);
     copy_str(tc->opts, sizeof tc->opts, c->opts_text);
     char ptext[512];
@@ -232,6 +263,7 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
                 db_record(t, &tr, tc);
             }
         }
+        tc->done_s = et_now_s() - t->t0;
         return BEGIN_REFUSED;
     }
 
@@ -292,8 +324,12 @@ static void finish_eval(tune_ctx *t, tune_job *j, const et_evaluation *ev)
     res->verify_s += ev->verify_s;
     res->timing_s += ev->timing_s;
     res->evaluations++;
+    if (ev->timed && ev->result.outcome == ET_OUTCOME_OK &&
+        ev->timing.cv > ET_TUNE_NOISY_CV)
+        res->noisy++;
     if (j->use_db) {
         et_db_trial_set_evaluation(&j->tr, et_binding_einsum(t->b), ev);
+        j->tr.load_1m = tc->load_1m;
         copy_str(j->tr.kernel_name, sizeof j->tr.kernel_name, j->rend.name);
         db_record(t, &j->tr, tc);
     }
@@ -332,6 +368,7 @@ static int answer(tune_ctx *t, tune_job *j, et_eval_result *r)
     }
     r->outcome = (int)tc->outcome;
     r->cached = tc->cached;
+    tc->done_s = et_now_s() - t->t0;
     report(t, tc);
     if (t->o->exec && res->best == j->ci && j->rend.source) {
         /* the winner so far: kept to be re-timed on one rank */
@@ -450,13 +487,16 @@ static int eval_many(void *user, et_eval_batch *B)
         int where = 0;
         et_evaluation ev;
         memset(&ev, 0, sizeof ev);
-        et_status st = x->wait(x->ctx, &id, &ev, &where, t->err);
+        double load = NAN;
+        et_status st = x->wait(x->ctx, &id, &ev, &where, &load, t->err);
         if (st != ET_OK || id < 0 || id >= B->n) {
             t->fatal = st != ET_OK ? st : ET_ERR_INTERNAL;
             break;
         }
         inflight--;
         tune_job *j = &jobs[id];
+        if (!isnan(load))
+            t->res->cand[j->ci].load_1m = load;
         finish_eval(t, j, &ev);
         t->res->cand[j->ci].rank = where;
         et_eval_result *r = &B->r[id];
@@ -488,7 +528,7 @@ static void retime_best(tune_ctx *t)
     memset(&ev, 0, sizeof ev);
     if (x->submit(x->ctx, 0, t->best_rend.source, t->best_rend.name,
                   &t->best_rend.launch, &to, &e2) != ET_OK ||
-        x->wait(x->ctx, &id, &ev, &where, &e2) != ET_OK) {
+        x->wait(x->ctx, &id, &ev, &where, NULL, &e2) != ET_OK) {
         say(t, ET_TUNE_WARN, "the winner was not re-timed: %s", e2.msg);
         return;
     }
@@ -575,12 +615,438 @@ static et_status baseline(tune_ctx *t)
     return st;
 }
 
+/* One warning at the end when the run's timings may be disturbed: the
+ * candidates timed here with a cv above ET_TUNE_NOISY_CV (how many, the
+ * first few by name) and a load that moved by more than
+ * ET_TUNE_LOAD_CHANGE. */
+static void noise_summary(tune_ctx *t)
+{
+    const et_tune_result *res = t->res;
+    char msg[1536] = "";
+    size_t n = 0;
+    if (res->noisy > 0) {
+        int timed = 0;
+        for (int i = 0; i < res->n_cand; i++) {
+            const et_tune_candidate *c = &res->cand[i];
+            timed += c->timed && !c->cached && c->duplicate_of < 0 &&
+                     c->outcome == ET_OUTCOME_OK;
+        }
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%d of %d candidates "
+                              "timed in this run had a cv above %.0f %% (",
+                              res->noisy, timed, 100 * ET_TUNE_NOISY_CV);
+        int shown = 0;
+        for (int i = 0; i < res->n_cand && n < sizeof msg; i++) {
+            const et_tune_candidate *c = &res->cand[i];
+            if (c->cached || c->duplicate_of >= 0 || !c->timed ||
+                c->outcome != ET_OUTCOME_OK || c->timing.cv <= ET_TUNE_NOISY_CV)
+                continue;
+            if (shown < 3)
+                n += (size_t)snprintf(msg + n, sizeof msg - n, "%s%s %.0f %%",
+                                      shown ? ", " : "",
+                                      c->opts[0] ? c->opts : "untransformed",
+                                      100 * c->timing.cv);
+            shown++;
+        }
+        if (n < sizeof msg && shown > 3)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " and %d more",
+                                  shown - 3);
+        if (n < sizeof msg)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, ")");
+    }
+    if (!isnan(res->load_min) &&
+        res->load_max - res->load_min > ET_TUNE_LOAD_CHANGE && n < sizeof msg)
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%sthe machine's "
+                              "1-minute load moved between %.2f and %.2f "
+                              "during the run", n ? "; " : "", res->load_min,
+                              res->load_max);
+    if (n)
+        say(t, ET_TUNE_WARN, "noisy timing: %s: other work on the machine "
+            "may have disturbed the timings%s", msg,
+            res->race.ran ? " (the race's paired rounds are the figures to "
+                            "trust)" : "");
+}
+
+/* A proposal whose kernel is one already answered: answered from it. */
+static void dup_cb(void *user, const et_candidate *c, long first_seq)
+{
+    tune_ctx *t = user;
+    et_tune_result *res = t->res;
+    int first = -1;
+    for (int i = res->n_cand - 1; i >= 0; i--)
+        if (res->cand[i].seq == first_seq) {
+            first = i;
+            break;
+        }
+    if (first < 0)
+        return;
+    et_tune_candidate *tc = push(res);
+    if (!tc) {
+        t->fatal = ET_ERR_NOMEM;
+        return;
+    }
+    const et_tune_candidate *f = &res->cand[first];
+    tc->seq = c->seq;
+    tc->key = c->key;
+    tc->n_opts = c->n_opts;
+    tc->duplicate_of = first;
+    copy_str(tc->params, sizeof tc->params, c->params_text);
+    copy_str(tc->opts, sizeof tc->opts, c->opts_text);
+    copy_str(tc->kernel, sizeof tc->kernel, f->kernel);
+    tc->outcome = f->outcome;
+    snprintf(tc->reason, sizeof tc->reason, "%s", f->reason);
+    tc->timed = f->timed;
+    tc->timing = f->timing;
+    tc->verified = f->verified;
+    tc->verify = f->verify;
+    res->duplicates++;
+    say(t, ET_TUNE_INFO, "%s is the same kernel as %s: answered from it, "
+        "not charged to the budget", tc->opts[0] ? tc->opts : "untransformed",
+        f->opts[0] ? f->opts : "untransformed");
+}
+
+/* Renders, for the race, the base kernel with opts text applied. */
+static et_status race_render(tune_ctx *t, const char *opts, et_rendered *rend,
+                             int *n_opts)
+{
+    const et_kernel *base = et_binding_base(t->b);
+    et_kernel *k = et_kernel_clone(base);
+    et_opt *ol = calloc(ET_MAX_OPTS, sizeof *ol);
+    et_status st = k && ol ? ET_OK : ET_ERR_NOMEM;
+    int n = 0;
+    char why[512] = "";
+    if (st == ET_OK && opts[0]) {
+        et_diag d = {0};
+        st = et_opts_parse(opts, ol, ET_MAX_OPTS, &n, &d);
+        if (st == ET_OK)
+            st = et_kernel_apply_opts(k, ol, n, why, sizeof why);
+        if (st != ET_OK)
+            et_errorf(t->err, st, "race: opts %s: %s", opts,
+                      why[0] ? why : d.msg);
+    }
+    if (st == ET_OK)
+        st = et_kernel_render(k, t->backend, NULL, rend);
+    *n_opts = n;
+    et_kernel_free(k);
+    free(ol);
+    return st;
+}
+
+et_status et_tune_race_time(et_device *dev, et_verifier *ver,
+                            const et_tune_race_kernel *k, int n, int warmups,
+                            int rounds, double max_seconds, double *times,
+                            int *done, int *failed, et_error *err)
+{
+    et_program *progs[ET_RACE_MAX] = {NULL};
+    et_launch geoms[ET_RACE_MAX];
+    *done = 0;
+    *failed = -1;
+    if (n < 1 || n > ET_RACE_MAX)
+        return et_errorf(err, ET_ERR_INPUT, "race: %d kernels (1 to %d)", n,
+                         ET_RACE_MAX);
+    et_status st = ET_OK;
+    for (int i = 0; i < n && st == ET_OK; i++) {
+        geoms[i] = k[i].geom;
+        st = et_program_build(dev, k[i].source, k[i].name, &progs[i], err);
+        if (st != ET_OK)
+            *failed = i;
+    }
+    et_buffer *args[ET_MAX_OPERANDS + 1];
+    size_t offsets[ET_MAX_OPERANDS + 1];
+    int nargs = 0;
+    if (st == ET_OK)
+        st = et_verifier_args(ver, dev, args, offsets, &nargs, err);
+    if (st == ET_OK)
+        st = et_time_round_robin(dev, progs, geoms, n, args, offsets, nargs,
+                                 warmups, rounds, max_seconds, times, done,
+                                 failed, err);
+    for (int i = 0; i < n; i++)
+        if (progs[i])
+            et_program_free(dev, progs[i]);
+    return st;
+}
+
+/* The race's estimated wall time for np candidates and the untransformed
+ * kernel over `rounds` rounds: building and first launches, then the
+ * rounds (the kernels' known medians and a launch's round trip). */
+static double race_cost(const et_tune_result *res, const int *pick, int np,
+                        double base_s, int rounds)
+{
+    double setup = res->evaluations > 0
+                       ? (res->build_s + res->verify_s) / res->evaluations
+                       : 1.0;
+    double round = base_s + 0.002;
+    for (int i = 0; i < np; i++)
+        round += res->cand[pick[i]].timing.median_s + 0.002;
+    return (np + 1) * setup + rounds * round;
+}
+
+static void race_record(tune_ctx *t)
+{
+    et_tune_race *R = &t->res->race;
+    et_db_race *dr = calloc(1, sizeof *dr);
+    if (!dr)
+        return;
+    et_error e2 = {{0}};
+    dr->einsum_id = t->einsum_id;
+    dr->device_id = t->device_id;
+    copy_str(dr->einsum_text, sizeof dr->einsum_text,
+             et_binding_einsum(t->b)->text);
+    dr->rounds = R->rounds;
+    dr->conf = R->conf;
+    copy_str(dr->verdict, sizeof dr->verdict, et_race_verdict_name(R->verdict));
+    copy_str(dr->chosen_opts, sizeof dr->chosen_opts, R->e[R->chosen].opts);
+    if (R->runner_up >= 0)
+        copy_str(dr->runner_up_opts, sizeof dr->runner_up_opts,
+                 R->e[R->runner_up].opts);
+    dr->faster_pct = R->runner_up >= 0 ? R->faster_pct : NAN;
+    dr->faster_lo = R->runner_up >= 0 && isfinite(R->faster_lo) ? R->faster_lo
+                                                                 : NAN;
+    dr->faster_hi = R->runner_up >= 0 && isfinite(R->faster_hi) ? R->faster_hi
+                                                                 : NAN;
+    dr->speedup = R->speedup;
+    dr->speedup_lo = isfinite(R->speedup_lo) ? R->speedup_lo : NAN;
+    dr->speedup_hi = isfinite(R->speedup_hi) ? R->speedup_hi : NAN;
+    dr->load_1m = et_tune_load_1m();
+    dr->n = R->n;
+    for (int i = 0; i < R->n; i++) {
+        const et_tune_race_entry *e = &R->e[i];
+        et_db_race_entry *d = &dr->e[i];
+        copy_str(d->opts, sizeof d->opts, e->opts);
+        copy_str(d->kernel_name, sizeof d->kernel_name, e->kernel);
+        copy_str(d->source_hash, sizeof d->source_hash, e->source_hash);
+        d->untransformed = e->untransformed;
+        d->chosen = i == R->chosen;
+        d->tied = e->tied;
+        d->median_s = e->timing.median_s;
+        d->low_s = e->timing.low_s;
+        d->high_s = e->timing.high_s;
+        d->cv = e->timing.cv;
+        d->times = R->times + i;
+        d->stride = R->n;
+    }
+    if (et_db_race_record(t->o->db, dr, &R->db_id, &e2) != ET_OK)
+        say(t, ET_TUNE_WARN, "the race is not recorded in the database: %s",
+            e2.msg);
+    free(dr);
+}
+
+/*
+ * The final race (tune.h, docs/measurement.md). Fills res->race; a race
+ * that cannot run leaves race.ran false with the reason in race.note and
+ * the search's figures stand. Returns an error only for a host failure.
+ */
+static et_status race_run(tune_ctx *t, double t_run0)
+{
+    et_tune_result *res = t->res;
+    et_tune_race *R = &res->race;
+    R->fastest = R->runner_up = R->chosen = R->baseline = -1;
+    if (t->o->race_k <= 0) {
+        snprintf(R->note, sizeof R->note, "no final race (turned off)");
+        return ET_OK;
+    }
+    if (stopping(t)) {
+        snprintf(R->note, sizeof R->note, "no final race (interrupted)");
+        return ET_OK;
+    }
+    uint64_t base_key = et_kernel_dedupe_key(et_binding_base(t->b),
+                                             t->backend);
+    int k = t->o->race_k < ET_RACE_MAX - 1 ? t->o->race_k : ET_RACE_MAX - 1;
+    int pick[ET_RACE_MAX], np = 0, base_cand = -1;
+    for (int i = 0; i < res->n_cand; i++) {
+        const et_tune_candidate *c = &res->cand[i];
+        if (c->outcome == ET_OUTCOME_OK && c->duplicate_of < 0 &&
+            c->key == base_key && base_cand < 0)
+            base_cand = i;
+    }
+    while (np < k) {
+        int b = -1;
+        for (int i = 0; i < res->n_cand; i++) {
+            const et_tune_candidate *c = &res->cand[i];
+            if (c->outcome != ET_OUTCOME_OK || c->duplicate_of >= 0 ||
+                c->key == base_key)
+                continue;
+            bool taken = false;
+            for (int j = 0; j < np; j++)
+                taken = taken || res->cand[pick[j]].key == c->key;
+            if (!taken &&
+                (b < 0 || c->timing.median_s < res->cand[b].timing.median_s))
+                b = i;
+        }
+        if (b < 0)
+            break;
+        pick[np++] = b;
+    }
+    if (np == 0) {
+        snprintf(R->note, sizeof R->note, "no final race: %s",
+                 base_cand >= 0 ? "only the untransformed kernel passed"
+                                : "no candidate passed");
+        return ET_OK;
+    }
+    /* the time it may take */
+    double base_s = base_cand >= 0 ? res->cand[base_cand].timing.median_s
+                                   : res->baseline.median_s;
+    double elapsed = et_now_s() - t_run0;
+    double limit = t->o->search.time_limit_s;
+    double allow = limit > 0 ? limit - elapsed
+                             : fmax(10.0, 0.25 * elapsed);
+    int want = t->o->race_rounds > 0 ? t->o->race_rounds : ET_RACE_ROUNDS;
+    int min_rounds = want < ET_RACE_MIN_ROUNDS ? want : ET_RACE_MIN_ROUNDS;
+    int dropped = 0;
+    while (limit > 0 && np > 1 &&
+           race_cost(res, pick, np, base_s, min_rounds) > allow) {
+        np--;
+        dropped++;
+    }
+    if (race_cost(res, pick, np, base_s, min_rounds) > allow && limit > 0) {
+        snprintf(R->note, sizeof R->note,
+                 "no final race: the time limit leaves %.1f s, %d rounds "
+                 "need about %.1f s", allow > 0 ? allow : 0, min_rounds,
+                 race_cost(res, pick, np, base_s, min_rounds));
+        say(t, ET_TUNE_WARN, "%s; the figures are the search's own",
+            R->note);
+        return ET_OK;
+    }
+    int rounds = want;
+    while (rounds > min_rounds &&
+           race_cost(res, pick, np, base_s, rounds) > allow)
+        rounds--;
+    if (dropped)
+        snprintf(R->note, sizeof R->note, "%d candidate%s left out of the "
+                 "race to fit the time limit", dropped,
+                 dropped == 1 ? "" : "s");
+
+    /* the kernels: the candidates fastest first, the untransformed last */
+    double r0 = et_now_s();
+    int n = np + 1;
+    et_rendered rends[ET_RACE_MAX];
+    et_tune_race_kernel ks[ET_RACE_MAX];
+    int n_opts[ET_RACE_MAX];
+    bool eligible[ET_RACE_MAX];
+    memset(rends, 0, sizeof rends);
+    memset(ks, 0, sizeof ks);
+    et_status st = ET_OK;
+    et_error e2 = {{0}};
+    R->n = n;
+    R->baseline = np;
+    for (int i = 0; i < n && st == ET_OK; i++) {
+        et_tune_race_entry *e = &R->e[i];
+        e->untransformed = i == np;
+        e->cand = e->untransformed ? base_cand : pick[i];
+        e->eligible = e->cand >= 0;
+        eligible[i] = e->eligible;
+        copy_str(e->opts, sizeof e->opts,
+                 e->untransformed ? "" : res->cand[pick[i]].opts);
+        st = race_render(t, e->opts, &rends[i], &e->n_opts);
+        if (st != ET_OK)
+            break;
+        n_opts[i] = e->n_opts;
+        copy_str(e->kernel, sizeof e->kernel, rends[i].name);
+        et_db_source_hash(rends[i].source, &rends[i].launch, e->source_hash);
+        ks[i].source = rends[i].source;
+        ks[i].name = rends[i].name;
+        ks[i].geom = rends[i].launch;
+    }
+    int done = 0, failed = -1;
+    R->times = st == ET_OK ? calloc((size_t)n * (size_t)rounds,
+                                    sizeof *R->times)
+                           : NULL;
+    if (st == ET_OK && !R->times)
+        st = ET_ERR_NOMEM;
+    if (st == ET_OK) {
+        const et_tune_exec *x = t->o->exec;
+        double max_s = limit > 0 ? fmax(1e-3, allow - (et_now_s() - r0)) : 0;
+        say(t, ET_TUNE_INFO, "final race: %d candidate%s and the "
+            "untransformed kernel, %d rounds round robin", np,
+            np == 1 ? "" : "s", rounds);
+        if (x)
+            st = x->race(x->ctx, ks, n, 2, rounds, max_s, R->times, &done,
+                         &failed, &R->rank, &e2);
+        else
+            st = et_tune_race_time(t->dev, t->ver, ks, n, 2, rounds, max_s,
+                                   R->times, &done, &failed, &e2);
+    }
+    for (int i = 0; i < n; i++)
+        et_rendered_free(&rends[i]);
+    R->rounds_planned = rounds;
+    R->rounds = done;
+    if (st == ET_ERR_NOMEM)
+        return et_errorf(t->err, st, "race: out of memory");
+    if (st != ET_OK) {
+        snprintf(R->note, sizeof R->note, "no final race: %s%s%.200s",
+                 failed >= 0 ? R->e[failed].kernel : "",
+                 failed >= 0 ? ": " : "", e2.msg);
+        say(t, ET_TUNE_WARN, "%s; the figures are the search's own",
+            R->note);
+        return ET_OK;
+    }
+    et_race_stats *S = malloc(sizeof *S);
+    if (!S)
+        return et_errorf(t->err, ET_ERR_NOMEM, "race: out of memory");
+    st = et_race_decide(R->times, n, done, n_opts, eligible, 0.95, S, &e2);
+    if (st != ET_OK) {
+        free(S);
+        snprintf(R->note, sizeof R->note, "no final race: %.200s", e2.msg);
+        say(t, ET_TUNE_WARN, "%s", R->note);
+        return st == ET_ERR_NOMEM ? et_errorf(t->err, st, "%s", e2.msg)
+                                  : ET_OK;
+    }
+    R->ran = true;
+    R->conf = S->conf;
+    R->pair_conf = S->pair_conf;
+    R->verdict = S->verdict;
+    R->fastest = S->fastest;
+    R->runner_up = S->runner_up;
+    R->chosen = S->chosen;
+    for (int i = 0; i < n; i++) {
+        R->e[i].timing = S->timing[i];
+        R->e[i].tied = S->tied[i];
+    }
+    if (R->runner_up >= 0)
+        et_race_faster_pct(S, R->fastest, R->runner_up, &R->faster_pct,
+                           &R->faster_lo, &R->faster_hi);
+    R->tie_with = -1;
+    if (R->verdict == ET_RACE_TIED) {
+        R->tie_with = R->chosen;
+        if (R->chosen == R->fastest)
+            for (int i = 0; i < n; i++)
+                if (i != R->fastest && S->tied[i] &&
+                    (R->tie_with == R->fastest ||
+                     S->timing[i].median_s <
+                         S->timing[R->tie_with].median_s))
+                    R->tie_with = i;
+        et_race_faster_pct(S, R->fastest, R->tie_with, &R->tie_pct,
+                           &R->tie_lo, &R->tie_hi);
+    }
+    int c = R->chosen, b = R->baseline;
+    R->speedup = exp(-S->lr[c][b]);
+    R->speedup_lo = c == b ? 1 : exp(-S->lr_hi[c][b]);
+    R->speedup_hi = c == b ? 1 : exp(-S->lr_lo[c][b]);
+    free(S);
+    R->elapsed_s = et_now_s() - r0;
+
+    res->best = R->e[c].cand;
+    res->baseline = R->e[b].timing;
+    char line[256];
+    for (int i = 0; i < n; i++) {
+        et_timing_format(&R->e[i].timing, line, sizeof line);
+        say(t, ET_TUNE_INFO, "race %s: %s",
+            R->e[i].opts[0] ? R->e[i].opts : "untransformed", line);
+    }
+    if (t->o->db)
+        race_record(t);
+    return ET_OK;
+}
+
 et_status et_tune_run(et_device *dev, const et_binding *b,
                       const et_tune_opts *o, et_tune_result *res,
                       et_error *err)
 {
     memset(res, 0, sizeof *res);
     res->best = -1;
+    res->race.fastest = res->race.runner_up = res->race.chosen = -1;
+    res->race.baseline = res->race.tie_with = -1;
+    res->load_min = res->load_max = NAN;
+    res->load_start = sample_load(res);
     double t0 = et_now_s();
     const et_tune_exec *x = o->exec;
     tune_ctx t;
@@ -591,6 +1057,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     t.res = res;
     t.err = err;
     t.fatal = ET_OK;
+    t.t0 = t0;
     const et_device_info *info = x ? &x->info : &dev->info;
     t.backend = info->target.backend;
     et_status st;
@@ -607,25 +1074,31 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
         res->baseline = x->baseline;
         res->baseline_verify = x->baseline_verify;
         res->baseline_s = x->baseline_s;
-        et_search_opts so = o->search;
+    } else {
+        st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
+        if (st != ET_OK)
+            return st;
+        double tb = et_now_s();
+        st = baseline(&t);
+        res->baseline_s = et_now_s() - tb;
+        if (st != ET_OK)
+            goto done;
+    }
+
+    et_search_opts so = o->search;
+    so.on_duplicate = dup_cb;
+    /* the final race gets what the search leaves of the time limit */
+    if (so.time_limit_s > 0 && o->race_k > 0)
+        so.time_limit_s = 0.85 * so.time_limit_s - (et_now_s() - t0);
+    if (o->search.time_limit_s > 0 && !(so.time_limit_s > 0))
+        so.time_limit_s = 1e-9;
+    if (x) {
         if (so.batch <= 0)
             so.batch = 2 * x->slots;
         st = et_search_run_many(b, &so, eval_many, &t, &res->stats, &d);
-        if (st == ET_OK && t.fatal == ET_OK)
-            retime_best(&t);
-        goto searched;
+    } else {
+        st = et_search_run(b, &so, eval_cb, &t, &res->stats, &d);
     }
-    st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
-    if (st != ET_OK)
-        return st;
-    double tb = et_now_s();
-    st = baseline(&t);
-    res->baseline_s = et_now_s() - tb;
-    if (st != ET_OK)
-        goto done;
-
-    st = et_search_run(b, &o->search, eval_cb, &t, &res->stats, &d);
-searched:
     if (st != ET_OK && t.fatal == ET_OK) {
         et_errorf(err, st, "%s", d.msg);
         goto done;
@@ -641,6 +1114,13 @@ searched:
     else
         snprintf(res->stop_reason, sizeof res->stop_reason, "%s",
                  res->stats.stop_reason);
+    st = race_run(&t, t0);
+    /* without a race, the winner of a run spread over evaluators is timed
+     * once more on one of them, so that its figure comes from one device */
+    if (st == ET_OK && x && o->race_k <= 0 && !stopping(&t))
+        retime_best(&t);
+    sample_load(res);
+    noise_summary(&t);
 done:
     res->elapsed_s = et_now_s() - t0;
     et_rendered_free(&t.best_rend);
@@ -653,6 +1133,8 @@ done:
 
 void et_tune_result_free(et_tune_result *res)
 {
+    free(res->race.times);
+    res->race.times = NULL;
     free(res->cand);
     res->cand = NULL;
     res->n_cand = res->cap_cand = 0;

@@ -8,9 +8,24 @@
  * runs the search; every candidate the search proposes goes through
  * et_evaluate_kernel (build, verify on R input sets, time with the
  * protocol, early cut at the search's bound) unless the database already
- * holds its answer. Every candidate, refused and failed ones included, is
- * kept in the result in proposal order and recorded in the database as it
- * completes.
+ * holds its answer. A proposal whose kernel is one already answered in
+ * this run (same source up to names, same geometry) is answered from it,
+ * kept with duplicate_of, and not charged to the budget. Every candidate,
+ * refused and failed ones included, is kept in the result in proposal
+ * order and recorded in the database as it completes.
+ *
+ * Then the final race (docs/measurement.md): the race_k fastest distinct
+ * verified candidates and the untransformed kernel are timed round robin
+ * on the same inputs (et_time_round_robin) and compared with
+ * et_race_decide; its choice becomes the result's best, its figures the
+ * best's and the baseline's time, and the race is recorded in the
+ * database. Time limit: with one, the search gets 85 % of it and the race
+ * the rest; the race takes as many rounds as fit (ET_RACE_ROUNDS at most,
+ * ET_RACE_MIN_ROUNDS at least), dropping its slowest candidates while even
+ * ET_RACE_MIN_ROUNDS do not fit, and is skipped (race.ran false, race.note
+ * says why) when not even the best candidate and the untransformed kernel
+ * fit. Without a limit, rounds are cut (not below ET_RACE_MIN_ROUNDS) only
+ * when the estimate exceeds both 10 s and a quarter of the time so far.
  *
  * Callbacks (all optional) let the front end log, show progress and print
  * the report after each new best; the loop itself prints nothing.
@@ -23,6 +38,7 @@
 
 #include "measure/backend.h"
 #include "measure/outcome.h"
+#include "measure/race.h"
 #include "measure/timing.h"
 #include "measure/verify.h"
 #include "spaces/search.h"
@@ -50,12 +66,71 @@ typedef struct et_tune_candidate {
     /* of which: program build, verification (with PoCL's compile at the
      * first launch), timing protocol; 0 when not evaluated here */
     double build_s, verify_s, timing_s;
+    /* since the run started (et_tune_run's call, the untransformed
+     * kernel's measurement included), when this candidate was answered:
+     * the search's convergence against time */
+    double done_s;
+    uint64_t key;             /* et_kernel_dedupe_key; 0 when refused */
+    int n_opts;               /* opts in the list */
+    int duplicate_of;         /* index of the candidate whose kernel this
+                               * is (answered from it), -1: none */
+    int64_t db_created_at;    /* cached: when the trial was measured */
+    double load_1m;           /* 1-minute load average when answered (NaN:
+                               * unknown) */
     int rank;                 /* with an executor: the slot (MPI rank)
                                  that evaluated it; 0 otherwise */
 } et_tune_candidate;
 
+/* One kernel of the final race. Plain value. */
+typedef struct et_tune_race_entry {
+    int cand;                 /* index into cand, -1: the untransformed
+                               * kernel when it is no candidate */
+    bool untransformed;
+    bool eligible;            /* may be chosen (a candidate of the search) */
+    char opts[1024];
+    char kernel[160];
+    char source_hash[17];
+    int n_opts;
+    et_timing timing;         /* over the race's rounds */
+    bool tied;                /* tied with the fastest */
+} et_tune_race_entry;
+
+/* The final race (see above). Plain value but for times. */
+typedef struct et_tune_race {
+    bool ran;
+    char note[256];           /* why it did not run, or what was cut */
+    int n;                    /* kernels */
+    int rounds, rounds_planned;
+    et_tune_race_entry e[ET_RACE_MAX];
+    double *times;            /* times[r * n + i] (malloc'ed) */
+    int baseline;             /* entry of the untransformed kernel */
+    int fastest, runner_up, chosen; /* entries; -1 none */
+    et_race_verdict verdict;
+    double conf, pair_conf;
+    /* the fastest against the runner-up, % faster (+-inf: no interval) */
+    double faster_pct, faster_lo, faster_hi;
+    /* tied: the kernel that makes the tie (the chosen one when it is not
+     * the fastest, else the fastest tied other) and the fastest's lead
+     * over it, % with its interval (contains 0); -1 when not tied */
+    int tie_with;
+    double tie_pct, tie_lo, tie_hi;
+    /* the untransformed kernel's time over the chosen one's */
+    double speedup, speedup_lo, speedup_hi;
+    double elapsed_s;
+    int64_t db_id;            /* its row in the database, 0: none */
+    int rank;                 /* with an executor: the evaluator (MPI
+                               * rank) that ran it; 0 otherwise */
+} et_tune_race;
+
 typedef enum et_tune_level { ET_TUNE_DEBUG, ET_TUNE_INFO, ET_TUNE_WARN }
     et_tune_level;
+
+/* One kernel of the final race as et_tune_race_time takes it. */
+typedef struct et_tune_race_kernel {
+    const char *source;
+    const char *name;
+    et_launch geom;
+} et_tune_race_kernel;
 
 /*
  * Evaluation elsewhere (scale/: the ranks of an MPI job): candidates are
@@ -64,8 +139,10 @@ typedef enum et_tune_level { ET_TUNE_DEBUG, ET_TUNE_INFO, ET_TUNE_WARN }
  * (et_search_run_many); the loop hands each candidate that needs a
  * measurement to submit() while a slot is free, and otherwise waits in
  * wait() for any to finish. The database, the result and the callbacks
- * stay with the loop. After the search the winner is re-timed on one
- * evaluator (et_tune_result.retime).
+ * stay with the loop. After the search the final race runs on one
+ * evaluator (race()), so that the figures it compares and reports come
+ * from one device; with the race turned off, the winner is re-timed on
+ * one evaluator instead (et_tune_result.retime).
  */
 typedef struct et_tune_exec {
     int slots;                /* evaluations in flight at once, >= 1 */
@@ -75,8 +152,16 @@ typedef struct et_tune_exec {
                         const char *name, const et_launch *geom,
                         const et_timing_opts *to, et_error *err);
     /* Blocks, without spinning, until a job finishes: its id, its
-     * evaluation and the slot's name (the rank) that made it. */
+     * evaluation, the slot's name (the rank) that made it and the
+     * 1-minute load average of its machine then (NaN: unknown). */
     et_status (*wait)(void *ctx, long *job, et_evaluation *ev, int *where,
+                      double *load_1m, et_error *err);
+    /* The final race on one evaluator with no job in flight:
+     * et_tune_race_time there, with the same arguments and results;
+     * where gets the slot's name. */
+    et_status (*race)(void *ctx, const et_tune_race_kernel *k, int n,
+                      int warmups, int rounds, double max_seconds,
+                      double *times, int *done, int *failed, int *where,
                       et_error *err);
     void *ctx;
     et_device_info info;      /* the evaluators' device (one kind) */
@@ -91,6 +176,10 @@ typedef struct et_tune_opts {
     et_timing_opts timing;    /* bound_s is set per candidate */
     et_verify_opts verify;
     bool retime;              /* re-measure points the database knows */
+    int race_k;               /* final race: this many candidates and the
+                               * untransformed kernel (at most
+                               * ET_RACE_MAX - 1); 0: no race */
+    int race_rounds;          /* 0: ET_RACE_ROUNDS */
     /* A new device worker after this many evaluations (0: 250; < 0:
      * never), so that the driver's memory, which grows with every program
      * it builds, stays bounded in a long run. */
@@ -131,12 +220,29 @@ typedef struct et_tune_result {
     int recycles;             /* device workers replaced (recycle_every) */
     double db_s;              /* in database lookups and records */
     char stop_reason[64];
-    /* with an executor: the winner re-timed on one evaluator */
+    int duplicates;           /* proposals answered from an earlier one */
+    et_tune_race race;
+    /* noise: the 1-minute load average at the start, its range over the
+     * run (NaN: unknown), and the candidates timed in this run whose cv
+     * exceeded ET_TUNE_NOISY_CV */
+    double load_start, load_min, load_max;
+    int noisy;
+    /* with an executor and the race turned off: the winner re-timed on
+     * one evaluator */
     bool retimed;
     int retime_rank;
     et_outcome retime_outcome;
     et_timing retime;
 } et_tune_result;
+
+/* A candidate's timing is noisy above this coefficient of variation, and
+ * the machine's load "changed" when its 1-minute average moved by more
+ * than ET_TUNE_LOAD_CHANGE over the run. */
+#define ET_TUNE_NOISY_CV 0.10
+#define ET_TUNE_LOAD_CHANGE 1.0
+
+/* The machine's 1-minute load average (getloadavg), NaN when unknown. */
+double et_tune_load_1m(void);
 
 /*
  * Runs a tuning session. Returns ET_OK when the search ran (whatever its
@@ -164,6 +270,22 @@ et_status et_tune_baseline(et_device *dev, et_verifier *ver,
                            et_timing *timing, et_verify_result *verify,
                            char *name, size_t name_cap, char *said,
                            size_t said_cap, et_error *err);
+
+/*
+ * The final race's measurement on dev: builds the n kernels (at most
+ * ET_RACE_MAX), and times them round robin on ver's inputs
+ * (et_time_round_robin with warmups, rounds and max_seconds; ver holds
+ * the untransformed kernel's verification, as et_tune_baseline leaves
+ * it). times[r * n + i] gets kernel i's time in round r, *done the rounds
+ * made. A kernel that fails to build or launch returns its status with
+ * *failed its index and err saying why (*failed -1 otherwise). What
+ * et_tune_run does locally, and what an evaluator of an executor does for
+ * its race().
+ */
+et_status et_tune_race_time(et_device *dev, et_verifier *ver,
+                            const et_tune_race_kernel *k, int n, int warmups,
+                            int rounds, double max_seconds, double *times,
+                            int *done, int *failed, et_error *err);
 
 /* A space point as et_point_format writes it ("{'a': 16, 'b': true}") in
  * the log's form "a=16 b=true" into out (cap bytes); "" for "{}". */

@@ -353,9 +353,10 @@ static void roof_check(const et_problem *p, const et_tune_options *o,
 /* The run behind et_tune and et_tune_run_full; roofline: look up the
  * device's peaks for the report. */
 static et_status tune_impl(const et_problem *p, const et_tune_options *o,
-                           bool roofline, et_tune_report **out,
+                           const api_tune_env *env, et_tune_report **out,
                            et_diag *diag)
 {
+    bool roofline = env->roofline;
     const et_tune_options defaults = {0};
     et_diag local;
     if (!diag)
@@ -393,16 +394,16 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
 
     /* scale-out: under an MPI launcher with more than one rank, or with
      * the caller's communicator */
-    et_scale_env env;
-    et_scale_env_get(&env);
+    et_scale_env envl;
+    et_scale_env_get(&envl);
     r->n_ranks = 1;
-    if (o->comm || (env.launched && env.size > 1)) {
+    if (!env->no_scale && (o->comm || (envl.launched && envl.size > 1))) {
         if (!et_scale_available()) {
             st = api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
                           "scale-out is off: eintune was built without MPI, "
                           "and this is rank %d of %d under an MPI launcher "
                           "(run it without mpirun, or rebuild with "
-                          "libopenmpi-dev installed)", env.rank, env.size);
+                          "libopenmpi-dev installed)", envl.rank, envl.size);
             goto out;
         }
         st = et_scale_join(o->comm, &sc, &err);
@@ -447,6 +448,9 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
                      r->ranks[k].info.name, r->ranks[k].spec,
                      r->ranks[k].cpus[0] ? ", bound to cores " : "",
                      r->ranks[k].cpus);
+    } else if (env->dev) {
+        dev = env->dev;
+        info = &dev->info;
     } else {
         st = et_device_open_isolated(o->device, NULL, &dev, &err);
         if (st != ET_OK) {
@@ -456,22 +460,29 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
         }
         info = &dev->info;
     }
-    st = et_db_open(o->db, &db, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, ET_INPUT_FILE, &err);
-        if (o->db)
-            snprintf(diag->file, sizeof diag->file, "%s", o->db);
-        goto out;
+    if (env->store) {
+        /* the trials go to a database elsewhere (a campaign's rank 0) */
+        to.store = env->store;
+    } else {
+        st = et_db_open(o->db, &db, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_FILE, &err);
+            if (o->db)
+                snprintf(diag->file, sizeof diag->file, "%s", o->db);
+            goto out;
+        }
+        char hash[ET_DB_HASH_LEN];
+        snprintf(hash, sizeof hash, "%016llx",
+                 (unsigned long long)space->hash);
+        st = et_db_space_id(db, space->name, hash, &to.db_space_id, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
+            goto out;
+        }
+        to.db = db;
+        api_logf(o->log, o->log_arg, ET_LOG_INFO, "database %s",
+                 et_db_path(db));
     }
-    char hash[ET_DB_HASH_LEN];
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)space->hash);
-    st = et_db_space_id(db, space->name, hash, &to.db_space_id, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, ET_INPUT_NONE, &err);
-        goto out;
-    }
-    to.db = db;
-    api_logf(o->log, o->log_arg, ET_LOG_INFO, "database %s", et_db_path(db));
     if (sc)
         api_logf(o->log, o->log_arg, ET_LOG_INFO,
                  "device %s on %d ranks, space %s, search %s", info->name,
@@ -527,7 +538,7 @@ out:
     et_scale_free(sc);
     free(tb.table);
     et_binding_free(b);
-    if (dev)
+    if (dev && dev != env->dev)
         et_device_close(dev);
     et_db_close(db);
     et_space_free(own_space);
@@ -540,10 +551,18 @@ out:
     return ET_OK;
 }
 
+et_status api_tune_run(const et_problem *p, const et_tune_options *o,
+                       const api_tune_env *env, et_tune_report **out,
+                       et_diag *diag)
+{
+    return tune_impl(p, o, env, out, diag);
+}
+
 et_status et_tune_run_full(const et_problem *p, const et_tune_options *o,
                            et_tune_report **out, et_diag *diag)
 {
-    return tune_impl(p, o, true, out, diag);
+    api_tune_env env = {true, false, NULL, NULL};
+    return tune_impl(p, o, &env, out, diag);
 }
 
 void et_tune_report_free(et_tune_report *r)
@@ -602,7 +621,8 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
 {
     et_tune_report *r = NULL;
     memset(out, 0, sizeof *out);
-    et_status st = tune_impl(p, o, false, &r, diag);
+    api_tune_env env = {false, false, NULL, NULL};
+    et_status st = tune_impl(p, o, &env, &r, diag);
     if (st != ET_OK)
         return st;
     et_tune_report_summary(r, out);

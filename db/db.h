@@ -33,6 +33,9 @@
  *   1  the tables above without the [v2] columns
  *   2  the device peaks move from their cache file into the database
  *   3  the final races (races, race_entries) and trials.load_1m
+ *   4  campaign_results (id, einsum_id, device_id, problem_key,
+ *      result_json, created_at, eintune_version -- UNIQUE (einsum_id,
+ *      device_id, problem_key)): a campaign's finished problems
  * A file at an older version is brought to ET_DB_SCHEMA_VERSION when it is
  * opened, one step after another in one transaction. To change the schema:
  * append a step to the migrations table in db.c (SQL text or a function),
@@ -120,7 +123,7 @@
 #define ET_RENDERER_VERSION 1
 
 /* The number of steps in db.c's migrations table (see above). */
-#define ET_DB_SCHEMA_VERSION 3
+#define ET_DB_SCHEMA_VERSION 4
 #define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
 #define ET_DB_BUSY_TIMEOUT_MS 15000
 
@@ -345,6 +348,24 @@ et_status et_db_peaks_store(et_db *db, int64_t device_id, const char *json,
 et_status et_db_peaks_load(et_db *db, int64_t device_id, char **json,
                            int64_t *measured_at, bool *found,
                            et_error *err);
+
+/* ---- campaigns ---------------------------------------------------------- */
+
+/*
+ * A campaign's finished problem: its result (JSON text, the campaign's
+ * own form) for the einsum on the device under problem_key (the rest of
+ * what defines the problem: sizes, dtypes, space, search, budget...).
+ * Lookup: *found false when none; on a hit *json is malloc'ed (free()),
+ * created_at (may be NULL) when it was recorded. Record: inserts, or
+ * replaces the result of the same key.
+ */
+et_status et_db_campaign_lookup(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                char **json, int64_t *created_at,
+                                bool *found, et_error *err);
+et_status et_db_campaign_record(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                const char *json, et_error *err);
 
 /* ---- looking and tidying ------------------------------------------------ */
 

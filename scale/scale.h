@@ -46,6 +46,7 @@
 #ifndef ET_SCALE_H
 #define ET_SCALE_H
 
+#include "db/db.h"
 #include "measure/backend.h"
 #include "measure/timing.h"
 #include "measure/verify.h"
@@ -145,6 +146,100 @@ et_status et_scale_master_start(et_scale *s, et_tune_exec *x,
  */
 void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
                           et_scale_figures *fig);
+
+/* ---- campaigns: one problem per rank ------------------------------------ */
+
+/*
+ * A campaign over the ranks (api/campaign_mpi.c): rank 0 owns the
+ * database and hands out problems by index (every rank loaded the same
+ * campaign); every other rank tunes the problem it gets on its own device
+ * and sends rank 0 what would go to the database.
+ *
+ *   rank > 0: et_scale_campaign_device (its device spec, its cores), opens
+ *     the device, et_scale_campaign_hello {status, device}; waits for GO
+ *     or STOP (et_scale_campaign_wait_go); then et_scale_campaign_ask
+ *     (ASK -> PROBLEM i, or STOP) until STOP; while tuning a problem:
+ *     LOOKUP {trial key} -> ANSWER {found, trial}, RECORD {trial}, RACE
+ *     {race, times}, and at the end DONE {status, message, result text}.
+ *   rank 0: et_scale_campaign_start (every HELLO, one device kind; GO to
+ *     all, or STOP to all and the error), then et_scale_campaign_next for
+ *     each message, answering ASK with et_scale_campaign_give (a problem,
+ *     or -1: STOP) and LOOKUP with et_scale_campaign_answer.
+ * Messages between two ranks keep their order, so a RECORD is in the
+ * database before that rank's next LOOKUP is answered.
+ */
+
+/* What a campaign's rank sent rank 0 (et_scale_campaign_next). */
+typedef enum et_scale_cmsg_kind {
+    ET_CMSG_ASK, ET_CMSG_LOOKUP, ET_CMSG_RECORD, ET_CMSG_RACE, ET_CMSG_DONE
+} et_scale_cmsg_kind;
+
+typedef struct et_scale_cmsg {
+    et_scale_cmsg_kind kind;
+    int rank;
+    int problem;            /* the rank's problem (all but ASK) */
+    et_db_trial trial;      /* LOOKUP: its key; RECORD: the row */
+    et_db_race race;        /* RACE: e[i].times point into times */
+    double *times;          /* RACE (malloc'ed) */
+    int32_t status;         /* DONE: the tuning run's status */
+    char msg[1024];         /* DONE: its message when it failed */
+    char *text;             /* DONE: the result (malloc'ed) */
+} et_scale_cmsg;
+
+/* Frees what m holds (times, text). */
+void et_scale_cmsg_clear(et_scale_cmsg *m);
+
+/* Rank > 0: the device spec of this rank (the list's item by node-local
+ * index, or the index-th OpenCL device) into spec, and, for an OpenCL
+ * device, the binding to its own cores (cpus gets them, "" when not
+ * bound; log may be NULL). */
+void et_scale_campaign_device(et_scale *s, const char *list, char *spec,
+                              size_t spec_cap, char *cpus, size_t cpus_cap,
+                              void (*log)(void *arg, et_tune_level lvl,
+                                          const char *msg),
+                              void *arg);
+
+/* Rank > 0: tells rank 0 its device (info when st is ET_OK, else err's
+ * message), then waits for GO (*go true) or STOP. */
+et_status et_scale_campaign_hello(et_scale *s, et_status st,
+                                  const et_error *why, const char *spec,
+                                  const char *cpus,
+                                  const et_device_info *info, bool *go,
+                                  et_error *err);
+
+/* Rank > 0: asks for a problem; *problem -1 for STOP. */
+et_status et_scale_campaign_ask(et_scale *s, int *problem, et_error *err);
+
+/* Rank > 0, tuning problem: the database's answer for key (*out, *found),
+ * recording a trial, a race, and the problem's end. */
+et_status et_scale_campaign_lookup(et_scale *s, int problem,
+                                   const et_db_trial *key, et_db_trial *out,
+                                   bool *found, et_error *err);
+et_status et_scale_campaign_record(et_scale *s, int problem,
+                                   const et_db_trial *tr, et_error *err);
+et_status et_scale_campaign_race(et_scale *s, int problem,
+                                 const et_db_race *r, et_error *err);
+et_status et_scale_campaign_done(et_scale *s, int problem, et_status st,
+                                 const char *msg, const char *text,
+                                 et_error *err);
+
+/* Rank 0: every rank's HELLO into ranks (room for et_scale_size); GO to
+ * all when they opened their devices and those are of one kind (*info
+ * the kind), else STOP to all and the first rank's failure (ET_ERR_INPUT:
+ * kinds differ, or its device spec names no device). */
+et_status et_scale_campaign_start(et_scale *s, et_scale_rank *ranks,
+                                  et_device_info *info, et_error *err);
+
+/* Rank 0: the next message from any rank (blocks without spinning). */
+et_status et_scale_campaign_next(et_scale *s, et_scale_cmsg *m,
+                                 et_error *err);
+
+/* Rank 0: problem for rank (-1: STOP), and a LOOKUP's answer. */
+et_status et_scale_campaign_give(et_scale *s, int rank, int problem,
+                                 et_error *err);
+et_status et_scale_campaign_answer(et_scale *s, int rank,
+                                   const et_db_trial *out, bool found,
+                                   et_error *err);
 
 /* Plain-text list of a CPU set: "0-1,4". */
 void et_scale_cpus_text(const void *cpu_set, char *out, size_t cap);

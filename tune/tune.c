@@ -91,7 +91,10 @@ static void db_record(tune_ctx *t, et_db_trial *tr, const et_tune_candidate *c)
     double t0 = et_now_s();
     tr->space_id = t->o->db_space_id;
     params_to_json(c->params, tr->params_json, sizeof tr->params_json);
-    if (et_db_trial_record(t->o->db, tr, NULL, &e2) != ET_OK)
+    et_status st = t->o->store
+                       ? t->o->store->record(t->o->store->ctx, tr, &e2)
+                       : et_db_trial_record(t->o->db, tr, NULL, &e2);
+    if (st != ET_OK)
         say(t, ET_TUNE_WARN, "not recorded in the database: %s", e2.msg);
     t->res->db_s += et_now_s() - t0;
 }
@@ -252,7 +255,7 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
         copy_str(tc->reason, sizeof tc->reason, c->reason);
         res->failures[ET_OUTCOME_REFUSED]++;
         say(t, ET_TUNE_INFO, "refused: %s", tc->reason);
-        if (t->o->db) {
+        if (t->o->db || t->o->store) {
             et_db_trial tr;
             et_error e2 = {{0}};
             if (et_db_trial_init(&tr, t->einsum_id, et_binding_einsum(t->b),
@@ -276,16 +279,18 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
     }
     copy_str(tc->kernel, sizeof tc->kernel, j->rend.name);
     bool found = false;
-    if (t->o->db) {
+    if (t->o->db || t->o->store) {
         et_error e2 = {{0}};
         j->use_db = et_db_trial_init(&j->tr, t->einsum_id,
                                      et_binding_einsum(t->b), t->device_id,
                                      tc->opts, j->rend.source,
                                      &j->rend.launch, &e2) == ET_OK;
         double t0 = et_now_s();
+        const et_tune_store *sto = t->o->store;
         if (j->use_db && !t->o->retime &&
-            et_db_trial_lookup(t->o->db, &j->tr, &j->tr, &found, &e2) !=
-                ET_OK) {
+            (sto ? sto->lookup(sto->ctx, &j->tr, &j->tr, &found, &e2)
+                 : et_db_trial_lookup(t->o->db, &j->tr, &j->tr, &found,
+                                      &e2)) != ET_OK) {
             say(t, ET_TUNE_WARN, "database lookup failed: %s", e2.msg);
             found = false;
         }
@@ -824,7 +829,10 @@ static void race_record(tune_ctx *t)
         d->times = R->times + i;
         d->stride = R->n;
     }
-    if (et_db_race_record(t->o->db, dr, &R->db_id, &e2) != ET_OK)
+    et_status st = t->o->store
+                       ? t->o->store->race(t->o->store->ctx, dr, &e2)
+                       : et_db_race_record(t->o->db, dr, &R->db_id, &e2);
+    if (st != ET_OK)
         say(t, ET_TUNE_WARN, "the race is not recorded in the database: %s",
             e2.msg);
     free(dr);
@@ -1032,7 +1040,7 @@ static et_status race_run(tune_ctx *t, double t_run0)
         say(t, ET_TUNE_INFO, "race %s: %s",
             R->e[i].opts[0] ? R->e[i].opts : "untransformed", line);
     }
-    if (t->o->db)
+    if (t->o->db || t->o->store)
         race_record(t);
     return ET_OK;
 }

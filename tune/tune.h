@@ -36,6 +36,7 @@
 #ifndef ET_TUNE_H
 #define ET_TUNE_H
 
+#include "db/db.h"
 #include "measure/backend.h"
 #include "measure/outcome.h"
 #include "measure/race.h"
@@ -171,6 +172,22 @@ typedef struct et_tune_exec {
     double baseline_s;
 } et_tune_exec;
 
+/*
+ * A database elsewhere (a campaign's rank 0 under MPI): what the loop
+ * would look up and record in et_tune_opts.db goes through these instead.
+ * The rows' einsum_id, device_id and space_id are 0: the store's owner
+ * sets them from the problem, device and space it knows the run by.
+ * lookup: as et_db_trial_lookup (key's trial key, *out the row found);
+ * record: as et_db_trial_record; race: as et_db_race_record.
+ */
+typedef struct et_tune_store {
+    et_status (*lookup)(void *ctx, const et_db_trial *key, et_db_trial *out,
+                        bool *found, et_error *err);
+    et_status (*record)(void *ctx, const et_db_trial *tr, et_error *err);
+    et_status (*race)(void *ctx, const et_db_race *r, et_error *err);
+    void *ctx;
+} et_tune_store;
+
 typedef struct et_tune_opts {
     et_search_opts search;    /* kind, budget, limits, seed, start opts */
     et_timing_opts timing;    /* bound_s is set per candidate */
@@ -185,6 +202,7 @@ typedef struct et_tune_opts {
      * it builds, stays bounded in a long run. */
     int recycle_every;
     struct et_db *db;         /* NULL: no database */
+    const et_tune_store *store; /* instead of db (db NULL) */
     int64_t db_space_id;      /* the space's row in db (0: none) */
     /* Set asynchronously (SIGINT): the trial in flight finishes, the
      * search stops, the result is complete up to there. */

@@ -8,7 +8,11 @@
  * of one rank that stops answering (SIGSTOP, as a hung kernel or driver)
  * costs that candidate a timeout and the run finishes; a rank whose
  * device does not exist stops the whole run with exit status 2 (bad
- * input) and a message that names the rank.
+ * input) and a message that names the rank. A campaign of 6 problems
+ * under mpirun -n 3 and without MPI answers the same set of trials
+ * (einsum, sizes, dtypes, opts) in the database, both ranks tune problems,
+ * and the campaign run again under mpirun answers every problem from the
+ * database.
  *
  * mpirun runs as root here with --allow-run-as-root and, on a machine with
  * fewer cores than ranks, --oversubscribe; $ET_MPIRUN overrides the
@@ -293,6 +297,136 @@ static void test_rank_without_device(void **state)
     free(text);
 }
 
+
+/* The sorted (einsum canonical form, opts) of every trial, one a line. */
+static char *trial_set(const char *db)
+{
+    sqlite3 *c;
+    assert_int_equal(sqlite3_open(db, &c), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(c, "SELECT e.canonical, t.opts FROM "
+                                           "trials t JOIN einsums e ON e.id "
+                                           "= t.einsum_id ORDER BY 1, 2",
+                                        -1, &st, NULL), SQLITE_OK);
+    size_t cap = 1 << 16, n = 0;
+    char *out = calloc(cap, 1);
+    assert_non_null(out);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int k = snprintf(out + n, cap - n, "%s | %s\n",
+                         (const char *)sqlite3_column_text(st, 0),
+                         (const char *)sqlite3_column_text(st, 1));
+        assert_true(k > 0 && (size_t)k < cap - n);
+        n += (size_t)k;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(c);
+    return out;
+}
+
+static const char six[] =
+    "- {einsum: \"ab,bc->ac\", shape: \"a=16,b=16,c=16\", dtype: f32,\n"
+    "   space: tiled.yaml, budget: 3, search: grid}\n"
+    "- {einsum: \"ij->i\", shape: \"i=64,j=32\", dtype: f32, budget: 3,\n"
+    "   search: random, seed: 1}\n"
+    "- {einsum: \"ij->j\", shape: \"i=32,j=64\", dtype: f32, budget: 3,\n"
+    "   search: random, seed: 2}\n"
+    "- {einsum: \"xik,kj->xij\", shape: \"x=8,i=8,k=8,j=8\", dtype: f32,\n"
+    "   budget: 3, race: 2}\n"
+    "- {einsum: \"i,i->\", shape: \"i=128\", budget: 3, search: random,\n"
+    "   seed: 4}\n"
+    "- {einsum: \"ij,j->i\", shape: \"i=32,j=32\", dtype: f32, budget: 3}\n";
+
+static const char tiled[] =
+    "name: tiled\n"
+    "einsum: \"ik,kj->ij\"\n"
+    "params:\n"
+    "  tile_j: {pow2: [1, 8]}\n"
+    "  unroll_k: {values: [1, 2]}\n"
+    "transforms:\n"
+    "  - {op: UPCAST, axis: j, amt: tile_j, when: tile_j > 1}\n"
+    "  - {op: UNROLL, axis: k, amt: unroll_k, when: unroll_k > 1}\n";
+
+static void test_campaign(void **state)
+{
+    (void)state;
+    char file[128], space[128], one[128], many[128], json[128];
+    char cmd[2048];
+    snprintf(file, sizeof file, "%s/six.yaml", dir);
+    snprintf(space, sizeof space, "%s/tiled.yaml", dir);
+    snprintf(one, sizeof one, "%s/one.db", dir);
+    snprintf(many, sizeof many, "%s/many.db", dir);
+    snprintf(json, sizeof json, "%s/many.json", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs(six, f);
+    fclose(f);
+    f = fopen(space, "w");
+    assert_non_null(f);
+    fputs(tiled, f);
+    fclose(f);
+    /* without MPI, then over 3 ranks */
+    snprintf(cmd, sizeof cmd, "%s campaign %s --db %s > %s/one.out 2> "
+             "%s/one.err", bin, file, one, dir, dir);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s -n 3 %s campaign %s --db %s --json %s > "
+             "%s/many.out 2> %s/many.err", mpirun(), bin, file, many, json,
+             dir, dir);
+    assert_int_equal(run(cmd), 0);
+    char *a = trial_set(one), *b = trial_set(many);
+    print_message("%d trials in each\n",
+                  (int)count(one, "SELECT count(*) FROM trials"));
+    assert_true(a[0] != '\0');
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    assert_int_equal(count(one, "SELECT count(*) FROM campaign_results"), 6);
+    assert_int_equal(count(many, "SELECT count(*) FROM campaign_results"),
+                     6);
+    assert_int_equal(count(many, "SELECT count(*) FROM races"), 6);
+    /* rank 0's summary: every problem tuned, by both ranks */
+    char *text = slurp(json);
+    assert_non_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    cJSON *tot = cJSON_GetObjectItem(doc, "totals");
+    assert_int_equal(cJSON_GetObjectItem(tot, "tuned")->valueint, 6);
+    int by[3] = {0, 0, 0};
+    cJSON *ps = cJSON_GetObjectItem(doc, "problems");
+    for (int i = 0; i < cJSON_GetArraySize(ps); i++) {
+        int r = cJSON_GetObjectItem(cJSON_GetArrayItem(ps, i), "rank")
+                    ->valueint;
+        assert_true(r == 1 || r == 2);
+        by[r]++;
+    }
+    assert_true(by[1] > 0 && by[2] > 0);
+    cJSON_Delete(doc);
+    /* only rank 0 wrote stdout: one table */
+    char out[128];
+    snprintf(out, sizeof out, "%s/many.out", dir);
+    text = slurp(out);
+    assert_non_null(text);
+    char *first = strstr(text, "campaign ");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "\ncampaign "));
+    free(text);
+    /* run again: everything from the database, nothing timed */
+    int64_t trials = count(many, "SELECT count(*) FROM trials");
+    snprintf(cmd, sizeof cmd, "%s -n 3 %s campaign %s --db %s --json %s > "
+             "%s/again.out 2> %s/again.err", mpirun(), bin, file, many, json,
+             dir, dir);
+    assert_int_equal(run(cmd), 0);
+    text = slurp(json);
+    doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    tot = cJSON_GetObjectItem(doc, "totals");
+    assert_int_equal(cJSON_GetObjectItem(tot, "from_database")->valueint, 6);
+    cJSON_Delete(doc);
+    assert_int_equal(count(many, "SELECT count(*) FROM trials"), trials);
+    assert_int_equal(count(many, "SELECT count(*) FROM races"), 6);
+}
+
 int main(void)
 {
     const char *b = getenv("ET_BUILD_DIR");
@@ -306,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_three_ranks),
         cmocka_unit_test(test_rank_without_device),
         cmocka_unit_test(test_hung_worker),
+        cmocka_unit_test(test_campaign),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -85,11 +85,14 @@ typedef struct wire_race {
     int64_t src_len[ET_RACE_MAX];
 } wire_race;
 
-/* Its answer; n * rounds times follow. */
+/* Its answer; n * rounds times follow, aligned. */
 typedef struct wire_race_result {
     int32_t status, failed, done;
+    int32_t pad;
     char msg[1024];
 } wire_race_result;
+_Static_assert(sizeof(wire_race_result) % _Alignof(double) == 0,
+               "the times after a race's answer are aligned");
 
 typedef struct wire_stats {
     int32_t evaluations;
@@ -381,7 +384,7 @@ static int serve_race(et_scale *s, const et_scale_serve_opts *o,
         n_times = (size_t)w->n * (size_t)w->rounds;
     out = calloc(1, sizeof *out + n_times * sizeof(double));
     if (!out) {
-        wire_race_result small = {ET_ERR_NOMEM, -1, 0, "out of memory"};
+        wire_race_result small = {ET_ERR_NOMEM, -1, 0, 0, "out of memory"};
         return MPI_Send(&small, (int)sizeof small, MPI_BYTE, 0,
                         TAG_RACE_RESULT, s->comm);
     }
@@ -860,6 +863,8 @@ typedef struct wire_race_rec {
     int32_t problem;
     et_db_race r;
 } wire_race_rec;
+_Static_assert(sizeof(wire_race_rec) % _Alignof(double) == 0,
+               "the times after a race record are aligned");
 
 /* DONE: the result text follows, with its NUL. */
 typedef struct wire_done {

@@ -5,9 +5,10 @@
  * their device; best answers from the merge; peaks known only to the
  * input come along; final races and their entries (schema 3) come along
  * with their references renumbered, and best follows the latest race;
- * each trial's load comes along; a table and a column that a later schema
- * adds are merged too, references renumbered; an input that is not a
- * database is refused and changes nothing.
+ * each trial's load and the campaigns' finished problems come along; a
+ * table and a column that a later schema adds are merged too, references
+ * renumbered; an input that is not a database is refused and changes
+ * nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -158,8 +159,13 @@ static void test_merge_shared(void **state)
      * device rows whose ids differ from B's (dev two was made first) */
     race(A, &e, &d1, "UPCAST(i,2)", 1500);
     race(B, &e, &d1, "UPCAST(j,2)", 3000);
-    int64_t did = 0;
+    int64_t did = 0, eid = 0;
     assert_int_equal(et_db_device_id(B, &d1, &did, &err), ET_OK);
+    /* a finished campaign problem in B (schema 4) */
+    assert_int_equal(et_db_einsum_id(B, &e, &eid, &err), ET_OK);
+    assert_int_equal(et_db_campaign_record(B, eid, did, "budget=4",
+                                           "{\"found\": true}", &err),
+                     ET_OK);
     assert_int_equal(et_db_peaks_store(B, did, "{\"peaks\": 1}", 2000, &err),
                      ET_OK);
     et_db_close(B);
@@ -219,6 +225,11 @@ static void test_merge_shared(void **state)
     assert_int_equal(count(a, "SELECT count(*) FROM race_entries x JOIN "
                               "races r ON r.id = x.race_id WHERE x.chosen "
                               "AND x.opts = r.chosen_opts"), 2);
+    /* the campaign's finished problem, on dev one's row of the output */
+    assert_int_equal(count(a, "SELECT count(*) FROM campaign_results c "
+                              "JOIN devices d ON d.id = c.device_id WHERE "
+                              "d.name = 'dev one' AND c.problem_key = "
+                              "'budget=4'"), 1);
     /* the later schema's column and table, renumbered */
     assert_int_equal(count(a, "SELECT count(*) FROM trials WHERE later_s = "
                               "0.5 AND opts = 'LOCAL(i,4)'"), 1);
@@ -240,6 +251,7 @@ static void test_merge_shared(void **state)
     assert_int_equal(count(a, "SELECT count(*) FROM races"), 2);
     assert_int_equal(count(a, "SELECT count(*) FROM race_entries"), 4);
     assert_int_equal(count(a, "SELECT count(*) FROM later_marks"), 1);
+    assert_int_equal(count(a, "SELECT count(*) FROM campaign_results"), 1);
 
     /* a file that is not a database: refused, nothing changed */
     char junk[300];

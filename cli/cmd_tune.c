@@ -335,6 +335,11 @@ int cmd_tune(int argc, char **argv)
                                                                 : EXIT_RUN;
     }
 
+    if (et_tune_report_rank(rep) > 0) {
+        /* an evaluating rank of an MPI run: rank 0 reports */
+        et_tune_report_free(rep);
+        return 0;
+    }
     FILE *f = cli_table_out();
     et_tune_report_print(rep, f);
     fflush(f);

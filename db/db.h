@@ -33,6 +33,9 @@
  *   1  the tables above without the [v2] columns
  *   2  the device peaks move from their cache file into the database
  *   3  the final races (races, race_entries) and trials.load_1m
+ *   4  campaign_results (id, einsum_id, device_id, problem_key,
+ *      result_json, created_at, eintune_version -- UNIQUE (einsum_id,
+ *      device_id, problem_key)): a campaign's finished problems
  * A file at an older version is brought to ET_DB_SCHEMA_VERSION when it is
  * opened, one step after another in one transaction. To change the schema:
  * append a step to the migrations table in db.c (SQL text or a function),
@@ -120,7 +123,7 @@
 #define ET_RENDERER_VERSION 1
 
 /* The number of steps in db.c's migrations table (see above). */
-#define ET_DB_SCHEMA_VERSION 3
+#define ET_DB_SCHEMA_VERSION 4
 #define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
 #define ET_DB_BUSY_TIMEOUT_MS 15000
 
@@ -346,6 +349,24 @@ et_status et_db_peaks_load(et_db *db, int64_t device_id, char **json,
                            int64_t *measured_at, bool *found,
                            et_error *err);
 
+/* ---- campaigns ---------------------------------------------------------- */
+
+/*
+ * A campaign's finished problem: its result (JSON text, the campaign's
+ * own form) for the einsum on the device under problem_key (the rest of
+ * what defines the problem: sizes, dtypes, space, search, budget...).
+ * Lookup: *found false when none; on a hit *json is malloc'ed (free()),
+ * created_at (may be NULL) when it was recorded. Record: inserts, or
+ * replaces the result of the same key.
+ */
+et_status et_db_campaign_lookup(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                char **json, int64_t *created_at,
+                                bool *found, et_error *err);
+et_status et_db_campaign_record(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                const char *json, et_error *err);
+
 /* ---- looking and tidying ------------------------------------------------ */
 
 typedef struct et_db_stats {
@@ -413,6 +434,39 @@ typedef struct et_db_prune_opts {
  * of trials deleted (or that would be, with dry_run). ET_ERR_INPUT when no
  * criterion is given. */
 et_status et_db_prune(et_db *db, const et_db_prune_opts *o, int64_t *deleted,
+                      et_error *err);
+
+/* ---- merging ------------------------------------------------------------ */
+
+#define ET_DB_MERGE_TABLES 32
+
+/* What a merge did to one table. */
+typedef struct et_db_merge_count {
+    char name[64];
+    int64_t added;      /* rows new to the output */
+    int64_t same;       /* already there (NULL columns filled in) */
+    int64_t replaced;   /* already there, replaced by a newer row
+                           (trials and other measurements) */
+    int64_t skipped;    /* referring to a row the input does not hold */
+} et_db_merge_count;
+
+typedef struct et_db_merge_stats {
+    int n_tables;       /* in merge order (referred tables first) */
+    et_db_merge_count table[ET_DB_MERGE_TABLES];
+} et_db_merge_stats;
+
+/*
+ * Merges the database at in_path into out, in one transaction (merge.c's
+ * header comment says how): a row whose key out holds already is not
+ * duplicated (out keeps it and fills its NULL columns; a trial, or a row
+ * of any table with created_at and references to other tables, takes the
+ * incoming values when the incoming row is newer); every other row is added with new ids, references renumbered.
+ * Tables and columns of later schema versions come through as long as
+ * both files have them. The input is opened with et_db_open first (so a
+ * file that is not an eintune database is refused with ET_ERR_INPUT, and
+ * an older one is migrated). A failed merge changes nothing.
+ */
+et_status et_db_merge(et_db *out, const char *in_path, et_db_merge_stats *st,
                       et_error *err);
 
 #endif /* ET_DB_H */

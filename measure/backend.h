@@ -103,8 +103,10 @@ typedef struct et_device {
  * Opens a device by spec: NULL or "" (the first OpenCL device),
  * "opencl:N" (N-th over all platforms), "opencl:P:D", "opencl:NAME"
  * (substring of the device name), "cuda:N". ET_ERR_INPUT for a malformed
- * spec, ET_ERR_DEVICE when the device is not there (err says why, e.g.
- * "no CUDA driver (libcuda.so.1 not found)").
+ * spec and for one that names none of the devices there are (an index
+ * past the end, a name no device has: the spec is bad input);
+ * ET_ERR_DEVICE when the backend has no device at all or cannot be used
+ * (err says why, e.g. "no CUDA driver (libcuda.so.1 not found)").
  */
 et_status et_device_open(const char *spec, et_device **out, et_error *err);
 void et_device_close(et_device *dev);

@@ -566,7 +566,7 @@ et_status et_cuda_open(const et_device_spec *spec, et_device *dev,
         goto cleanup;
     CU_TRY(ET_ERR_DEVICE, api->DeviceGetCount(&count));
     if (ordinal >= count) {
-        st = et_errorf(err, ET_ERR_DEVICE,
+        st = et_errorf(err, ET_ERR_INPUT,
                        "no CUDA device %d: the driver sees %d", ordinal,
                        count);
         goto cleanup;

@@ -458,7 +458,8 @@ cleanup:
 
 #undef DEV_VALUE
 
-/* Finds the device a spec names among refs; ET_ERR_DEVICE if absent. */
+/* Finds the device a spec names among refs; ET_ERR_INPUT if it names
+ * none of them (the spec is the user's input). */
 static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                           int n, et_error *err, int *pick)
 {
@@ -469,7 +470,7 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
             *pick = spec->index;
             return ET_OK;
         }
-        return et_errorf(err, ET_ERR_DEVICE,
+        return et_errorf(err, ET_ERR_INPUT,
                          "no OpenCL device %d: there %s %d (see "
                          "'eintune devices')",
                          spec->index, n == 1 ? "is only" : "are", n);
@@ -481,7 +482,7 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                 return ET_OK;
             }
         }
-        return et_errorf(err, ET_ERR_DEVICE,
+        return et_errorf(err, ET_ERR_INPUT,
                          "no OpenCL device %d on platform %d (see "
                          "'eintune devices')",
                          spec->device, spec->platform);
@@ -497,7 +498,7 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                 return ET_OK;
             }
         }
-        return et_errorf(err, ET_ERR_DEVICE,
+        return et_errorf(err, ET_ERR_INPUT,
                          "no OpenCL device whose name contains '%s' "
                          "(see 'eintune devices')",
                          spec->name);

@@ -20,10 +20,34 @@ CPPFLAGS += -Iinclude -I. -DCL_TARGET_OPENCL_VERSION=120 \
 ifneq ($(wildcard $(CUDA)/include/cuda.h),)
 CPPFLAGS += -DET_HAVE_CUDA_H -I$(CUDA)/include
 endif
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm -lpthread
+# MPI is optional (scale-out: scale/, docs/scale-out.md): Open MPI through
+# `pkg-config ompi-c`, else the flags of mpicc (Open MPI's --showme). `make
+# ET_MPI=no` builds without it; the build says when scale-out is off.
+ET_MPI ?= $(shell pkg-config --exists ompi-c 2>/dev/null && echo pkg-config \
+            || (mpicc --showme:compile >/dev/null 2>&1 && echo mpicc) \
+            || echo no)
+ifeq ($(ET_MPI),pkg-config)
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c)
+MPI_LIBS   := $(shell pkg-config --libs ompi-c)
+else ifeq ($(ET_MPI),mpicc)
+MPI_CFLAGS := $(shell mpicc --showme:compile)
+MPI_LIBS   := $(shell mpicc --showme:link)
+else
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+$(info eintune: MPI not found (pkg-config ompi-c, mpicc): scale-out is off)
+endif
+endif
+ifneq ($(MPI_LIBS),)
+$(BUILD)/scale/%.o: CPPFLAGS += -DET_HAVE_MPI $(MPI_CFLAGS)
+endif
+# what eintune.pc asks for when the library was built with MPI
+PC_MPI_REQ  := $(if $(filter pkg-config,$(ET_MPI)), ompi-c)
+PC_MPI_LIBS := $(if $(filter mpicc,$(ET_MPI)),$(MPI_LIBS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(MPI_LIBS) \
+           -ldl -lm -lpthread
 
 LAYERS  := base einsum transforms spaces measure measure/opencl measure/cuda db \
-           roofline tune api
+           roofline tune scale api
 LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
@@ -64,7 +88,7 @@ LIBEXECDIR ?= $(PREFIX)/libexec/eintune
 MANDIR     ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
-.PHONY: all test deps asan fuzz valgrind valgrind-device valgrind-worker \
+.PHONY: all test test-mpi deps asan asan-mpi fuzz valgrind valgrind-device valgrind-worker \
         valgrind-cli bench clean check-deps install uninstall
 all: $(BIN) $(WORKER) $(SOLIB)
 
@@ -106,6 +130,18 @@ $(BUILD)/tests/%.so: tests/so/%.c
 test: deps $(BIN) $(WORKER) $(SOLIB) $(TEST_BIN) $(TEST_SO)
 	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
+# The MPI tests (tests/mpi/, mpirun on this machine's PoCL device: a few
+# minutes), kept out of `make test`; .ci/run runs them after it.
+MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,\
+                  $(wildcard tests/mpi/test_*.c))
+test-mpi: $(BIN) $(WORKER) $(MPI_TEST_BIN)
+ifeq ($(MPI_LIBS),)
+	@echo "eintune: built without MPI: scale-out is off, nothing to test" >&2
+	@exit 1
+else
+	@BUILD=$(BUILD) sh tests/run.sh $(MPI_TEST_BIN)
+endif
+
 # Installs what `make` built (nothing is rebuilt that is up to date):
 # the CLI, the header, the shared library with its soname and .so links,
 # the static library, eintune.pc (from eintune.pc.in), the worker in
@@ -127,7 +163,8 @@ install: $(BIN) $(WORKER) $(LIB) $(SOLIB)
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeintune.a
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@PKGS@|$(PKGS)|g' eintune.pc.in \
+	    -e 's|@PKGS@|$(PKGS)$(PC_MPI_REQ)|g' \
+	    -e 's|@MPI_LIBS@|$(PC_MPI_LIBS)|g' eintune.pc.in \
 	    > $(DESTDIR)$(PKGCONFIGDIR)/eintune.pc
 	install -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/eintune-worker
 	install -m 644 man/eintune.1 $(DESTDIR)$(MANDIR)/man1/eintune.1
@@ -139,6 +176,19 @@ uninstall:
 # Installs the Debian packages that are missing; silent when all are there.
 deps:
 	@sh tools/deps.sh
+
+# make test-mpi on the ASan + UBSan build (.ci/run gives it the
+# LeakSanitizer suppressions of tests/lsan.supp, Open MPI's included).
+# Open MPI unloads its components (mca_*.so) at MPI_Finalize, and they have
+# no frame pointers: LeakSanitizer's fast unwinder then shows their leaks
+# as one frame in an "<unknown module>" that no suppression can name. The
+# slow unwinder reaches the frames in libmpi and libopen-pal, which
+# tests/lsan.supp names.
+asan-mpi: export ASAN_OPTIONS := $(if $(ASAN_OPTIONS),$(ASAN_OPTIONS):)fast_unwind_on_malloc=0
+asan-mpi:
+	$(MAKE) BUILD=build-asan CC=clang \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  LDFLAGS="-fsanitize=address,undefined" test-mpi
 
 # ASan + UBSan build of everything, in its own build directory.
 asan:

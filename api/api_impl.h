@@ -14,6 +14,7 @@
 #include "einsum/einsum.h"
 #include "measure/backend.h"
 #include "tune/best.h"
+#include "tune/tune.h"
 
 #include <stdbool.h>
 
@@ -68,5 +69,22 @@ void api_problem_title(const et_einsum *e, char *buf, size_t cap);
 /* The dtypes whose compute roofs apply to e (bit 1 << dtype): those its
  * ops are booked to (f16 data are computed in f32), else the output's. */
 unsigned api_roof_dtypes(const et_einsum *e);
+
+/* How a tuning run is made (et_tune_run_full's defaults: roofline on,
+ * scale-out when launched, its own device and database). */
+typedef struct api_tune_env {
+    bool roofline;            /* look up the device's peaks */
+    bool no_scale;            /* never join an MPI job (a campaign's rank
+                               * tuning a problem on its own) */
+    et_device *dev;           /* an open device to use (kept open); NULL:
+                               * open o->device */
+    const et_tune_store *store; /* the trials' database elsewhere (o->db is
+                                 * not opened); NULL: o->db */
+} api_tune_env;
+
+/* et_tune_run_full with env. */
+et_status api_tune_run(const et_problem *p, const et_tune_options *o,
+                       const api_tune_env *env, et_tune_report **out,
+                       et_diag *diag);
 
 #endif /* ET_API_IMPL_H */

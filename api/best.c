@@ -388,6 +388,8 @@ char *et_best_report_json(const et_best_kernel *bk)
                               et_measured_gops_json(&bk->roof, t->median_s));
         cJSON_AddItemToObject(doc, "roofline_gops",
                               et_roofline_gops_json(&bk->roof));
+        cJSON_AddItemToObject(doc, "roofline_memory",
+                              et_roofline_memory_json(&bk->roof));
     } else {
         cJSON *g = cJSON_AddObjectToObject(doc, "gops");
         for (int d = 0; d < ET_DTYPE_COUNT; d++)

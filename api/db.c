@@ -5,6 +5,7 @@
  */
 #include "api/api_impl.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,5 +187,44 @@ et_status et_database_prune(et_database *db,
     et_status st = et_db_prune(db->db, &po, deleted, &err);
     if (st != ET_OK)
         return db_fail(diag, st, &err);
+    return ET_OK;
+}
+
+et_status et_database_merge(et_database *db, const char *in,
+                            et_database_merge_stats *out, et_diag *diag)
+{
+    api_diag_clear(diag);
+    if (out)
+        memset(out, 0, sizeof *out);
+    char a[PATH_MAX], b[PATH_MAX];
+    if (realpath(in, a) && realpath(et_db_path(db->db), b) &&
+        strcmp(a, b) == 0) {
+        et_status st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_FILE,
+                                "%s is the output database itself", in);
+        if (diag)
+            snprintf(diag->file, sizeof diag->file, "%s", in);
+        return st;
+    }
+    et_db_merge_stats ms;
+    et_error err;
+    err.msg[0] = '\0';
+    et_status st = et_db_merge(db->db, in, &ms, &err);
+    if (st != ET_OK) {
+        db_fail(diag, st, &err);
+        if (diag && st == ET_ERR_INPUT)
+            snprintf(diag->file, sizeof diag->file, "%s", in);
+        return st;
+    }
+    if (out) {
+        out->n_tables = ms.n_tables < 32 ? ms.n_tables : 32;
+        for (int i = 0; i < out->n_tables; i++) {
+            et_database_merge_table *t = &out->table[i];
+            snprintf(t->name, sizeof t->name, "%s", ms.table[i].name);
+            t->added = ms.table[i].added;
+            t->same = ms.table[i].same;
+            t->replaced = ms.table[i].replaced;
+            t->skipped = ms.table[i].skipped;
+        }
+    }
     return ET_OK;
 }

@@ -529,6 +529,7 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
         pl.best = 0;
         pl.best_label = label;
         pl.roof_dtypes = api_roof_dtypes(r->e);
+        pl.bandwidth_gbs = r->roof.bandwidth_gbs;
         char pwhy[256] = "";
         et_status st = et_plot_write(plot, &pl, pwhy, sizeof pwhy);
         if (st != ET_OK) {

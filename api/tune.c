@@ -15,6 +15,7 @@
 #include "roofline/peaks.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
+#include "scale/scale.h"
 #include "spaces/search.h"
 #include "spaces/space.h"
 #include "transforms/kernel.h"
@@ -40,6 +41,11 @@ struct et_tune_report {
     et_peaks peaks;
     et_roofline roof;
     bool have_roof;
+    /* scale-out: this process's rank, the run's ranks (rank 0 only) and
+     * rank 0's figures */
+    int rank, n_ranks;
+    et_scale_rank *ranks;
+    et_scale_figures fig;
     char roof_note[256];      /* the peaks were measured again: why */
 };
 
@@ -252,6 +258,52 @@ static void tune_roofline(const et_problem *p, const et_tune_options *o,
         r->have_roof = true;
 }
 
+/* The roofline when this process has no device (rank 0 of a scaled-out
+ * run): the peaks the database holds for the ranks' device, if any. */
+static void tune_roofline_db(const et_problem *p, const et_tune_options *o,
+                             const et_device_info *info, et_db *db,
+                             et_tune_report *r)
+{
+    et_error err = {{0}};
+    char why[256] = "";
+    if (et_peaks_db_load(db, info, &r->peaks, &err) != ET_OK)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "no roofline: the database has no peaks of %s (run "
+                 "`eintune peaks` on a rank's machine first)", info->name);
+    else if (et_roofline_compute(&p->e, &r->peaks, &r->roof, why,
+                                 sizeof why) != ET_OK)
+        api_logf(o->log, o->log_arg, ET_LOG_WARN, "no roofline: %s", why);
+    else
+        r->have_roof = true;
+}
+
+/* Rank 0's cost per trial: its wall time not spent waiting for the
+ * ranks (the search, rendering, the database, dispatching), over the
+ * candidates answered. */
+static double rank0_per_trial(const et_tune_report *r)
+{
+    int n = r->res.n_cand > 0 ? r->res.n_cand : 1;
+    double own = r->fig.wall_s - r->fig.wait_s - r->fig.hello_s;
+    return (own > 0 ? own : 0) / n;
+}
+
+/* The figures of a scaled-out run as log lines. */
+static void log_scale(const et_tune_options *o, const et_tune_report *r)
+{
+    api_logf(o->log, o->log_arg, ET_LOG_INFO,
+             "rank 0: %.2f ms of its own a candidate (database %.2f, "
+             "dispatch %.2f), waited %.1f s for results, CPU %.2f s of "
+             "%.1f s", 1e3 * rank0_per_trial(r),
+             1e3 * r->res.db_s / (r->res.n_cand ? r->res.n_cand : 1),
+             1e3 * r->fig.submit_s / (r->fig.jobs ? r->fig.jobs : 1),
+             r->fig.wait_s, r->fig.cpu_s, r->fig.wall_s);
+    for (int k = 1; k < r->n_ranks; k++)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "rank %d: %d evaluations, busy %.1f s, idle %.1f s",
+                 k, r->ranks[k].evaluations, r->ranks[k].busy_s,
+                 r->ranks[k].idle_s);
+}
+
 /* A roofline is a ceiling: when the best's whole interval lies below the
  * roofline time, the peaks (from older micro-benchmarks or a busy moment)
  * are measured once more and the roofline recomputed; the report says so.
@@ -264,6 +316,14 @@ static void roof_check(const et_problem *p, const et_tune_options *o,
         r->peaks.source == ET_PEAKS_OVERRIDE)
         return;
     double before = 100 * r->roof.time_s / bt->median_s;
+    if (!dev) {
+        /* rank 0 of a scaled-out run has no device to measure them on */
+        snprintf(r->roof_note, sizeof r->roof_note, "the best measured "
+                 "%.0f %% of the roofline of the stored peaks; run `eintune "
+                 "peaks --remeasure` on a rank's machine", before);
+        api_logf(o->log, o->log_arg, ET_LOG_WARN, "%s", r->roof_note);
+        return;
+    }
     api_logf(o->log, o->log_arg, ET_LOG_WARN,
              "the best measures %.0f %% of its roofline (its interval is "
              "above the roof): measuring the peaks again", before);
@@ -293,9 +353,10 @@ static void roof_check(const et_problem *p, const et_tune_options *o,
 /* The run behind et_tune and et_tune_run_full; roofline: look up the
  * device's peaks for the report. */
 static et_status tune_impl(const et_problem *p, const et_tune_options *o,
-                           bool roofline, et_tune_report **out,
+                           const api_tune_env *env, et_tune_report **out,
                            et_diag *diag)
 {
+    bool roofline = env->roofline;
     const et_tune_options defaults = {0};
     et_diag local;
     if (!diag)
@@ -321,43 +382,121 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     et_binding *b = NULL;
     et_error err = {{0}};
     tune_bridge tb = {o, et_now_s(), NULL, 0, false, NULL};
+    et_scale *sc = NULL;
+    et_tune_exec exec;
+    memset(&exec, 0, sizeof exec);
+    const et_device_info *info = NULL;
     et_status st = tune_opts_map(o, &to, start, diag);
     if (st == ET_OK)
         st = tune_space(o, &own_space, &space, diag);
     if (st != ET_OK)
         goto out;
 
-    st = et_device_open_isolated(o->device, NULL, &dev, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
-                                                  : ET_INPUT_NONE, &err);
+    /* scale-out: under an MPI launcher with more than one rank, or with
+     * the caller's communicator */
+    et_scale_env envl;
+    et_scale_env_get(&envl);
+    r->n_ranks = 1;
+    if (!env->no_scale && (o->comm || (envl.launched && envl.size > 1))) {
+        if (!et_scale_available()) {
+            st = api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
+                          "scale-out is off: eintune was built without MPI, "
+                          "and this is rank %d of %d under an MPI launcher "
+                          "(run it without mpirun, or rebuild with "
+                          "libopenmpi-dev installed)", envl.rank, envl.size);
+            goto out;
+        }
+        st = et_scale_join(o->comm, &sc, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
+            goto out;
+        }
+        if (et_scale_size(sc) == 1) {
+            et_scale_free(sc);
+            sc = NULL;
+        }
+    }
+    if (sc) {
+        r->rank = et_scale_rank_of(sc);
+        r->n_ranks = et_scale_size(sc);
+    }
+    if (sc && r->rank > 0) {
+        /* an evaluating rank: serves rank 0 until it says stop */
+        et_scale_serve_opts so = {&p->e, o->device, to.verify, to.timing,
+                                  0, bridge_log, &tb};
+        st = et_scale_serve(sc, &so, &err);
+        if (st != ET_OK)
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto out;
     }
-    st = et_db_open(o->db, &db, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, ET_INPUT_FILE, &err);
-        if (o->db)
-            snprintf(diag->file, sizeof diag->file, "%s", o->db);
-        goto out;
+    if (sc) {
+        r->ranks = calloc((size_t)r->n_ranks, sizeof *r->ranks);
+        if (!r->ranks) {
+            st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+            goto out;
+        }
+        st = et_scale_master_start(sc, &exec, r->ranks, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
+                                                      : ET_INPUT_NONE, &err);
+            goto out;
+        }
+        info = &exec.info;
+        for (int k = 1; k < r->n_ranks; k++)
+            api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                     "rank %d on %s: %s (%s)%s%s", k, r->ranks[k].host,
+                     r->ranks[k].info.name, r->ranks[k].spec,
+                     r->ranks[k].cpus[0] ? ", bound to cores " : "",
+                     r->ranks[k].cpus);
+    } else if (env->dev) {
+        dev = env->dev;
+        info = &dev->info;
+    } else {
+        st = et_device_open_isolated(o->device, NULL, &dev, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
+                                                      : ET_INPUT_NONE, &err);
+            goto out;
+        }
+        info = &dev->info;
     }
-    char hash[ET_DB_HASH_LEN];
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)space->hash);
-    st = et_db_space_id(db, space->name, hash, &to.db_space_id, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, ET_INPUT_NONE, &err);
-        goto out;
+    if (env->store) {
+        /* the trials go to a database elsewhere (a campaign's rank 0) */
+        to.store = env->store;
+    } else {
+        st = et_db_open(o->db, &db, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_FILE, &err);
+            if (o->db)
+                snprintf(diag->file, sizeof diag->file, "%s", o->db);
+            goto out;
+        }
+        char hash[ET_DB_HASH_LEN];
+        snprintf(hash, sizeof hash, "%016llx",
+                 (unsigned long long)space->hash);
+        st = et_db_space_id(db, space->name, hash, &to.db_space_id, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
+            goto out;
+        }
+        to.db = db;
+        api_logf(o->log, o->log_arg, ET_LOG_INFO, "database %s",
+                 et_db_path(db));
     }
-    to.db = db;
-    api_logf(o->log, o->log_arg, ET_LOG_INFO, "database %s", et_db_path(db));
-    api_logf(o->log, o->log_arg, ET_LOG_INFO,
-             "device %s (%s), space %s, search %s", dev->info.name,
-             dev->info.spec, space->name, et_search_name(to.search.kind));
-    if (p->e.acc_dtype == ET_F64 && !dev->info.target.has_fp64) {
+    if (sc)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "device %s on %d ranks, space %s, search %s", info->name,
+                 r->n_ranks - 1, space->name, et_search_name(to.search.kind));
+    else
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "device %s (%s), space %s, search %s", info->name,
+                 info->spec, space->name, et_search_name(to.search.kind));
+    if (p->e.acc_dtype == ET_F64 && !info->target.has_fp64) {
         st = api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
-                      "device %s has no fp64 support", dev->info.name);
+                      "device %s has no fp64 support", info->name);
         goto out;
     }
-    st = et_space_bind(space, &p->e, &dev->info.target, &b, diag);
+    st = et_space_bind(space, &p->e, &info->target, &b, diag);
     if (st != ET_OK) {
         diag->input = ET_INPUT_SPACE;
         diag->status = st;
@@ -369,11 +508,13 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     et_einsum_ops(&p->e, ops);
     for (int t = 0; t < ET_DTYPE_COUNT; t++)
         r->ops_total += ops[t];
-    r->info = dev->info;
+    r->info = *info;
     snprintf(r->space, sizeof r->space, "%s", space->name);
     r->kind = to.search.kind;
-    if (roofline)
+    if (roofline && dev)
         tune_roofline(p, o, dev, db, r);
+    else if (roofline)
+        tune_roofline_db(p, o, info, db, r);
 
     tb.roof = r->have_roof ? &r->roof : NULL;
     tb.ops_total = r->ops_total;
@@ -382,15 +523,22 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
     to.log = bridge_log;
     to.arg = &tb;
     to.stop = o->cancel;
+    to.exec = sc ? &exec : NULL;
     st = et_tune_run(dev, b, &to, &r->res, &err);
     if (st != ET_OK)
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
     else if (r->have_roof && r->res.best >= 0)
         roof_check(p, o, dev, db, r);
 out:
+    if (sc && r->rank == 0) {
+        et_scale_master_stop(sc, r->ranks, &r->fig);
+        if (st == ET_OK)
+            log_scale(o, r);
+    }
+    et_scale_free(sc);
     free(tb.table);
     et_binding_free(b);
-    if (dev)
+    if (dev && dev != env->dev)
         et_device_close(dev);
     et_db_close(db);
     et_space_free(own_space);
@@ -403,10 +551,18 @@ out:
     return ET_OK;
 }
 
+et_status api_tune_run(const et_problem *p, const et_tune_options *o,
+                       const api_tune_env *env, et_tune_report **out,
+                       et_diag *diag)
+{
+    return tune_impl(p, o, env, out, diag);
+}
+
 et_status et_tune_run_full(const et_problem *p, const et_tune_options *o,
                            et_tune_report **out, et_diag *diag)
 {
-    return tune_impl(p, o, true, out, diag);
+    api_tune_env env = {true, false, NULL, NULL};
+    return tune_impl(p, o, &env, out, diag);
 }
 
 void et_tune_report_free(et_tune_report *r)
@@ -414,7 +570,18 @@ void et_tune_report_free(et_tune_report *r)
     if (!r)
         return;
     et_tune_result_free(&r->res);
+    free(r->ranks);
     free(r);
+}
+
+int et_tune_report_rank(const et_tune_report *r)
+{
+    return r->rank;
+}
+
+int et_tune_report_n_ranks(const et_tune_report *r)
+{
+    return r->n_ranks > 0 ? r->n_ranks : 1;
 }
 
 void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out)
@@ -454,7 +621,8 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
 {
     et_tune_report *r = NULL;
     memset(out, 0, sizeof *out);
-    et_status st = tune_impl(p, o, false, &r, diag);
+    api_tune_env env = {false, false, NULL, NULL};
+    et_status st = tune_impl(p, o, &env, &r, diag);
     if (st != ET_OK)
         return st;
     et_tune_report_summary(r, out);
@@ -506,11 +674,15 @@ static void interval_text(const et_tune_race *R, char *buf, size_t cap)
 }
 
 /* The race's lines of the report. */
-static void print_race(const et_tune_race *R, FILE *f)
+static void print_race(const et_tune_race *R, int n_ranks, FILE *f)
 {
+    char where[32] = "";
+    if (n_ranks > 1)
+        snprintf(where, sizeof where, " on rank %d", R->rank);
     fprintf(f, "race        %d kernels, %d rounds round robin on the same "
-               "inputs (%.1f s)%s%s\n",
-            R->n, R->rounds, R->elapsed_s, R->note[0] ? "; " : "", R->note);
+               "inputs%s (%.1f s)%s%s\n",
+            R->n, R->rounds, where, R->elapsed_s, R->note[0] ? "; " : "",
+            R->note);
     for (int i = 0; i < R->n; i++) {
         const et_tune_race_entry *e = &R->e[i];
         fprintf(f, "            %-36s %.4g ms [%.4g, %.4g]%s\n",
@@ -566,6 +738,14 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
     const et_tune_result *res = &r->res;
     fprintf(f, "einsum      %s\n", r->einsum);
     fprintf(f, "device      %s\n", r->info.name);
+    for (int k = 1; r->ranks && k < r->n_ranks; k++) {
+        const et_scale_rank *q = &r->ranks[k];
+        fprintf(f, "rank %-6d %s on %s (%s%s%s), %d evaluations, busy "
+                   "%.1f s, idle %.1f s\n",
+                k, q->info.name, q->host, q->spec,
+                q->cpus[0] ? ", cores " : "", q->cpus, q->evaluations,
+                q->busy_s, q->idle_s);
+    }
     fprintf(f, "space       %s, search %s, %s after %.1f s\n", r->space,
             et_search_name(r->kind), res->stop_reason, res->elapsed_s);
     int n_failed = 0;
@@ -577,7 +757,15 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
             "refused or cut at the bound\n",
             res->evaluations, res->cached, res->duplicates, n_failed);
     double race_s = res->race.ran ? res->race.elapsed_s : 0;
-    if (res->evaluations > 0)
+    if (res->evaluations > 0 && r->n_ranks > 1)
+        fprintf(f,
+                "spent       %.1f s; on the %d ranks together: untransformed "
+                "%.1f, builds %.1f (%.3f s a candidate), verification %.1f, "
+                "timing %.1f; race %.1f on rank %d\n",
+                res->elapsed_s, r->n_ranks - 1, res->baseline_s,
+                res->build_s, res->build_s / res->evaluations,
+                res->verify_s, res->timing_s, race_s, res->race.rank);
+    else if (res->evaluations > 0)
         fprintf(f,
                 "spent       %.1f s: untransformed %.1f, builds %.1f (%.3f s "
                 "a candidate), verification %.1f, timing %.1f, race %.1f, "
@@ -588,7 +776,7 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
                 res->elapsed_s - res->baseline_s - res->build_s -
                     res->verify_s - res->timing_s - race_s);
     if (res->race.ran)
-        print_race(&res->race, f);
+        print_race(&res->race, r->n_ranks, f);
     else if (res->race.note[0])
         fprintf(f, "race        %s\n", res->race.note);
     fprintf(f, "untransformed %.4g ms (%s)\n", res->baseline.median_s * 1e3,
@@ -620,6 +808,10 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
             fprintf(f, " (this run), %.3gx the untransformed kernel (timed "
                        "apart, no interval)\n", sp);
         }
+        if (res->retimed && res->retime_outcome == ET_OUTCOME_OK)
+            fprintf(f, "re-timed    %.4g ms [%.4g, %.4g] on rank %d\n",
+                    res->retime.median_s * 1e3, res->retime.low_s * 1e3,
+                    res->retime.high_s * 1e3, res->retime_rank);
         char vl[256];
         et_verify_summary(&best->verify, vl, sizeof vl);
         fprintf(f, "%s\n\n", vl);
@@ -663,6 +855,8 @@ static cJSON *candidate_json(const et_tune_candidate *c,
         cJSON_AddNullToObject(j, "gops");
     }
     cJSON_AddBoolToObject(j, "cached", c->cached);
+    if (r->n_ranks > 1)
+        cJSON_AddNumberToObject(j, "rank", c->rank);
     cJSON_AddNumberToObject(j, "elapsed_s", c->done_s);
     if (c->cached)
         cJSON_AddNumberToObject(j, "measured_at", (double)c->db_created_at);
@@ -846,7 +1040,20 @@ static cJSON *report_json(const et_tune_report *r)
                 et_measured_gops_json(&r->roof, bt->median_s));
             cJSON_AddItemToObject(best, "roofline_gops",
                                   et_roofline_gops_json(&r->roof));
+            cJSON_AddItemToObject(best, "roofline_memory",
+                                  et_roofline_memory_json(&r->roof));
             cJSON_AddStringToObject(best, "roofline_note", r->roof_note);
+        }
+        if (res->retimed) {
+            cJSON *jr = cJSON_AddObjectToObject(best, "retimed");
+            cJSON_AddNumberToObject(jr, "rank", res->retime_rank);
+            cJSON_AddStringToObject(jr, "status",
+                                    et_outcome_name(res->retime_outcome));
+            cJSON_AddNumberToObject(jr, "time_s", res->retime.median_s);
+            cJSON *rci = cJSON_AddArrayToObject(jr, "ci95_s");
+            cJSON_AddItemToArray(rci, cJSON_CreateNumber(res->retime.low_s));
+            cJSON_AddItemToArray(rci,
+                                 cJSON_CreateNumber(res->retime.high_s));
         }
         cJSON *jv = cJSON_AddObjectToObject(best, "verified");
         cJSON_AddNumberToObject(jv, "trials", b->verify.trials);
@@ -858,7 +1065,43 @@ static cJSON *report_json(const et_tune_report *r)
     } else {
         cJSON_AddNullToObject(doc, "best");
     }
-    cJSON_AddItemToObject(doc, "race", race_json(&res->race));
+    cJSON *jrace = race_json(&res->race);
+    if (r->n_ranks > 1 && res->race.ran)
+        cJSON_AddNumberToObject(jrace, "rank", res->race.rank);
+    cJSON_AddItemToObject(doc, "race", jrace);
+    if (r->n_ranks > 1 && r->ranks) {
+        cJSON *jr = cJSON_AddArrayToObject(doc, "ranks");
+        for (int k = 0; k < r->n_ranks; k++) {
+            const et_scale_rank *q = &r->ranks[k];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "rank", k);
+            cJSON_AddStringToObject(e, "host", q->host);
+            if (k == 0) {
+                cJSON_AddNullToObject(e, "device");
+            } else {
+                cJSON_AddStringToObject(e, "device", q->info.name);
+                cJSON_AddStringToObject(e, "spec", q->spec);
+                cJSON_AddStringToObject(
+                    e, "backend", et_backend_name(q->info.target.backend));
+                cJSON_AddStringToObject(e, "driver", q->info.driver_version);
+                cJSON_AddStringToObject(e, "cpus", q->cpus);
+                cJSON_AddNumberToObject(e, "evaluations", q->evaluations);
+                cJSON_AddNumberToObject(e, "busy_s", q->busy_s);
+                cJSON_AddNumberToObject(e, "idle_s", q->idle_s);
+            }
+            cJSON_AddItemToArray(jr, e);
+        }
+        cJSON *js = cJSON_AddObjectToObject(doc, "scale");
+        cJSON_AddNumberToObject(js, "ranks", r->n_ranks);
+        cJSON_AddNumberToObject(js, "jobs", r->fig.jobs);
+        cJSON_AddNumberToObject(js, "rank0_s_per_trial", rank0_per_trial(r));
+        cJSON_AddNumberToObject(js, "db_s", res->db_s);
+        cJSON_AddNumberToObject(js, "submit_s", r->fig.submit_s);
+        cJSON_AddNumberToObject(js, "wait_s", r->fig.wait_s);
+        cJSON_AddNumberToObject(js, "hello_s", r->fig.hello_s);
+        cJSON_AddNumberToObject(js, "cpu_s", r->fig.cpu_s);
+        cJSON_AddNumberToObject(js, "wall_s", r->fig.wall_s);
+    }
     cJSON *jc = cJSON_AddArrayToObject(doc, "candidates");
     for (int i = 0; i < res->n_cand; i++)
         cJSON_AddItemToArray(jc, candidate_json(&res->cand[i], r));
@@ -934,6 +1177,7 @@ et_status et_tune_report_plot(const et_tune_report *r, const char *path,
     plot.run_s = res->elapsed_s;
     plot.baseline_s = res->baseline.median_s;
     plot.roofline_s = r->roof.time_s;
+    plot.bandwidth_gbs = r->roof.bandwidth_gbs;
     char why[256] = "";
     et_status st = et_plot_write(path, &plot, why, sizeof why);
     free(pts);

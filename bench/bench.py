@@ -175,7 +175,8 @@ def eintune_run(case, inputs, d, opts):
         return dict(error=err)
     return dict(opts=opts, time_s=doc["time_s"], ci95_s=doc["ci95_s"],
                 runs=doc.get("runs"), cv=doc.get("cv"), gops=doc["gops"],
-                roofline_gops=doc["roofline_gops"])
+                roofline_gops=doc["roofline_gops"],
+                roofline_memory=doc.get("roofline_memory"))
 
 
 def peer(kind, variants, dtype, ops):
@@ -232,6 +233,8 @@ def tune(case, dtype, db):
                 opts=b.get("opts"), time_s=b.get("time_s"),
                 ci95_s=b.get("ci95_s"), gops=b.get("gops"),
                 roofline_gops=b.get("roofline_gops"),
+                roofline_memory=b.get("roofline_memory"),
+                roofline_note=b.get("roofline_note"),
                 verified=b.get("verified"))
 
 
@@ -619,6 +622,17 @@ def targets(doc):
                 out.append(dict(what="case %s %s %% of roofline" % (cid, dt),
                                 measured="%.1f %%" % v, target=">= 70 %",
                                 met=v >= 70))
+    # the roofline is a ceiling: no tuned kernel above it beyond its
+    # interval (% of roofline at the slow end of the 95 % interval)
+    for r in doc["cases"]:
+        t = r.get("tuned") or {}
+        pct, ci = r.get("tuned_pct_roofline"), t.get("ci95_s")
+        if pct and ci and t.get("time_s") and ci[1] > 0:
+            hi = pct * t["time_s"] / ci[1]
+            out.append(dict(what="case %s %s tuned <= roofline (within its "
+                                 "interval)" % (r["case"], r["dtype"]),
+                            measured="%.1f %% (median %.1f %%)" % (hi, pct),
+                            target="<= 100 %", met=hi <= 100.0))
     op = doc.get("open_axis") or {}
     if "cost" in op:
         out.append(dict(what="case 1 %s open x kernel vs the concrete best "

@@ -122,6 +122,7 @@ int cmd_codegen(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_campaign(int argc, char **argv);
 int cmd_peaks(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_best(int argc, char **argv);

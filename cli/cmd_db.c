@@ -1,5 +1,5 @@
 /*
- * cmd_db.c - `eintune db stats|list|prune`: look at and tidy the tuning
+ * cmd_db.c - `eintune db stats|list|prune|merge`: look at, tidy and merge the tuning
  * database (et_database_* of include/eintune.h) without a device.
  */
 #include "cli/cli.h"
@@ -20,8 +20,9 @@ static void usage(FILE *f)
             "                        [--db FILE] [--json FILE]\n"
             "       eintune db prune [--failed] [--older-than DAYS]\n"
             "                        [--renderer-old] [--dry-run]\n"
-            "                        [--db FILE] [--json FILE]\n\n"
-            "Looks at and tidies the tuning database, where every trial of\n"
+            "                        [--db FILE] [--json FILE]\n"
+            "       eintune db merge OUT IN... [--json FILE]\n\n"
+            "Looks at, tidies and merges the tuning database, where every trial of\n"
             "`eintune tune` is kept (default $XDG_CACHE_HOME/eintune/"
             "tuning.db,\n"
             "~/.cache/eintune/tuning.db when unset; --db FILE for another).\n\n"
@@ -48,7 +49,14 @@ static void usage(FILE *f)
             "  --older-than DAYS  recorded more than DAYS days ago\n"
             "  --renderer-old     made by another renderer version than this\n"
             "                     eintune's (they never match a lookup now)\n"
-            "  --dry-run          only count what would be deleted\n\n"
+            "  --dry-run          only count what would be deleted\n"
+            "merge   merges the databases IN... (tuned on other machines, or\n"
+            "        by other runs) into OUT (created when missing), each in\n"
+            "        one transaction: a device, einsum, space or trial OUT\n"
+            "        holds already is kept once (a trial measured again\n"
+            "        later in IN replaces it; columns OUT lacks are filled\n"
+            "        in), everything else is added; trials stay with their\n"
+            "        device. Prints the counts per table.\n\n"
             "  --db FILE          the database file\n"
             "  --json FILE        also write JSON ('-' = stdout; the table\n"
             "                     then goes to stderr): stats {db,\n"
@@ -59,7 +67,9 @@ static void usage(FILE *f)
             "                     einsum_text, device {name, backend,\n"
             "                     driver}, space, params, opts, status,\n"
             "                     reason, time_s, ci95_s, gops, verified,\n"
-            "                     recorded}]}; prune {db, deleted, dry_run}\n"
+            "                     recorded}]}; prune {db, deleted, dry_run};\n"
+            "                     merge {db, inputs: [{file, tables: [{name,\n"
+            "                     added, same, replaced, skipped}]}]}\n"
             "  --quiet, --verbose, --help\n\n"
             "exit status: 0 success, 1 the database could not be read or\n"
             "written, 2 bad input (flags, einsum, a file that is not an\n"
@@ -390,19 +400,92 @@ static int db_prune(et_database *db, const et_database_prune_options *po)
     return rc;
 }
 
+/* ---- merge -------------------------------------------------------------- */
+
+/* `db merge OUT IN...`: its own argument shape (files, not flags). */
+static int db_merge(int argc, char **argv)
+{
+    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
+                                             {0, 0, 0, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
+        if (cli_common_opt(opt, optarg))
+            continue;
+        if (opt == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        return cli_usage_error("db merge", "unknown flag");
+    }
+    if (g_cli.db)
+        return cli_usage_error("db merge", "--db is not a flag of 'db "
+                                           "merge': OUT is the database "
+                                           "written");
+    if (argc - optind < 2)
+        return cli_usage_error("db merge", "usage: eintune db merge OUT "
+                                           "IN...");
+    const char *out_path = argv[optind];
+    et_database *db = NULL;
+    et_diag d;
+    et_status st = et_database_open(out_path, &db, &d);
+    if (st != ET_OK)
+        return db_fail(st, &d);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "db", et_database_path(db));
+    cJSON *jin = cJSON_AddArrayToObject(doc, "inputs");
+    FILE *f = cli_table_out();
+    int rc = 0;
+    for (int i = optind + 1; i < argc && rc == 0; i++) {
+        et_database_merge_stats ms;
+        st = et_database_merge(db, argv[i], &ms, &d);
+        if (st != ET_OK) {
+            rc = db_fail(st, &d);
+            break;
+        }
+        fprintf(f, "merged %s into %s\n", argv[i], et_database_path(db));
+        cJSON *ji = cJSON_CreateObject();
+        cJSON_AddStringToObject(ji, "file", argv[i]);
+        cJSON *jt = cJSON_AddArrayToObject(ji, "tables");
+        for (int k = 0; k < ms.n_tables; k++) {
+            const et_database_merge_table *t = &ms.table[k];
+            fprintf(f, "  %-10s %6" PRId64 " added, %6" PRId64
+                       " already there, %6" PRId64 " replaced by newer",
+                    t->name, t->added, t->same, t->replaced);
+            if (t->skipped)
+                fprintf(f, ", %" PRId64 " skipped (dangling)", t->skipped);
+            fputc('\n', f);
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "name", t->name);
+            cJSON_AddNumberToObject(e, "added", (double)t->added);
+            cJSON_AddNumberToObject(e, "same", (double)t->same);
+            cJSON_AddNumberToObject(e, "replaced", (double)t->replaced);
+            cJSON_AddNumberToObject(e, "skipped", (double)t->skipped);
+            cJSON_AddItemToArray(jt, e);
+        }
+        cJSON_AddItemToArray(jin, ji);
+    }
+    if (rc == 0 && g_cli.json && cli_json_emit(doc) != 0)
+        rc = EXIT_RUN;
+    cJSON_Delete(doc);
+    et_database_close(db);
+    return rc;
+}
+
 /* ---- the command -------------------------------------------------------- */
 
 int cmd_db(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("db", "missing subcommand: stats, list or "
-                                     "prune");
+        return cli_usage_error("db", "missing subcommand: stats, list, "
+                                     "prune or merge");
     const char *sub = argv[1];
     if (!strcmp(sub, "--help") || !strcmp(sub, "-h") ||
         !strcmp(sub, "help")) {
         usage(stdout);
         return 0;
     }
+    if (!strcmp(sub, "merge"))
+        return db_merge(argc - 1, argv + 1);
     enum { STATS, LIST, PRUNE } which;
     if (!strcmp(sub, "stats"))
         which = STATS;
@@ -412,7 +495,7 @@ int cmd_db(int argc, char **argv)
         which = PRUNE;
     else
         return cli_usage_error("db", "unknown subcommand '%s' (stats, list, "
-                                     "prune)", sub);
+                                     "prune, merge)", sub);
 
     static const struct option longopts[] = {
         {"einsum", required_argument, 0, 'e'},

@@ -1,7 +1,8 @@
 /*
  * cmd_peaks.c - `eintune peaks [--remeasure] [--peaks-file FILE]`: the
- * device's FMA throughput per dtype and its streaming bandwidth, from the
- * cache or measured (and then cached), with the spread of the runs.
+ * device's FMA throughput per dtype and its read-only and copy bandwidth
+ * per memory level, from the cache or measured (and then cached), with
+ * the spread of the runs and the winning variants.
  */
 #include "cli/cli.h"
 
@@ -15,28 +16,39 @@ static void usage(FILE *f)
             "[--device D] [--json FILE]\n\n"
             "Prints the device's peaks that the roofline model uses: FMA\n"
             "throughput per dtype (GFLOP/s: f32, f64, and f16 where the\n"
-            "device computes in half natively) and streaming bandwidth\n"
-            "(GB/s: read, write, copy, triad over buffers far larger than\n"
-            "the last-level cache, (bytes read + written) / time). Each is\n"
-            "the best of several runs on the device timer; min, median and\n"
-            "max show the spread. Figures are kept per device and driver in\n"
-            "the tuning database (--db FILE, default\n"
+            "device computes in half natively) and bandwidth (GB/s, (bytes\n"
+            "read + written) / time) of a read-only kernel and of a copy,\n"
+            "in DRAM (buffers far larger than the last-level cache) and in\n"
+            "each cache level the device reports (L1..L3: a working set of\n"
+            "half the cache). Each micro-benchmark searches its variants\n"
+            "(vector width, work-group size, accumulators or elements per\n"
+            "work-item, access pattern) and keeps the fastest (the variant\n"
+            "column); its figure is the winner's fastest launch, min,\n"
+            "median and max its runs. A problem's roofline uses the level\n"
+            "its bytes fit in, read-only or copy by the share it writes.\n"
+            "Figures are kept per device, driver and micro-benchmark\n"
+            "version in the tuning database (--db FILE, default\n"
             "$XDG_CACHE_HOME/eintune/tuning.db), with a cache file under\n"
             "$XDG_CACHE_HOME/eintune/ (~/.cache/eintune) behind it.\n\n"
             "  --remeasure        measure again and replace the cache\n"
+            "                     (10-20 s on a 2-core CPU device)\n"
             "  --peaks-file FILE  vendor figures that replace measured ones\n"
             "                     (also $ET_PEAKS_FILE), JSON such as\n"
             "                     {\"gflops\": {\"f32\": 3000, \"f64\": 1500},\n"
-            "                      \"bandwidth_gbs\": 400}\n"
+            "                      \"bandwidth_gbs\": 400}; bandwidth_gbs is\n"
+            "                     the DRAM copy figure and stands for every\n"
+            "                     bandwidth figure the file does not give\n"
             "  --runs N           timed runs per figure (default 5)\n"
             "  --quick            small buffers and short runs: rough figures,\n"
             "                     measured now, never cached (no cache, no\n"
             "                     --peaks-file)\n"
             "  --device D         opencl:N, opencl:P:D, opencl:NAME, cuda:N\n"
             "  --json FILE        also write JSON: device {name, backend,\n"
-            "                     driver}, gflops {dtype: value},\n"
-            "                     bandwidth_gbs, and the spreads; '-' =\n"
-            "                     stdout, the table then goes to stderr\n"
+            "                     driver}, bench_version, gflops {dtype:\n"
+            "                     value}, bandwidth_gbs, bandwidth {read,\n"
+            "                     copy} (DRAM), levels [...], the spreads\n"
+            "                     and the winning variants; '-' = stdout,\n"
+            "                     the table then goes to stderr\n"
             "  --quiet, --verbose, --help\n\n"
             "exit status: 0 success, 1 device or measurement failed,\n"
             "2 bad input (flags, peaks file)\n");

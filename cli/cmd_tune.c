@@ -238,6 +238,11 @@ static int tune_one(et_problem *p, et_tune_options *to, tune_cli *tc,
     if (st != ET_OK)
         return run_error(st, &d, opts_text);
 
+    if (et_tune_report_rank(rep) > 0) {
+        /* an evaluating rank of an MPI run: rank 0 reports */
+        et_tune_report_free(rep);
+        return 0;
+    }
     FILE *f = cli_table_out();
     et_tune_report_print(rep, f);
     fflush(f);
@@ -274,7 +279,7 @@ static int tune_many(et_problem **probs, char **specs, int n,
     et_tune_summary *sum = calloc((size_t)n, sizeof *sum);
     char (*why)[160] = calloc((size_t)n, sizeof *why);
     char **json = calloc((size_t)n, sizeof *json);
-    int status = 0, input_error = 0;
+    int status = 0, input_error = 0, evaluating = 0;
     if (!sum || !why || !json) {
         status = cli_error("tune", EXIT_RUN, "out of memory");
         goto out;
@@ -300,6 +305,12 @@ static int tune_many(et_problem **probs, char **specs, int n,
             }
             continue;
         }
+        if (et_tune_report_rank(rep) > 0) {
+            /* an evaluating rank of an MPI run: rank 0 reports */
+            evaluating = 1;
+            et_tune_report_free(rep);
+            continue;
+        }
         et_tune_report_summary(rep, &sum[i]);
         if (!sum[i].found) {
             snprintf(why[i], sizeof why[i], "no candidate passed");
@@ -313,6 +324,8 @@ static int tune_many(et_problem **probs, char **specs, int n,
         status = EXIT_INPUT;
         goto out;
     }
+    if (evaluating)
+        goto out;
     FILE *f = cli_table_out();
     fprintf(f, "%-28s %-36s %12s %12s %8s\n", "shape", "best opts",
             "time ms", "untransf. ms", "speedup");

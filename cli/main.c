@@ -14,6 +14,7 @@ static const struct {
     {"codegen", cmd_codegen, "print the kernel for an einsum and opts"},
     {"run", cmd_run, "run an einsum on .npy inputs, write a .npy output"},
     {"tune", cmd_tune, "search a transform space for the fastest kernel"},
+    {"campaign", cmd_campaign, "tune a list of problems (one per MPI rank)"},
     {"peaks", cmd_peaks, "the device's peak GFLOP/s per dtype and bandwidth"},
     {"db", cmd_db, "the tuning database: stats, list, prune"},
     {"best", cmd_best, "the fastest known kernel for an einsum on a device"},

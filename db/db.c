@@ -16,6 +16,7 @@
  * the file at the version it had.
  */
 #include "db/db.h"
+#include "db/db_impl.h"
 
 #include "base/cachedir.h"
 
@@ -35,6 +36,11 @@ struct et_db {
     sqlite3 *c;
     char path[4096];
 };
+
+sqlite3 *et_db_handle(et_db *db)
+{
+    return db->c;
+}
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -186,11 +192,24 @@ static const char schema_v3[] =
     "  times_json TEXT NOT NULL,"
     "  PRIMARY KEY (race_id, position));";
 
-/* Version 4: open axes and sizes never tuned. einsums.structure is the
+/* Version 4: the finished problems of campaigns (`eintune campaign`), so
+ * that a campaign run again answers them without timing anything. */
+static const char schema_v4[] =
+    "CREATE TABLE campaign_results ("
+    "  id INTEGER PRIMARY KEY,"
+    "  einsum_id INTEGER NOT NULL REFERENCES einsums(id),"
+    "  device_id INTEGER NOT NULL REFERENCES devices(id),"
+    "  problem_key TEXT NOT NULL,"
+    "  result_json TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  eintune_version TEXT NOT NULL,"
+    "  UNIQUE (einsum_id, device_id, problem_key));";
+
+/* Version 5: open axes and sizes never tuned. einsums.structure is the
  * structure form (et_einsum_structure: no sizes), which finds the other
  * sizes of an einsum; trials.tuned_at says at which sizes a trial of an
  * einsum with an open axis was measured ("x=4096"; "" otherwise). */
-static const char schema_v4[] =
+static const char schema_v5[] =
     "ALTER TABLE einsums ADD COLUMN structure TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE trials ADD COLUMN tuned_at TEXT NOT NULL DEFAULT '';"
     "CREATE INDEX einsums_structure ON einsums (structure);";
@@ -227,7 +246,8 @@ static const migration migrations[] = {
     {1, "devices, einsums, spaces, trials", schema_v1, NULL},
     {2, "device peaks in the database", schema_v2, NULL},
     {3, "final races and the machine's load", schema_v3, NULL},
-    {4, "structure of einsums, sizes trials were tuned at", schema_v4,
+    {4, "finished campaign problems", schema_v4, NULL},
+    {5, "structure of einsums, sizes trials were tuned at", schema_v5,
      structure_fill},
 };
 static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -1623,4 +1643,73 @@ et_status et_db_prune(et_db *db, const et_db_prune_opts *o, int64_t *deleted,
 fail:
     rollback(db);
     return s;
+}
+
+/* ---- campaigns ---------------------------------------------------------- */
+
+et_status et_db_campaign_lookup(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                char **json, int64_t *created_at,
+                                bool *found, et_error *err)
+{
+    *found = false;
+    *json = NULL;
+    sqlite3_stmt *st;
+    et_status s = prep(db,
+                       "SELECT result_json, created_at FROM campaign_results "
+                       "WHERE einsum_id = ?1 AND device_id = ?2 AND "
+                       "problem_key = ?3",
+                       &st, err);
+    if (s != ET_OK)
+        return s;
+    sqlite3_bind_int64(st, 1, einsum_id);
+    sqlite3_bind_int64(st, 2, device_id);
+    bind_text(st, 3, key);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        *json = strdup(t ? t : "{}");
+        if (created_at)
+            *created_at = sqlite3_column_int64(st, 1);
+        *found = *json != NULL;
+        if (!*json)
+            s = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    } else if (rc != SQLITE_DONE) {
+        s = sql_fail(db, rc, "looking up a campaign problem", err);
+    }
+    sqlite3_finalize(st);
+    return s;
+}
+
+et_status et_db_campaign_record(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                const char *json, et_error *err)
+{
+    sqlite3_stmt *st;
+    et_status s = prep(db,
+                       "INSERT INTO campaign_results (einsum_id, device_id, "
+                       "problem_key, result_json, created_at, "
+                       "eintune_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+                       "ON CONFLICT (einsum_id, device_id, problem_key) DO "
+                       "UPDATE SET result_json = excluded.result_json, "
+                       "created_at = excluded.created_at, eintune_version = "
+                       "excluded.eintune_version",
+                       &st, err);
+    if (s != ET_OK)
+        return s;
+    sqlite3_bind_int64(st, 1, einsum_id);
+    sqlite3_bind_int64(st, 2, device_id);
+    bind_text(st, 3, key);
+    bind_text(st, 4, json);
+    sqlite3_bind_int64(st, 5, now_s());
+    bind_text(st, 6, ET_VERSION);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+        return et_errorf(err, ET_ERR_INPUT, "%s: a campaign result refers to "
+                         "an einsum or device that is not recorded",
+                         db->path);
+    if (rc != SQLITE_DONE)
+        return sql_fail(db, rc, "recording a campaign problem", err);
+    return ET_OK;
 }

@@ -6,7 +6,7 @@
  * (~/.cache/eintune/tuning.db when XDG_CACHE_HOME is unset or relative;
  * directories made with mode 0700), or any path given (--db). The file
  * carries PRAGMA application_id = ET_DB_APPLICATION_ID ("ETDB") and PRAGMA
- * user_version = the schema version. Tables (schema version 4; [vN] marks
+ * user_version = the schema version. Tables (schema version 5; [vN] marks
  * what version N added):
  *
  *   devices  (id, backend, name, driver_version  -- UNIQUE: the device key
@@ -18,7 +18,7 @@
  *             and dtypes; an open axis is "*"), text (normalized text
  *             first seen), sizes ("i=4,j=5" in that text's names, "x=*"
  *             for an open axis), dtypes ("f32,f32->f32"), created_at,
- *             [v4] structure (et_einsum_structure: the canonical form
+ *             [v5] structure (et_einsum_structure: the canonical form
  *             without sizes, indexed; '' for a row migrated from a form
  *             that could not be rebuilt))
  *   spaces   (id, name, content_hash -- UNIQUE (name, content_hash))
@@ -29,7 +29,7 @@
  *             median_s, low_s, high_s, cv, runs, verify_trials,
  *             max_norm_err, p_value, gops, compile_s, created_at,
  *             eintune_version, [v3] load_1m (the machine's 1-minute load
- *             average; NULL unknown), [v4] tuned_at (the sizes a trial
+ *             average; NULL unknown), [v5] tuned_at (the sizes a trial
  *             of an einsum with an open axis was measured at, "x=4096";
  *             ''))
  *   races    [v3] (id, einsum_id, device_id, einsum_text, rounds, conf,
@@ -41,6 +41,10 @@
  *   race_entries [v3] (race_id (ON DELETE CASCADE), position, opts,
  *             kernel_name, source_hash, untransformed, chosen, tied,
  *             median_s, low_s, high_s, cv, times_json): its kernels
+ *   campaign_results [v4] (id, einsum_id, device_id, problem_key,
+ *             result_json, created_at, eintune_version -- UNIQUE
+ *             (einsum_id, device_id, problem_key)): a campaign's finished
+ *             problems
  *   schema_migrations (version, applied_at, eintune_version): one row per
  *             migration step applied to this file.
  *
@@ -48,7 +52,8 @@
  *   1  the tables above without the [vN] columns and tables
  *   2  the device peaks move from their cache file into the database
  *   3  the final races (races, race_entries) and trials.load_1m
- *   4  einsums.structure and trials.tuned_at (open axes, answers for
+ *   4  campaign_results: a campaign's finished problems
+ *   5  einsums.structure and trials.tuned_at (open axes, answers for
  *      sizes never tuned); existing einsums get their structure form
  *      rebuilt from their canonical form
  * A file at an older version is brought to ET_DB_SCHEMA_VERSION when it is
@@ -56,7 +61,7 @@
  * append a step to the migrations table in db.c (SQL text or a function),
  * bump ET_DB_SCHEMA_VERSION, add the version to the list above and mark
  * its columns in the tables; test_db's migration tests open a version-1
- * file and a version-3 file written by hand and check that everything
+ * file, a version-3 file and a version-4 file written by hand and check that everything
  * comes through.
  *
  * Time stamps are Unix seconds (UTC). A NaN figure is stored as NULL and
@@ -139,7 +144,7 @@
 #define ET_RENDERER_VERSION 1
 
 /* The number of steps in db.c's migrations table (see above). */
-#define ET_DB_SCHEMA_VERSION 4
+#define ET_DB_SCHEMA_VERSION 5
 #define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
 #define ET_DB_BUSY_TIMEOUT_MS 15000
 
@@ -254,7 +259,7 @@ typedef struct et_db_trial {
     char eintune_version[32];        /* "" -> ET_VERSION on record */
     double load_1m;                  /* [v3] 1-minute load average; NaN
                                         unknown */
-    char tuned_at[256];              /* [v4] an open einsum's trial: the
+    char tuned_at[256];              /* [v5] an open einsum's trial: the
                                         sizes it was measured at, "x=4096"
                                         (set by et_db_trial_init); "" */
 } et_db_trial;
@@ -389,6 +394,24 @@ et_status et_db_peaks_load(et_db *db, int64_t device_id, char **json,
                            int64_t *measured_at, bool *found,
                            et_error *err);
 
+/* ---- campaigns ---------------------------------------------------------- */
+
+/*
+ * A campaign's finished problem: its result (JSON text, the campaign's
+ * own form) for the einsum on the device under problem_key (the rest of
+ * what defines the problem: sizes, dtypes, space, search, budget...).
+ * Lookup: *found false when none; on a hit *json is malloc'ed (free()),
+ * created_at (may be NULL) when it was recorded. Record: inserts, or
+ * replaces the result of the same key.
+ */
+et_status et_db_campaign_lookup(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                char **json, int64_t *created_at,
+                                bool *found, et_error *err);
+et_status et_db_campaign_record(et_db *db, int64_t einsum_id,
+                                int64_t device_id, const char *key,
+                                const char *json, et_error *err);
+
 /* ---- looking and tidying ------------------------------------------------ */
 
 typedef struct et_db_stats {
@@ -456,6 +479,39 @@ typedef struct et_db_prune_opts {
  * of trials deleted (or that would be, with dry_run). ET_ERR_INPUT when no
  * criterion is given. */
 et_status et_db_prune(et_db *db, const et_db_prune_opts *o, int64_t *deleted,
+                      et_error *err);
+
+/* ---- merging ------------------------------------------------------------ */
+
+#define ET_DB_MERGE_TABLES 32
+
+/* What a merge did to one table. */
+typedef struct et_db_merge_count {
+    char name[64];
+    int64_t added;      /* rows new to the output */
+    int64_t same;       /* already there (NULL columns filled in) */
+    int64_t replaced;   /* already there, replaced by a newer row
+                           (trials and other measurements) */
+    int64_t skipped;    /* referring to a row the input does not hold */
+} et_db_merge_count;
+
+typedef struct et_db_merge_stats {
+    int n_tables;       /* in merge order (referred tables first) */
+    et_db_merge_count table[ET_DB_MERGE_TABLES];
+} et_db_merge_stats;
+
+/*
+ * Merges the database at in_path into out, in one transaction (merge.c's
+ * header comment says how): a row whose key out holds already is not
+ * duplicated (out keeps it and fills its NULL columns; a trial, or a row
+ * of any table with created_at and references to other tables, takes the
+ * incoming values when the incoming row is newer); every other row is added with new ids, references renumbered.
+ * Tables and columns of later schema versions come through as long as
+ * both files have them. The input is opened with et_db_open first (so a
+ * file that is not an eintune database is refused with ET_ERR_INPUT, and
+ * an older one is migrated). A failed merge changes nothing.
+ */
+et_status et_db_merge(et_db *out, const char *in_path, et_db_merge_stats *st,
                       et_error *err);
 
 #endif /* ET_DB_H */

@@ -327,6 +327,20 @@ typedef struct et_tune_options {
      * the choice made with a paired 95 % interval; 0: 3 (at most 8); < 0:
      * no race (the figures are the search's own). */
     int race;
+    /* --- scale-out (docs/scale-out.md) --- */
+    /* The ranks to spread the run over: a pointer to an MPI_Comm (MPI_Comm
+     * is a handle type, so it travels as void *), duplicated for the run.
+     * NULL: MPI_COMM_WORLD when the process was started by an MPI
+     * launcher with more than one rank, else no scale-out. With more than
+     * one rank, every rank calls et_tune_run_full with the same problem
+     * and options: rank 0 runs the search and alone writes the database;
+     * the others evaluate candidates on their own devices (device: a
+     * comma-separated list indexed by the node-local rank) and get back a
+     * report without candidates (et_tune_report_rank > 0). MPI_Init is
+     * called only when MPI_Initialized says nobody has (then MPI_Finalize
+     * runs at exit). Without MPI in the build such a run fails with
+     * ET_ERR_UNSUPPORTED ("scale-out is off"). */
+    void *comm;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -420,6 +434,12 @@ int et_tune_report_candidate(const et_tune_report *r, int i,
                              et_tune_entry *out);
 /* 1 when the report has the roofline (the device's peaks were known). */
 int et_tune_report_has_roofline(const et_tune_report *r);
+/* This process's rank in a scaled-out run: 0 for the rank that searched
+ * (and for a run without scale-out); > 0 for an evaluating rank, whose
+ * report has no candidates and is not to be printed. */
+int et_tune_report_rank(const et_tune_report *r);
+/* The number of ranks of the run (1 without scale-out). */
+int et_tune_report_n_ranks(const et_tune_report *r);
 
 /*
  * `eintune tune`'s report to f: einsum, device, space, search and why it
@@ -438,9 +458,15 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * speedup, speedup_ci95, gops, roofline_gops, roofline_note, verified
  * {trials, max_norm_err, p_value}}), race {ran, note, verdict, kernels
  * [...], ...} (docs/api.md) and candidates [{params, opts, status,
- * reason, time_s, gops, cached, elapsed_s, duplicate_of}]. With the final race,
- * best.time_s, best.ci95_s and baseline.time_s are the race's. Returns
- * text freed with et_free, NULL when out of memory.
+ * reason, time_s, gops, cached, elapsed_s, duplicate_of}]. With the final
+ * race, best.time_s, best.ci95_s and baseline.time_s are the race's. A
+ * scaled-out run adds "rank" to each candidate (the rank that evaluated
+ * it, 0 when none did) and to race (the rank that ran it), best.retimed
+ * {rank, status, time_s, ci95_s} when the race was turned off (the winner
+ * timed again on one rank), ranks [{rank, host, device, spec, backend,
+ * driver, cpus, evaluations, busy_s, idle_s}] and scale {ranks, jobs,
+ * rank0_s_per_trial, db_s, submit_s, wait_s, hello_s, cpu_s, wall_s}.
+ * Returns text freed with et_free, NULL when out of memory.
  */
 char *et_tune_report_json(const et_tune_report *r);
 
@@ -458,6 +484,119 @@ char *et_tune_report_json(const et_tune_report *r);
  */
 et_status et_tune_report_plot(const et_tune_report *r, const char *path,
                               et_diag *diag);
+
+/* ---- campaigns: many problems tuned in one go ----------------------------- */
+
+typedef struct et_campaign et_campaign; /* opaque */
+
+/*
+ * Loads a campaign file (docs/scale-out.md): a YAML list of problems, each
+ * a mapping with einsum and shape (required; shape as "x=4,i=8" or a
+ * mapping {x: 4, i: 8}), dtype (default f64), space (a space file,
+ * relative to the campaign file's directory; default the built-in action
+ * pool), budget (default 100), search (beam, random or grid), time-limit
+ * (seconds), seed and race (0..8, 0: no final race; default 3). Every
+ * problem and space is checked here. Errors: ET_ERR_INPUT with diag->input
+ * ET_INPUT_FILE, diag->file, 1-based line and col, and msg
+ * "FILE:LINE:COL: why" for a bad campaign file (its YAML, a key, a value,
+ * a problem's einsum, shape or dtype); a bad space file is its own
+ * diagnostic (ET_INPUT_SPACE); ET_ERR_IO when the campaign file cannot be
+ * read. *out is freed with et_campaign_free.
+ */
+et_status et_campaign_load(const char *path, et_campaign **out,
+                           et_diag *diag);
+void et_campaign_free(et_campaign *c);
+int et_campaign_n_problems(const et_campaign *c);
+
+/* Where a problem of a campaign run stands. */
+typedef enum et_campaign_state {
+    ET_CAMPAIGN_NOT_RUN = 0, /* not reached (the run was cancelled) */
+    ET_CAMPAIGN_TUNED,       /* tuned in this run */
+    ET_CAMPAIGN_FROM_DB,     /* finished by an earlier run: answered from
+                              * the database, nothing timed */
+    ET_CAMPAIGN_FAILED,      /* its run failed (status, message) */
+    ET_CAMPAIGN_STATE_COUNT
+} et_campaign_state;
+
+/* "not run", "tuned", "database", "failed". */
+const char *et_campaign_state_name(et_campaign_state s);
+
+/* One problem of a campaign run. Plain value. */
+typedef struct et_campaign_entry {
+    int index;              /* in the file's order, from 0 */
+    int line;               /* of its entry in the file, 1-based */
+    char einsum[1024];
+    char shape[1024];
+    char dtype[64];
+    char space[512];        /* as the file gave it, "builtin" when none */
+    char search[16];
+    int budget;
+    et_campaign_state state;
+    et_status status;       /* ET_CAMPAIGN_FAILED: why, with message */
+    char message[1024];
+    int rank;               /* the MPI rank that tuned it (0 without) */
+    int64_t finished_at;    /* Unix time its result was recorded, 0 none */
+    et_tune_summary summary; /* tuned or from the database: its result */
+} et_campaign_entry;
+
+/* Options of et_campaign_run; the zero value means the defaults. */
+typedef struct et_campaign_options {
+    const char *device;     /* as et_tune_options (under MPI a list) */
+    const char *db;         /* database path; NULL: the default path */
+    int retime;             /* tune every problem again, the database's
+                             * trials measured again too */
+    et_log_fn log;          /* the run's log lines; NULL: silent */
+    void *log_arg;
+    volatile sig_atomic_t *cancel; /* stops after the problems in flight */
+    void *comm;             /* as et_tune_options.comm */
+    /* After each problem is settled (tuned, failed or answered from the
+     * database), on the rank that reports. NULL: none. */
+    void (*done)(void *arg, const et_campaign_entry *e);
+    void *done_arg;
+} et_campaign_options;
+
+typedef struct et_campaign_report et_campaign_report; /* opaque */
+
+/*
+ * Tunes every problem of c (docs/scale-out.md) on one device, one after
+ * another, recording every trial in the database, and each problem that
+ * finishes as finished: a campaign run again answers those from the
+ * database without timing anything, and resumes the others (their trials
+ * answered as far as they got). Under an MPI launcher with more than one
+ * rank (or with o->comm), rank 0 owns the database and hands the problems
+ * out one at a time to whichever rank is free; each other rank tunes its
+ * problem on its own device (a list in o->device, indexed by its
+ * node-local rank), bound to its own cores; every rank calls this with the
+ * same campaign and options, and the ranks' devices must be of one kind.
+ * A problem whose run fails is reported as failed and the others go on.
+ * Returns ET_OK when the campaign ran (see the entries), else the device's
+ * or the database's error (ET_ERR_INPUT with ET_INPUT_DEVICE for a device
+ * spec that names no device, ET_INPUT_FILE for a database that is not
+ * eintune's). *out is freed with et_campaign_report_free.
+ */
+et_status et_campaign_run(const et_campaign *c, const et_campaign_options *o,
+                          et_campaign_report **out, et_diag *diag);
+void et_campaign_report_free(et_campaign_report *r);
+/* This process's rank: 0 reports; > 0 a rank that tuned problems for
+ * rank 0, whose report is not to be printed. */
+int et_campaign_report_rank(const et_campaign_report *r);
+int et_campaign_report_n(const et_campaign_report *r);
+/* Entry i (0 or -1 when out of range). */
+int et_campaign_report_entry(const et_campaign_report *r, int i,
+                             et_campaign_entry *out);
+/* `eintune campaign`'s summary table to f. */
+void et_campaign_report_print(const et_campaign_report *r, FILE *f);
+/*
+ * The report as JSON: campaign, database, device {name, backend, driver},
+ * ranks, totals {problems, tuned, from_database, failed, not_run},
+ * elapsed_s, problems [{index, line, einsum, shape, dtype, space, search,
+ * budget, state, rank (under MPI), finished_at, message (failed), found,
+ * best (null or {opts, kernel, time_s, ci95_s, gops, speedup,
+ * speedup_ci95, raced}), baseline_s, evaluations, cached, duplicates,
+ * failures, stop_reason, elapsed_s}]. Freed with et_free; NULL when out
+ * of memory.
+ */
+char *et_campaign_report_json(const et_campaign_report *r);
 
 /* ---- devices, peaks and the roofline -------------------------------------- */
 
@@ -536,7 +675,8 @@ typedef struct et_peaks_report et_peaks_report;
 et_status et_peaks_report_init(const et_peaks_options *o,
                                et_peaks_report **out, et_diag *diag);
 void et_peaks_report_free(et_peaks_report *r);
-/* GFLOP/s of dtype t (0 when not known) and the model's bandwidth GB/s. */
+/* GFLOP/s of dtype t (0 when not known) and the DRAM copy bandwidth in
+ * GB/s (the model's fallback figure; every figure is in the JSON). */
 double et_peaks_report_gflops(const et_peaks_report *r, et_dtype t);
 double et_peaks_report_bandwidth(const et_peaks_report *r);
 /* "measured", "cached" or "override" (static). */
@@ -1233,6 +1373,37 @@ typedef struct et_database_prune_options {
 et_status et_database_prune(et_database *db,
                             const et_database_prune_options *o,
                             int64_t *deleted, et_diag *diag);
+
+/* What et_database_merge did to one table of the database. */
+typedef struct et_database_merge_table {
+    char name[64];          /* "devices", "einsums", "spaces", "trials"... */
+    int64_t added;          /* rows new to the output */
+    int64_t same;           /* already there (the output's row kept, its
+                             * empty columns filled) */
+    int64_t replaced;       /* already there, replaced by the input's
+                             * newer row (tables with created_at) */
+    int64_t skipped;        /* referring to rows the input lacks */
+} et_database_merge_table;
+
+typedef struct et_database_merge_stats {
+    int n_tables;
+    et_database_merge_table table[32];
+} et_database_merge_stats;
+
+/*
+ * Merges the database file `in` into db in one transaction: rows are
+ * matched by their key (a device by backend, name and driver; an einsum by
+ * its canonical form; a trial by its trial key), so trials shared by both
+ * files are not duplicated and per-device results stay per device; every
+ * other row is added, with its references renumbered. Tables and columns
+ * are read from the files' schemas, so those of later schema versions
+ * come through. *st (may be NULL) gets the counts per table.
+ * ET_ERR_INPUT (ET_INPUT_FILE) for an input that is not an eintune
+ * database, is from a newer eintune, or is db's own file; ET_ERR_IO
+ * otherwise. A failed merge changes nothing.
+ */
+et_status et_database_merge(et_database *db, const char *in,
+                            et_database_merge_stats *st, et_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Data caches the roofline measures a bandwidth for (docs/roofline.md).
+ * level 1..3; bytes 0 where the level is absent or unknown. */
+#define ET_CACHE_LEVELS 3
+typedef struct et_cache_level {
+    int64_t bytes;   /* size of one cache of this level */
+    bool shared;     /* one cache for all compute units (else one each) */
+} et_cache_level;
+
 typedef struct et_device_info {
     char name[256];
     char vendor[256];
@@ -43,6 +51,13 @@ typedef struct et_device_info {
     char device_version[128];  /* "OpenCL 3.0 PoCL ...", "CUDA 9.0" */
     char spec[64];             /* how to ask for it: "opencl:0:0", "cuda:0" */
     et_target target;          /* limits used by transforms/ */
+    bool is_cpu;               /* CL_DEVICE_TYPE_CPU: work-items of a
+                                * group run one after another on a core */
+    /* cache[l - 1] is level l. A CPU device: the host CPU's data caches
+     * (sysfs cpu0, else CL_DEVICE_GLOBAL_MEM_CACHE_SIZE as the last
+     * level); a GPU: its global memory cache (OpenCL) or L2 (CUDA) as a
+     * shared level 2; per-SM L1 caches are not reported, so not used. */
+    et_cache_level cache[ET_CACHE_LEVELS];
 } et_device_info;
 
 typedef struct et_buffer et_buffer;   /* opaque, backend-defined */
@@ -89,8 +104,10 @@ typedef struct et_device {
  * Opens a device by spec: NULL or "" (the first OpenCL device),
  * "opencl:N" (N-th over all platforms), "opencl:P:D", "opencl:NAME"
  * (substring of the device name), "cuda:N". ET_ERR_INPUT for a malformed
- * spec, ET_ERR_DEVICE when the device is not there (err says why, e.g.
- * "no CUDA driver (libcuda.so.1 not found)").
+ * spec and for one that names none of the devices there are (an index
+ * past the end, a name no device has: the spec is bad input);
+ * ET_ERR_DEVICE when the backend has no device at all or cannot be used
+ * (err says why, e.g. "no CUDA driver (libcuda.so.1 not found)").
  */
 et_status et_device_open(const char *spec, et_device **out, et_error *err);
 void et_device_close(et_device *dev);

@@ -34,4 +34,13 @@ bool et_str_icontains(const char *hay, const char *needle);
 /* Checks that [off, off + n) lies inside a buffer of `bytes` bytes. */
 bool et_range_ok(size_t bytes, size_t off, size_t n);
 
+/*
+ * Fills info->cache from the host CPU's data caches as Linux describes
+ * them under sysfs_dir (NULL: /sys/devices/system/cpu/cpu0/cache): each
+ * indexN/ with level 1..3 and type Data or Unified gives its size, shared
+ * when shared_cpu_list names more than one CPU. Returns the number of
+ * levels found (0: no sysfs, info->cache untouched).
+ */
+int et_cpu_caches_sysfs(const char *sysfs_dir, et_device_info *info);
+
 #endif

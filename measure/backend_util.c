@@ -6,6 +6,7 @@
 #include "measure/backend_impl.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,4 +84,61 @@ void et_log_first_error(const char *log, char *out, size_t cap)
         len = cap - 1;
     memcpy(out, pick, len);
     out[len] = '\0';
+}
+
+/* The first line of dir/name into buf; false when unreadable. */
+static bool read_line(const char *dir, const char *name, char *buf,
+                      size_t cap)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool ok = fgets(buf, (int)cap, f) != NULL;
+    fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+int et_cpu_caches_sysfs(const char *sysfs_dir, et_device_info *info)
+{
+    const char *dir = sysfs_dir ? sysfs_dir
+                                : "/sys/devices/system/cpu/cpu0/cache";
+    et_cache_level found[ET_CACHE_LEVELS];
+    memset(found, 0, sizeof found);
+    int levels = 0;
+    for (int i = 0; i < 16; i++) {
+        char sub[4100], level[32], type[32], size[32], shared[256];
+        snprintf(sub, sizeof sub, "%s/index%d", dir, i);
+        if (!read_line(sub, "level", level, sizeof level))
+            continue;
+        if (!read_line(sub, "type", type, sizeof type) ||
+            !read_line(sub, "size", size, sizeof size))
+            continue;
+        if (strcmp(type, "Data") != 0 && strcmp(type, "Unified") != 0)
+            continue;
+        int l = atoi(level);
+        char *end = NULL;
+        long long n = strtoll(size, &end, 10);
+        if (l < 1 || l > ET_CACHE_LEVELS || n <= 0 || !end)
+            continue;
+        if (*end == 'K')
+            n <<= 10;
+        else if (*end == 'M')
+            n <<= 20;
+        else if (*end == 'G')
+            n <<= 30;
+        /* "0", "0-1", "0,2": more than one CPU when there is a - or , */
+        bool sh = read_line(sub, "shared_cpu_list", shared, sizeof shared) &&
+                  strpbrk(shared, "-,") != NULL;
+        if (found[l - 1].bytes == 0)
+            levels++;
+        found[l - 1].bytes = n;
+        found[l - 1].shared = sh;
+    }
+    if (levels > 0)
+        memcpy(info->cache, found, sizeof found);
+    return levels;
 }

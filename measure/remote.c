@@ -24,11 +24,11 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -156,31 +156,35 @@ static et_status spawn(remote *r, et_error *err)
         return et_errorf(err, ET_ERR_DEVICE, "socketpair: %s",
                          strerror(errno));
     }
-    /* everything the child needs is prepared before fork: between fork
-     * and exec only async-signal-safe calls */
+    /* posix_spawn, not fork: the child never runs the parent's code, so
+     * it is safe in a process with driver threads or after MPI_Init (an
+     * MPI library may not survive a fork); the worker arms
+     * PR_SET_PDEATHSIG itself after exec */
     char fd_arg[16], parent_arg[32];
     snprintf(fd_arg, sizeof fd_arg, "%d", ET_WORKER_FD);
     snprintf(parent_arg, sizeof parent_arg, "%ld", (long)getpid());
     char *argv[] = {path, "--fd", fd_arg, "--parent", parent_arg, NULL};
-    sigset_t all;
-    sigemptyset(&all);
-
-    pid_t pid = fork();
-    if (pid < 0) {
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_init(&fa);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+                                        POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setsigmask(&attr, &none);
+    /* dup2 onto the same number clears close-on-exec (glibc >= 2.29) */
+    posix_spawn_file_actions_adddup2(&fa, sv[1], ET_WORKER_FD);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, path, &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
         close(sv[0]);
         close(sv[1]);
-        return et_errorf(err, ET_ERR_DEVICE, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        if (sv[1] == ET_WORKER_FD)
-            fcntl(sv[1], F_SETFD, 0);
-        else if (dup2(sv[1], ET_WORKER_FD) < 0)
-            _exit(126);
-        execv(path, argv);
-        _exit(127);
+        return et_errorf(err, ET_ERR_DEVICE, "posix_spawn %.900s: %s", path,
+                         strerror(rc));
     }
     setpgid(pid, pid); /* also here: no race with the first kill */
     close(sv[1]);

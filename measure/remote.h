@@ -5,16 +5,18 @@
  * forwards every call over a socket pair to a worker process
  * (build/eintune-worker) that runs the real backend; callers use it as any
  * other device (et_buffer_*, et_program_*, et_launch_kernel,
- * et_device_close). The worker is started with fork+exec (only
- * async-signal-safe calls between the two), so it is safe even after the
- * parent made driver calls; open isolated devices before any other device
- * all the same, so that the parent never starts driver threads at all.
+ * et_device_close). The worker is started with posix_spawn (the child
+ * runs none of the parent's code before exec), so it is safe even after
+ * the parent made driver calls or initialised MPI, which may not survive
+ * a fork; open isolated devices before any other device all the same, so
+ * that the parent never starts driver threads at all.
  *
- * The worker: its own process group (setpgid), so ^C in the terminal
- * reaches the parent only, which then closes the device and the worker
- * with it; PR_SET_PDEATHSIG(SIGKILL), checked against getppid() after exec,
- * so it never outlives its parent (note: the signal fires when the parent
- * *thread* that opened the device exits).
+ * The worker: its own process group (POSIX_SPAWN_SETPGROUP), so ^C in the
+ * terminal reaches the parent only, which then closes the device and the
+ * worker with it; PR_SET_PDEATHSIG(SIGKILL), armed by the worker after
+ * exec and checked against getppid(), so it never outlives its parent
+ * (note: the signal fires when the parent *thread* that opened the device
+ * exits).
  *
  * Time limits: each request waits at most its limit for the answer.
  * Building a program and the first launch of each program with each

@@ -62,6 +62,9 @@ et_status et_peaks_cache_path(const et_device_info *info, char *buf,
     h = fnv1a(h, info->name);
     h = fnv1a(h, info->driver_version);
     h = fnv1a(h, ET_VERSION);
+    char bv[16];
+    snprintf(bv, sizeof bv, "bench%d", ET_PEAKS_BENCH_VERSION);
+    h = fnv1a(h, bv);
     char base[256] = "peaks-";
     append_safe(base, sizeof(base), backend_of(info), 16);
     append_safe(base, sizeof(base), "-", 1);
@@ -160,15 +163,107 @@ static et_spread get_spread(const cJSON *o)
     return s;
 }
 
+/* A positive integer at obj[key], else 0. */
+static int get_int(const cJSON *obj, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(x) && x->valuedouble >= 1 &&
+                   x->valuedouble <= 1e9
+               ? (int)x->valuedouble
+               : 0;
+}
+
+static et_bw_variant get_bw_variant(const cJSON *o)
+{
+    et_bw_variant v = {0, 0, 0, ET_BW_CHUNK};
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "variant");
+    if (!cJSON_IsObject(x))
+        return v;
+    v.width = get_int(x, "width");
+    v.per_item = get_int(x, "per_item");
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(x, "local");
+    v.local = cJSON_IsNumber(l) && l->valuedouble >= 0 &&
+                      l->valuedouble <= 1e9
+                  ? (int)l->valuedouble
+                  : 0;
+    const cJSON *pat = cJSON_GetObjectItemCaseSensitive(x, "pattern");
+    for (int k = 0; cJSON_IsString(pat) && k < ET_BW_PATTERN_COUNT; k++)
+        if (!strcmp(pat->valuestring, et_bw_pattern_name(k)))
+            v.pattern = (et_bw_pattern)k;
+    return v;
+}
+
+/* {"read": {"gbs", spread, "variant"}, "copy": {...}} into lv; -1 when a
+ * figure is malformed, else the number of figures read. */
+static int get_level_figures(const cJSON *o, et_level_bw *lv)
+{
+    int n = 0;
+    for (int k = 0; k < ET_BW_COUNT; k++) {
+        const cJSON *f =
+            cJSON_GetObjectItemCaseSensitive(o, et_bw_kind_name(k));
+        if (!f)
+            continue;
+        double v;
+        if (!cJSON_IsObject(f) || get_rate(f, "gbs", &v) != 1)
+            return -1;
+        lv->gbs[k] = v;
+        lv->spread[k] = get_spread(f);
+        lv->variant[k] = get_bw_variant(f);
+        n++;
+    }
+    return n;
+}
+
+/* "levels": [{"level": "L1", "capacity_bytes", "working_set_bytes",
+ * "read": {...}, "copy": {...}}, ...]; 1 read, 0 absent, -1 bad. */
+static int get_levels(const cJSON *doc, et_peaks *out)
+{
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(doc, "levels");
+    if (!ls)
+        return 0;
+    if (!cJSON_IsArray(ls))
+        return -1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, ls)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "level");
+        int l = -1;
+        for (int k = 0; cJSON_IsString(name) && k < ET_MEM_DRAM; k++)
+            if (!strcmp(name->valuestring, et_mem_level_name(k)))
+                l = k;
+        double cap, ws = 0;
+        if (l < 0 || get_rate(it, "capacity_bytes", &cap) != 1 ||
+            get_rate(it, "working_set_bytes", &ws) < 0)
+            return -1;
+        et_level_bw *lv = &out->level[l];
+        memset(lv, 0, sizeof *lv);
+        lv->capacity_bytes = (int64_t)cap;
+        lv->working_set_bytes = (int64_t)ws;
+        if (get_level_figures(it, lv) <= 0)
+            return -1;
+    }
+    return 1;
+}
+
 et_status et_peaks_read_file(const char *path, et_peaks *out, unsigned *given,
                              et_error *err)
 {
-    unsigned g = 0;
     if (given)
         *given = 0;
     char *text = slurp(path, err);
     if (!text)
         return ET_ERR_IO;
+    et_status st = et_peaks_parse(text, path, out, given, err);
+    free(text);
+    return st;
+}
+
+et_status et_peaks_parse(const char *text, const char *path, et_peaks *out,
+                         unsigned *given, et_error *err)
+{
+    unsigned g = 0;
+    if (given)
+        *given = 0;
     cJSON *doc = cJSON_Parse(text);
     et_status st = ET_OK;
     if (!cJSON_IsObject(doc)) {
@@ -193,6 +288,7 @@ et_status et_peaks_read_file(const char *path, et_peaks *out, unsigned *given,
     }
     get_string(doc, "eintune_version", out->eintune_version,
                sizeof(out->eintune_version));
+    out->bench_version = get_int(doc, "bench_version");
     const cJSON *gf = cJSON_GetObjectItemCaseSensitive(doc, "gflops");
     if (gf && !cJSON_IsObject(gf)) {
         st = bad_key(err, path, "gflops", "must be an object of dtype: "
@@ -218,6 +314,12 @@ et_status et_peaks_read_file(const char *path, et_peaks *out, unsigned *given,
         out->gflops[t] = v;
         out->gflops_spread[t] =
             get_spread(cJSON_GetObjectItemCaseSensitive(gs, item->string));
+        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(doc, "fma_variants"),
+            item->string);
+        out->fma_variant[t].width = get_int(fv, "width");
+        out->fma_variant[t].chains = get_int(fv, "chains");
+        out->fma_variant[t].local = get_int(fv, "local");
         g |= 1u << t;
     }
     double bw;
@@ -231,16 +333,37 @@ et_status et_peaks_read_file(const char *path, et_peaks *out, unsigned *given,
         g |= 1u << ET_DTYPE_COUNT;
     }
     const cJSON *bwo = cJSON_GetObjectItemCaseSensitive(doc, "bandwidth");
-    for (int k = 0; cJSON_IsObject(bwo) && k < ET_BW_COUNT; k++) {
-        const cJSON *o =
-            cJSON_GetObjectItemCaseSensitive(bwo, et_bw_kind_name(k));
-        double v;
-        if (o && get_rate(o, "gbs", &v) == 1) {
-            out->bw_gbs[k] = v;
-            out->bw_spread[k] = get_spread(o);
+    if (bwo) {
+        et_level_bw d;
+        memset(&d, 0, sizeof d);
+        int n = cJSON_IsObject(bwo) ? get_level_figures(bwo, &d) : -1;
+        if (n < 0) {
+            st = bad_key(err, path, "bandwidth", "must be {\"read\": "
+                         "{\"gbs\": ..}, \"copy\": {\"gbs\": ..}} with "
+                         "positive figures");
+            goto out;
+        }
+        if (n > 0) {
+            d.capacity_bytes = 0;
+            d.working_set_bytes = out->level[ET_MEM_DRAM].working_set_bytes;
+            const cJSON *ws =
+                cJSON_GetObjectItemCaseSensitive(bwo, "working_set_bytes");
+            if (cJSON_IsNumber(ws) && ws->valuedouble > 0)
+                d.working_set_bytes = (int64_t)ws->valuedouble;
+            out->level[ET_MEM_DRAM] = d;
+            g |= ET_PEAKS_GIVEN_DRAM;
         }
     }
-    if (g == 0) {
+    r = get_levels(doc, out);
+    if (r < 0) {
+        st = bad_key(err, path, "levels", "must be a list of {\"level\": "
+                     "\"L1\"..\"L3\", \"capacity_bytes\": N, \"read\": "
+                     "{\"gbs\": ..}, \"copy\": {\"gbs\": ..}}");
+        goto out;
+    }
+    if (r > 0)
+        g |= ET_PEAKS_GIVEN_LEVELS;
+    if ((g & ~(ET_PEAKS_GIVEN_DRAM | ET_PEAKS_GIVEN_LEVELS)) == 0) {
         st = et_errorf(err, ET_ERR_INPUT, "%s: no figures (expected "
                        "\"gflops\": {\"f32\": ..} and/or \"bandwidth_gbs\": "
                        "..)", path);
@@ -249,7 +372,6 @@ out:
     if (given)
         *given = g;
     cJSON_Delete(doc);
-    free(text);
     return st;
 }
 
@@ -275,6 +397,10 @@ et_status et_peaks_load(const et_device_info *info, et_peaks *out,
         return et_errorf(err, ET_ERR_IO, "cached peaks in %s are for another "
                          "device, driver or eintune version", path);
     }
+    if (p.bench_version != ET_PEAKS_BENCH_VERSION)
+        return et_errorf(err, ET_ERR_IO, "cached peaks in %s are from older "
+                         "micro-benchmarks (version %d, now %d)", path,
+                         p.bench_version, ET_PEAKS_BENCH_VERSION);
     if (!(given & (1u << ET_F32)) || !(given & (1u << ET_DTYPE_COUNT)))
         return et_errorf(err, ET_ERR_INPUT,
                          "cached peaks in %s lack f32 or bandwidth", path);
@@ -302,6 +428,7 @@ et_status et_peaks_store(const et_peaks *p, et_error *err)
 
     et_peaks q = *p;
     snprintf(q.eintune_version, sizeof(q.eintune_version), "%s", ET_VERSION);
+    q.bench_version = ET_PEAKS_BENCH_VERSION;
     cJSON *doc = et_peaks_to_json(&q);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
@@ -374,6 +501,32 @@ static void set_device(et_peaks *p, const et_device_info *info)
              ET_VERSION);
 }
 
+void et_peaks_apply_bandwidth(et_peaks *out, const et_peaks *ov,
+                              unsigned given)
+{
+    if (given & (1u << ET_DTYPE_COUNT)) {
+        /* the DRAM copy figure, standing for every figure not given */
+        memset(out->level, 0, sizeof out->level);
+        out->bandwidth_gbs = ov->bandwidth_gbs;
+        out->level[ET_MEM_DRAM].gbs[ET_BW_COPY] = ov->bandwidth_gbs;
+        out->level[ET_MEM_DRAM].gbs[ET_BW_READ] = ov->bandwidth_gbs;
+    }
+    if (given & ET_PEAKS_GIVEN_DRAM) {
+        const et_level_bw *d = &ov->level[ET_MEM_DRAM];
+        for (int k = 0; k < ET_BW_COUNT; k++)
+            if (d->gbs[k] > 0) {
+                out->level[ET_MEM_DRAM].gbs[k] = d->gbs[k];
+                out->level[ET_MEM_DRAM].spread[k] = d->spread[k];
+                out->level[ET_MEM_DRAM].variant[k] = d->variant[k];
+            }
+        if (!(given & (1u << ET_DTYPE_COUNT)) && d->gbs[ET_BW_COPY] > 0)
+            out->bandwidth_gbs = d->gbs[ET_BW_COPY];
+    }
+    if (given & ET_PEAKS_GIVEN_LEVELS)
+        for (int l = 0; l < ET_MEM_DRAM; l++)
+            out->level[l] = ov->level[l];
+}
+
 et_status et_peaks_get(et_device *dev, const et_peaks_get_opts *opts,
                        et_peaks *out, et_error *err)
 {
@@ -412,9 +565,7 @@ et_status et_peaks_get(et_device *dev, const et_peaks_get_opts *opts,
             set_device(out, info);
             for (int t = 0; t < ET_DTYPE_COUNT; t++)
                 out->gflops[t] = ov.gflops[t];
-            out->bandwidth_gbs = ov.bandwidth_gbs;
-            for (int k = 0; k < ET_BW_COUNT; k++)
-                out->bw_gbs[k] = ov.bw_gbs[k];
+            et_peaks_apply_bandwidth(out, &ov, given);
             out->source = ET_PEAKS_OVERRIDE;
             say(&o, "peaks from %s", file);
             return ET_OK;
@@ -444,8 +595,7 @@ et_status et_peaks_get(et_device *dev, const et_peaks_get_opts *opts,
                 out->gflops[t] = ov.gflops[t];
                 memset(&out->gflops_spread[t], 0, sizeof(et_spread));
             }
-        if (given & (1u << ET_DTYPE_COUNT))
-            out->bandwidth_gbs = ov.bandwidth_gbs;
+        et_peaks_apply_bandwidth(out, &ov, given);
         out->source = ET_PEAKS_OVERRIDE;
         say(&o, "peaks partly from %s", file);
     }

@@ -2,12 +2,24 @@
 #include "roofline/roofline.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const bw_kind_names[] = {"read", "write", "copy", "triad"};
+static const char *const bw_kind_names[] = {"read", "copy"};
 static_assert(sizeof(bw_kind_names) / sizeof(bw_kind_names[0]) == ET_BW_COUNT,
               "bw_kind_names must name every et_bw_kind");
+
+static const char *const level_names[] = {"L1", "L2", "L3", "DRAM"};
+static_assert(sizeof(level_names) / sizeof(level_names[0]) ==
+                  ET_MEM_LEVEL_COUNT,
+              "level_names must name every et_mem_level");
+
+static const char *const pattern_names[] = {"chunk", "strided", "walk",
+                                            "sweep"};
+static_assert(sizeof(pattern_names) / sizeof(pattern_names[0]) ==
+                  ET_BW_PATTERN_COUNT,
+              "pattern_names must name every et_bw_pattern");
 
 static const char *const source_names[] = {"measured", "cached", "override"};
 static_assert(sizeof(source_names) / sizeof(source_names[0]) ==
@@ -21,6 +33,16 @@ static_assert(sizeof(bound_names) / sizeof(bound_names[0]) == ET_BOUND_COUNT,
 const char *et_bw_kind_name(et_bw_kind k)
 {
     return (unsigned)k < ET_BW_COUNT ? bw_kind_names[k] : "?";
+}
+
+const char *et_mem_level_name(et_mem_level l)
+{
+    return (unsigned)l < ET_MEM_LEVEL_COUNT ? level_names[l] : "?";
+}
+
+const char *et_bw_pattern_name(et_bw_pattern p)
+{
+    return (unsigned)p < ET_BW_PATTERN_COUNT ? pattern_names[p] : "?";
 }
 
 const char *et_peaks_source_name(et_peaks_source s)
@@ -45,6 +67,58 @@ double et_peaks_gflops_for(const et_peaks *p, et_dtype t)
     return 0;
 }
 
+et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
+                                double *read_gbs, double *copy_gbs)
+{
+    /* DRAM first, then each cache level from the largest down, every one
+     * raised to the figures of the levels beyond it */
+    const et_level_bw *d = &p->level[ET_MEM_DRAM];
+    double cp = p->bandwidth_gbs > 0 ? p->bandwidth_gbs : d->gbs[ET_BW_COPY];
+    double rd = d->gbs[ET_BW_READ] > 0 ? d->gbs[ET_BW_READ] : cp;
+    if (!(cp > 0))
+        cp = rd;
+    double r_eff[ET_MEM_LEVEL_COUNT], c_eff[ET_MEM_LEVEL_COUNT];
+    r_eff[ET_MEM_DRAM] = rd;
+    c_eff[ET_MEM_DRAM] = cp;
+    for (int l = ET_MEM_DRAM - 1; l >= 0; l--) {
+        const et_level_bw *lv = &p->level[l];
+        double c = lv->gbs[ET_BW_COPY], r = lv->gbs[ET_BW_READ];
+        if (!(r > 0))
+            r = c;
+        r_eff[l] = r > r_eff[l + 1] ? r : r_eff[l + 1];
+        c_eff[l] = c > c_eff[l + 1] ? c : c_eff[l + 1];
+    }
+    /* a kernel that only reads can do what a copy does */
+    for (int l = 0; l < ET_MEM_LEVEL_COUNT; l++)
+        if (c_eff[l] > r_eff[l])
+            r_eff[l] = c_eff[l];
+    et_mem_level pick = ET_MEM_DRAM;
+    for (int l = 0; l < ET_MEM_DRAM; l++) {
+        const et_level_bw *lv = &p->level[l];
+        if (lv->capacity_bytes > 0 && bytes <= lv->capacity_bytes &&
+            (lv->gbs[ET_BW_READ] > 0 || lv->gbs[ET_BW_COPY] > 0)) {
+            pick = (et_mem_level)l;
+            break;
+        }
+    }
+    if (read_gbs)
+        *read_gbs = r_eff[pick];
+    if (copy_gbs)
+        *copy_gbs = c_eff[pick];
+    return pick;
+}
+
+const char *et_roofline_bandwidth_label(const et_roofline *r, char *buf,
+                                        size_t cap)
+{
+    int64_t b = r->read_bytes + r->write_bytes;
+    double w = b > 0 ? (double)r->write_bytes / (double)b : 0;
+    snprintf(buf, cap, "%.1f GB/s (%s, %s)", r->bandwidth_gbs,
+             et_mem_level_name(r->level),
+             w < 0.1 ? "read-only" : w >= 0.4 ? "copy" : "read/copy mix");
+    return buf;
+}
+
 static void say(char *why, size_t cap, const char *msg, const char *arg)
 {
     if (why && cap)
@@ -52,17 +126,22 @@ static void say(char *why, size_t cap, const char *msg, const char *arg)
 }
 
 et_status et_roofline_from_counts(const int64_t ops[ET_DTYPE_COUNT],
-                                  int64_t bytes, const et_peaks *p,
-                                  et_roofline *r, char *why, size_t why_cap)
+                                  int64_t read_bytes, int64_t write_bytes,
+                                  const et_peaks *p, et_roofline *r,
+                                  char *why, size_t why_cap)
 {
     memset(r, 0, sizeof(*r));
     if (why && why_cap)
         why[0] = '\0';
-    if (bytes < 0) {
-        say(why, why_cap, "negative byte count%s", "");
+    if (read_bytes < 0 || write_bytes < 0 ||
+        read_bytes > INT64_MAX - write_bytes) {
+        say(why, why_cap, "negative or overflowing byte count%s", "");
         return ET_ERR_INPUT;
     }
+    int64_t bytes = read_bytes + write_bytes;
     r->bytes = bytes;
+    r->read_bytes = read_bytes;
+    r->write_bytes = write_bytes;
     r->compute_dtype = ET_F32;
     for (int t = 0; t < ET_DTYPE_COUNT; t++) {
         if (ops[t] < 0) {
@@ -87,12 +166,21 @@ et_status et_roofline_from_counts(const int64_t ops[ET_DTYPE_COUNT],
             r->compute_dtype = (et_dtype)t;
         }
     }
+    r->level = et_peaks_level_for(p, bytes, &r->read_gbs, &r->copy_gbs);
     if (bytes > 0) {
-        if (!(p->bandwidth_gbs > 0)) {
+        double rd = r->read_gbs, cp = r->copy_gbs;
+        if (!(rd > 0) || !(cp > 0)) {
             say(why, why_cap, "no bandwidth figure for this device%s", "");
             return ET_ERR_INPUT;
         }
-        r->memory_s = (double)bytes / (p->bandwidth_gbs * 1e9);
+        /* a written byte costs what it adds to a copy over a read */
+        double cw = 2.0 / (cp * 1e9) - 1.0 / (rd * 1e9);
+        if (cw < 0)
+            cw = 0;
+        double t = (double)read_bytes / (rd * 1e9) + (double)write_bytes * cw;
+        double fastest = (double)bytes / ((rd > cp ? rd : cp) * 1e9);
+        r->memory_s = t > fastest ? t : fastest;
+        r->bandwidth_gbs = (double)bytes / r->memory_s / 1e9;
     }
     if (r->ops_total == 0 && bytes == 0) {
         say(why, why_cap, "nothing to count: no ops and no bytes%s", "");
@@ -116,7 +204,9 @@ et_status et_roofline_compute(const et_einsum *e, const et_peaks *p,
 {
     int64_t ops[ET_DTYPE_COUNT];
     et_einsum_ops(e, ops);
-    return et_roofline_from_counts(ops, et_einsum_bytes(e), p, r, why,
+    int64_t w = et_einsum_operand_elems(e, -1) *
+                (int64_t)et_dtype_size(e->out.dtype);
+    return et_roofline_from_counts(ops, et_einsum_bytes(e) - w, w, p, r, why,
                                    why_cap);
 }
 

@@ -4,32 +4,42 @@
  *
  * Micro-benchmarks (et_peaks_measure) run on the device itself through the
  * et_device interface, from OpenCL C or CUDA C source generated here (the
- * dialect follows dev->info.target.backend):
+ * dialect follows dev->info.target.backend). Each benchmark searches its
+ * own variants and keeps the fastest, so that the figures are ceilings no
+ * kernel of eintune's passes (docs/roofline.md):
  *   - FMA throughput per dtype: f32, f64 (where the device has fp64), f16
  *     (only where the device has native half arithmetic). Each work-item
- *     keeps ET_PEAK_FMA_CHAINS independent accumulators of the device's
- *     preferred vector width and runs a long unrolled loop of fma(); the
- *     sum of the accumulators is stored so the compiler cannot drop the
- *     work. Work-groups of 64; the global size is calibrated so that one
- *     launch lasts about target_s. Counted as 2 flops per lane per fma.
- *     On a CPU device every other busy process takes whole cores from the
- *     benchmark (on this project's 2-core machine one busy process halves
- *     the figure): measure on an idle device, or override.
- *   - Bandwidth: read (a reduction of three buffers), write (a fill), copy
- *     (b = a) and triad
- *     (a = b + s*c) over buffers far larger than the last-level cache
- *     (64 MiB each, at most global memory / 12), counted as (bytes read +
- *     bytes written) / time.
- * Each figure is the best of `runs` timed launches (default 5) on the
- * device timer, with min/median/max kept; the first launch of every kernel
- * and geometry (where PoCL compiles) is never timed. No fast-math flags.
+ *     keeps `chains` independent accumulators of `width` lanes and runs an
+ *     unrolled loop of fma(); the sum is stored so the compiler cannot drop
+ *     the work. Searched: width 1..16 (OpenCL), chains 4..16, work-groups
+ *     of 16, 64, 256. Counted as 2 flops per lane per fma.
+ *   - Bandwidth, read-only (a reduction that writes nothing) and copy
+ *     (b = a), counted as (bytes read + written) / time: in DRAM over
+ *     buffers far larger than the last-level cache (64 MiB each, at least
+ *     4x the largest cache, at most global memory / 4), searched over width
+ *     1..16, elements per work-item 1, 4, 16, the pattern (contiguous
+ *     chunk per work-item or strided across work-items) and work-group
+ *     size (runtime's, 64, 256); then per cache level the device reports
+ *     (dev->info.cache), with a working set of half the cache launched on
+ *     again and again, searched over width and elements per step.
+ * The search is coordinate descent (et_vsearch_run): from a start variant,
+ * one dimension at a time, then again around the best until nothing
+ * improves; each variant is timed briefly (3 short launches, the same work
+ * for all), only the winner properly: `runs` launches (default 5) on the
+ * device timer, min/median/max kept. The figure is the winner's fastest
+ * launch, in its runs or in the search (another process can only slow a
+ * launch down, so the fastest is the nearest to the device's own). The first launch of every
+ * kernel and geometry (where PoCL compiles) is never timed. No fast-math
+ * flags. On a CPU device every other busy process takes whole cores from
+ * the benchmark: measure on an idle device, or override.
  *
  * Cache (et_peaks_load / et_peaks_store): one small JSON file per device
  * and driver under $XDG_CACHE_HOME/eintune/ (~/.cache/eintune when unset;
  * directories made 0700, files written to a temporary name and renamed).
- * The key is (backend, device name, driver version, eintune version): the
- * file name holds a readable form and a hash of it, the file repeats the
- * key, and a file whose key differs is a miss. The tuning database keeps
+ * The key is (backend, device name, driver version, eintune version,
+ * ET_PEAKS_BENCH_VERSION): the file name holds a readable form and a hash
+ * of it, the file repeats the key ("bench_version"), and a file whose key
+ * differs (peaks from older micro-benchmarks included) is a miss. The tuning database keeps
  * a second copy (tune/peaks_db.h); callers only see these two functions.
  *
  * Override file (--peaks-file FILE or $ET_PEAKS_FILE), for a device whose
@@ -41,7 +51,12 @@
  *    "bandwidth_gbs": 400.0}
  *
  * Figures it gives replace measured (or cached) ones; figures it omits are
- * measured or taken from the cache. "device.name", when given, must be a
+ * measured or taken from the cache. "bandwidth_gbs" is the DRAM copy
+ * figure; a file that gives it stands for every bandwidth figure it does
+ * not give itself: the read-only figure is the copy figure and no cache
+ * level is used (the DRAM figure serves every problem), unless the file
+ * also has "bandwidth": {"read": {"gbs": ..}} or "levels" (the cache
+ * format below). "device.name", when given, must be a
  * substring of the device's name, else the file is refused. The cache file
  * uses the same format (the JSON of et_peaks_to_json in report.h), so a
  * cache file is a valid override file.
@@ -57,20 +72,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define ET_PEAK_FMA_CHAINS 12   /* independent accumulators per work-item */
+#define ET_PEAK_FMA_MAX_CHAINS 16 /* independent accumulators, at most */
 #define ET_PEAK_FMA_UNROLL 16   /* fma rounds per loop iteration */
 #define ET_PEAK_FMA_ITERS 128   /* loop iterations */
-#define ET_PEAK_READ_STREAMS 4 /* elements of each buffer a work-item of
-                                  `read` sums */
 
 /* Options; the zero value means the defaults. */
 typedef struct et_peaks_opts {
     int runs;          /* timed runs per figure; 0 -> 5 (quick: 2) */
-    bool quick;        /* small buffers and short launches (tests) */
-    size_t bw_bytes;   /* bytes per bandwidth buffer; 0 -> 64 MiB (quick:
-                          4 MiB); at most global memory / 12 */
-    double target_s;   /* duration of one FMA launch; 0 -> 0.05 s (quick:
-                          0.005 s) */
+    bool quick;        /* small buffers, short launches, a few variants,
+                          only the first cache level (tests) */
+    size_t bw_bytes;   /* bytes per DRAM bandwidth buffer; 0 -> 64 MiB and
+                          at least 4x the largest cache (quick: 4 MiB); at
+                          most global memory / 4 */
+    double target_s;   /* duration of one winner's launch; 0 -> 0.02 s
+                          (quick: 0.005 s); the search's are a quarter */
     /* Progress messages ("f32 FMA: 152.3 GFLOP/s"); may be NULL. */
     void (*log)(void *arg, const char *msg);
     void *log_arg;
@@ -87,23 +102,53 @@ et_status et_peaks_measure(et_device *dev, const et_peaks_opts *opts,
 
 /*
  * Source of the FMA benchmark for dtype t, vector width `width` (1, 2, 4,
- * 8 or 16; CUDA ignores it) in the backend's dialect. Kernel arguments:
- * (out, in) with in[0..3] the constants a, b, seed scale, chain offset.
- * Returns a malloc'ed string the caller frees, NULL when out of memory;
- * *name (static) gets the kernel name.
+ * 8 or 16; CUDA ignores it) and `chains` accumulators (1..16) in the
+ * backend's dialect. Kernel arguments: (out, in) with in[0..3] the
+ * constants a, b, seed scale, chain offset. Returns a malloc'ed string the
+ * caller frees, NULL when out of memory; *name (static) gets the kernel
+ * name.
  */
 char *et_peaks_fma_source(et_backend_kind backend, et_dtype t, int width,
-                          const char **name);
+                          int chains, const char **name);
 
 /*
- * Source of bandwidth kernel k (f32 data, 16-byte elements in OpenCL,
- * scalar floats in CUDA). Arguments, output first:
- *   read:  (partial sums, a, b, c)    write: (a, constants)
- *   copy:  (b, a)               triad: (a, b, c, constants)
- * Same ownership as et_peaks_fma_source.
+ * Source of bandwidth kernel k for variant v (f32 data; v->width floats
+ * per element in OpenCL, scalar floats in CUDA; v->per_item elements per
+ * work-item (chunk, strided) or per loop step (walk, sweep)). Arguments
+ * (out, a, prm): read's out is a float it never writes in practice,
+ * copy's out the destination; prm (uint) = {elements of a group's working
+ * set (a power of two), passes} for walk and sweep, unused otherwise.
+ * Same ownership as et_peaks_fma_source; NULL also for a bad k or v.
  */
 char *et_peaks_bw_source(et_backend_kind backend, et_bw_kind k,
-                         const char **name);
+                         const et_bw_variant *v, const char **name);
+
+/* ---- the variant search (coordinate descent) --------------------------- */
+
+#define ET_VSEARCH_MAX_DIMS 4
+#define ET_VSEARCH_PASSES 3   /* the coarse pass and at most two more */
+
+/* One dimension of a variant grid: the values it may take. */
+typedef struct et_vsearch_dim {
+    const char *name;
+    const int *values;
+    int n;
+} et_vsearch_dim;
+
+/* The rate of a variant (higher is faster); <= 0 when it cannot run. */
+typedef double (*et_vsearch_rate)(void *arg, const int *point);
+
+/*
+ * Searches the grid from `point` (in: the start, one value per dimension;
+ * out: the fastest found): each pass tries, dimension by dimension, every
+ * other value of that dimension with the others at the best so far and
+ * moves to any faster one; passes stop when one finds nothing faster, at
+ * most ET_VSEARCH_PASSES. No point is timed twice. *best_rate (may be
+ * NULL) gets the winner's rate. Returns the number of points timed (0 for
+ * a bad ndims).
+ */
+int et_vsearch_run(const et_vsearch_dim *dims, int ndims, int *point,
+                   double *best_rate, et_vsearch_rate rate, void *arg);
 
 /*
  * Path of the cache file for a device (see above). Returns ET_OK, or
@@ -125,16 +170,35 @@ et_status et_peaks_load(const et_device_info *info, et_peaks *out,
 /* Stores p (keyed by its device fields and ET_VERSION) atomically. */
 et_status et_peaks_store(const et_peaks *p, et_error *err);
 
+/* Bits of et_peaks_read_file's *given beyond 1 << dtype (gflops) and
+ * 1 << ET_DTYPE_COUNT (bandwidth_gbs). */
+#define ET_PEAKS_GIVEN_DRAM (1u << (ET_DTYPE_COUNT + 1))   /* "bandwidth" */
+#define ET_PEAKS_GIVEN_LEVELS (1u << (ET_DTYPE_COUNT + 2)) /* "levels" */
+
 /*
  * Reads a peaks file (override or cache format) at path into out: the
  * figures it gives are set, the others left as they were; device fields it
  * gives are copied. *given (may be NULL) gets a bit mask of what was given:
- * 1 << dtype for gflops, 1 << ET_DTYPE_COUNT for bandwidth_gbs.
+ * 1 << dtype for gflops, 1 << ET_DTYPE_COUNT for bandwidth_gbs, and the
+ * ET_PEAKS_GIVEN_* bits. A file must give a gflops or bandwidth_gbs.
  * ET_ERR_IO when unreadable, ET_ERR_INPUT when malformed (err names the
  * file and the key).
  */
 et_status et_peaks_read_file(const char *path, et_peaks *out, unsigned *given,
                              et_error *err);
+
+/* The same from JSON text; `path` names it in errors. */
+et_status et_peaks_parse(const char *text, const char *path, et_peaks *out,
+                         unsigned *given, et_error *err);
+
+/*
+ * Puts the bandwidth figures of an override file (ov, read with *given)
+ * over out, the rule above: bandwidth_gbs replaces every bandwidth figure
+ * (read-only = copy = it, no cache levels), then the file's own
+ * "bandwidth" and "levels" figures replace theirs.
+ */
+void et_peaks_apply_bandwidth(et_peaks *out, const et_peaks *ov,
+                              unsigned given);
 
 /* Options of et_peaks_get. Zero value: use the cache, no override. */
 typedef struct et_peaks_get_opts {

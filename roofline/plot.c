@@ -45,6 +45,15 @@ typedef struct rgb {
 } rgb;
 
 /* Byte values so that cairo's SVG percentages are those of report.h. */
+
+/* The bandwidth slope drawn: the roofline's own (its memory level and
+ * read/copy mix) when given, else the peaks' DRAM copy figure. */
+static double slope_gbs(const et_plot *pl)
+{
+    return pl->bandwidth_gbs > 0 ? pl->bandwidth_gbs
+                                 : pl->peaks->bandwidth_gbs;
+}
+
 static const rgb point_fill = {32 / 255.0, 96 / 255.0, 191 / 255.0};
 static const rgb best_fill = {224 / 255.0, 32 / 255.0, 32 / 255.0};
 static const rgb roof_rgb[ET_DTYPE_COUNT] = {
@@ -178,8 +187,8 @@ static void choose_ranges(const et_plot *pl, frame *f)
             continue;
         ymax = fmax(ymax, pk->gflops[t]);
         ymin = fmin(ymin, pk->gflops[t] / 100);
-        if (pk->bandwidth_gbs > 0) {
-            double ridge = pk->gflops[t] / pk->bandwidth_gbs;
+        if (slope_gbs(pl) > 0) {
+            double ridge = pk->gflops[t] / slope_gbs(pl);
             xmin = fmin(xmin, ridge / 10);
             xmax = fmax(xmax, ridge * 10);
         }
@@ -274,26 +283,26 @@ static void draw_roofs(cairo_t *cr, const frame *f, const et_plot *pl)
     cairo_rectangle(cr, f->x0, f->y0, f->x1 - f->x0, f->y1 - f->y0);
     cairo_clip(cr);
     cairo_set_line_width(cr, 2.2);
-    if (pk->bandwidth_gbs > 0) {
+    if (slope_gbs(pl) > 0) {
         /* y = bw * x up to the highest roof (or the right edge) */
-        double xe = top > 0 ? fmin(top / pk->bandwidth_gbs, xmax) : xmax;
+        double xe = top > 0 ? fmin(top / slope_gbs(pl), xmax) : xmax;
         set_rgb(cr, bw_rgb);
-        cairo_move_to(cr, px(f, xmin), py(f, pk->bandwidth_gbs * xmin));
-        cairo_line_to(cr, px(f, xe), py(f, pk->bandwidth_gbs * xe));
+        cairo_move_to(cr, px(f, xmin), py(f, slope_gbs(pl) * xmin));
+        cairo_line_to(cr, px(f, xe), py(f, slope_gbs(pl) * xe));
         cairo_stroke(cr);
     }
     for (int t = 0; t < ET_DTYPE_COUNT; t++) {
         if (!roof_shown(pl, t))
             continue;
-        double ridge = pk->bandwidth_gbs > 0
-                           ? pk->gflops[t] / pk->bandwidth_gbs
+        double ridge = slope_gbs(pl) > 0
+                           ? pk->gflops[t] / slope_gbs(pl)
                            : xmin;
         set_rgb(cr, roof_rgb[t]);
         cairo_move_to(cr, px(f, fmax(ridge, xmin)), py(f, pk->gflops[t]));
         cairo_line_to(cr, f->x1, py(f, pk->gflops[t]));
         cairo_stroke(cr);
         /* the part of the slope above this roof is out of reach for t */
-        if (pk->gflops[t] < top && pk->bandwidth_gbs > 0) {
+        if (pk->gflops[t] < top && slope_gbs(pl) > 0) {
             const double dash[] = {5, 4};
             cairo_set_dash(cr, dash, 2, 0);
             cairo_set_line_width(cr, 1);
@@ -316,19 +325,19 @@ static void draw_roofs(cairo_t *cr, const frame *f, const et_plot *pl)
         set_rgb(cr, roof_rgb[t]);
         text_at(cr, f->x1 - 8, py(f, pk->gflops[t]) - 5, 1, 1, buf);
     }
-    if (pk->bandwidth_gbs > 0) {
+    if (slope_gbs(pl) > 0) {
         /* along the slope, a third of the way in from the left */
         double lx = f->lx0 + (f->lx1 - f->lx0) * 0.12;
-        double x = pow(10, lx), y = pk->bandwidth_gbs * x;
+        double x = pow(10, lx), y = slope_gbs(pl) * x;
         if (top > 0 && y > top / 3) {
             y = top / 3;
-            x = y / pk->bandwidth_gbs;
+            x = y / slope_gbs(pl);
         }
         if (y > pow(10, f->ly0)) {
             double dx = px(f, x * 10) - px(f, x);
             double dy = py(f, y * 10) - py(f, y);
             snprintf(buf, sizeof(buf), "bandwidth %.1f GB/s",
-                     pk->bandwidth_gbs);
+                     slope_gbs(pl));
             set_rgb(cr, bw_rgb);
             cairo_save(cr);
             cairo_translate(cr, px(f, x), py(f, y));
@@ -932,7 +941,7 @@ static void svg_meta(FILE *f, const et_plot *pl)
             fputs(buf, f);
         }
     snprintf(buf, sizeof(buf), " bandwidth %.1f GB/s; %d candidates.",
-             pl->peaks->bandwidth_gbs, pl->n_points);
+             slope_gbs(pl), pl->n_points);
     fputs(buf, f);
     if (pl->n_trials > 0) {
         fputs(" Right panel: the search's convergence; x: "

@@ -20,12 +20,19 @@
 
 /*
  * The `peaks` document:
- *   {"device": {"name", "backend", "driver"}, "eintune_version", "source",
- *    "gflops": {dtype: value}, "bandwidth_gbs": value,
+ *   {"device": {"name", "backend", "driver"}, "eintune_version",
+ *    "bench_version", "source",
+ *    "gflops": {dtype: value}, "bandwidth_gbs": DRAM copy figure,
  *    "gflops_spread": {dtype: {"runs", "min", "median", "max"}},
- *    "bandwidth": {kind: {"gbs", "runs", "min", "median", "max"}}}
+ *    "fma_variants": {dtype: {"width", "chains", "local"}},
+ *    "bandwidth": {"read"|"copy": {"gbs", "runs", "min", "median", "max",
+ *                  "variant": {"width", "per_item", "pattern", "local"}},
+ *                  "working_set_bytes"},                      (DRAM)
+ *    "levels": [{"level": "L1".."L3", "capacity_bytes",
+ *                "working_set_bytes", "read": {..}, "copy": {..}}]}
  * gflops and gflops_spread hold only the dtypes that have a figure; the
- * spreads only figures that were measured (runs > 0).
+ * spreads only figures that were measured (runs > 0), the variants only
+ * those recorded.
  */
 cJSON *et_peaks_to_json(const et_peaks *p);
 
@@ -43,17 +50,25 @@ cJSON *et_roofline_gops_json(const et_roofline *r);
 cJSON *et_measured_gops_json(const et_roofline *r, double measured_s);
 
 /*
+ * The bandwidth the roofline used: {"level": "L2", "read_bytes",
+ * "write_bytes", "read_gbs", "copy_gbs", "bandwidth_gbs" (effective),
+ * "label": "52.7 GB/s (L2, read-only)"}.
+ */
+cJSON *et_roofline_memory_json(const et_roofline *r);
+
+/*
  * The roofline part of `check`: {"roofline_s", "bound", "compute_s",
- * "memory_s", "roofline_gops": {dtype: value}, "peaks": {"gflops": {...},
- * "bandwidth_gbs"}}. (check's own keys ops, bytes and intensity stay with
- * check.)
+ * "memory_s", "roofline_gops": {dtype: value}, "memory" (as above),
+ * "peaks": {"gflops": {...}, "bandwidth_gbs"}}. (check's own keys ops,
+ * bytes and intensity stay with check.)
  */
 cJSON *et_roofline_to_json(const et_roofline *r, const et_peaks *p);
 
 /*
  * Adds to obj the keys a timed result carries (run --time, tune's `best`
- * and `candidates`): "gops" and "roofline_gops" (dtype -> value) and
- * "roofline_fraction" (measured / roofline, see et_roofline_ratio).
+ * and `candidates`): "gops" and "roofline_gops" (dtype -> value),
+ * "roofline_memory" (et_roofline_memory_json) and "roofline_fraction"
+ * (measured / roofline, see et_roofline_ratio).
  * Returns 0, or -1 when out of memory.
  */
 int et_report_add_gops(cJSON *obj, const et_roofline *r, double measured_s);
@@ -64,7 +79,8 @@ int et_report_add_gops(cJSON *obj, const et_roofline *r, double measured_s);
  *   Dtype | Measured GOps/s | Roofline GOps/s | % of roofline
  *
  * one row per dtype with ops, then one line with the bound, the
- * intensity and the effective against the peak bandwidth. A copy or
+ * intensity and the bandwidth moved against the one the roofline used
+ * (et_roofline_bandwidth_label). A copy or
  * transpose (no ops) gets a single row for "-" whose % is the ratio of
  * times.
  */
@@ -117,6 +133,9 @@ typedef struct et_plot {
                               * reference line; 0: none */
     double roofline_s;       /* the roofline time, the floor no candidate
                               * can pass; 0: none */
+    double bandwidth_gbs;    /* the bandwidth slope: the roofline's
+                              * (et_roofline.bandwidth_gbs, its memory
+                              * level); 0: the peaks' DRAM copy figure */
 } et_plot;
 
 /* The convergence panel's axis titles (also in the SVG's <desc>). */

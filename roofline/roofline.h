@@ -2,29 +2,47 @@
  * roofline.h - device peaks and the roofline model (docs/roofline.md).
  *
  * Peaks (et_peaks) are plain values: the FMA throughput per dtype in
- * GFLOP/s and the streaming bandwidth in GB/s, with the spread of the runs
- * that produced them. They come from the micro-benchmarks in peaks.h, from
+ * GFLOP/s and the read-only and copy bandwidth per memory level in GB/s,
+ * with the spread of the runs that produced them and the micro-benchmark
+ * variants that won. They come from the micro-benchmarks in peaks.h, from
  * the per-device cache, or from an override file (see et_peaks_load()).
  *
- * The model, for an einsum with ops_d operations booked to dtype d and
- * `bytes` of compulsory traffic:
+ * The model, for an einsum with ops_d operations booked to dtype d, R
+ * compulsory bytes read (every input once) and W written (the output
+ * once), B = R + W:
  *
  *   compute time  = max over d of ops_d / peak_d
- *   memory time   = bytes / bandwidth
+ *   memory time   = max(R / read_bw + W * c_w,  B / max(read_bw, copy_bw))
+ *                   with c_w = max(0, 2 / copy_bw - 1 / read_bw)
  *   roofline time = max(compute time, memory time)
  *   roofline GOps/s of d = ops_d / roofline time
+ *
+ * read_bw is the read-only figure (a reduction that writes nothing), copy_bw
+ * the copy's (b = a), both counted as (bytes read + written) / time, of the
+ * memory level the problem's bytes fit in (below). c_w is the time a
+ * written byte costs in a copy once its read is paid: the formula gives
+ * exactly the read-only time for a problem that only reads and exactly the
+ * copy time for one that writes as much as it reads, and is linear in
+ * between; the second term is a guard for figures where writes would
+ * look free (never binding once read_bw >= copy_bw, as below).
+ *
+ * Which level: the smallest cache level whose capacity (its size, times
+ * the compute units when each unit has its own) holds B; DRAM when none
+ * does or none was measured. A level's figures are raised to those of the
+ * larger levels and DRAM where those are higher (a ceiling never drops as
+ * the data grows closer), and a read-only figure below the copy figure of
+ * its level is raised to it (a kernel that only reads can do what a copy
+ * does). Missing figures fall back: a level's read
+ * figure to its copy figure, a level without figures to the next larger
+ * one, DRAM's read figure to `bandwidth_gbs` (the DRAM copy figure, the
+ * one an override file gives), so peaks with only `bandwidth_gbs` give
+ * memory time = B / bandwidth_gbs, the classic roofline.
  *
  * Which peak serves a dtype: its own when measured (> 0); f16 without a
  * native f16 peak uses the f32 peak, because f16 is a storage type computed
  * in f32 (et_einsum_ops books its ops to the accumulation dtype anyway, so
  * this only matters for hand-made op counts). A dtype with ops but no peak
  * and no fallback (f64 on a device without fp64) is ET_ERR_UNSUPPORTED.
- *
- * Bandwidth used by the model: `bandwidth_gbs`, the best of the streaming
- * kernels (read, write, copy, triad), each counted as (bytes read + bytes
- * written) / time. The copy is the usual figure; the best of the four is the
- * honest roof for kernels that mostly read (reductions, matvec), which a
- * copy-only figure would let exceed 100 % of the roofline.
  *
  * Nothing here touches a device; everything is thread-safe.
  */
@@ -45,17 +63,75 @@ typedef struct et_spread {
     double max;
 } et_spread;
 
+/*
+ * Version of the micro-benchmarks. Peaks measured by another version are
+ * not used (it is part of the cache key and checked in stored peaks):
+ * bump it whenever a benchmark changes what it measures.
+ *   1  fixed kernels: FMA with 12 chains, streaming read/write/copy/triad
+ *   2  searched variants, read-only and copy figures, cache levels
+ */
+#define ET_PEAKS_BENCH_VERSION 2
+
 /* The streaming kernels that measure bandwidth. */
 typedef enum et_bw_kind {
-    ET_BW_READ = 0, /* a reduction: reads a buffer, writes a little */
-    ET_BW_WRITE,    /* fills a buffer */
+    ET_BW_READ = 0, /* read-only: a reduction that writes nothing */
     ET_BW_COPY,     /* b = a */
-    ET_BW_TRIAD,    /* a = b + s * c */
     ET_BW_COUNT
 } et_bw_kind;
 
-/* "read", "write", "copy", "triad". */
+/* "read", "copy". */
 const char *et_bw_kind_name(et_bw_kind k);
+
+/* Memory levels the model chooses among: caches 1..3 and DRAM. */
+typedef enum et_mem_level {
+    ET_MEM_L1 = 0,
+    ET_MEM_L2,
+    ET_MEM_L3,
+    ET_MEM_DRAM,
+    ET_MEM_LEVEL_COUNT
+} et_mem_level;
+
+/* "L1", "L2", "L3", "DRAM". */
+const char *et_mem_level_name(et_mem_level l);
+
+/* The winning variant of an FMA benchmark. */
+typedef struct et_fma_variant {
+    int width;   /* vector lanes per accumulator (1..16) */
+    int chains;  /* independent accumulators per work-item */
+    int local;   /* work-group size */
+} et_fma_variant;
+
+/* Access patterns of the bandwidth benchmarks. */
+typedef enum et_bw_pattern {
+    ET_BW_CHUNK = 0, /* each work-item a contiguous run of elements */
+    ET_BW_STRIDED,   /* element k of work-item g at g + k * global size */
+    ET_BW_WALK,      /* cache levels, CPU: every work-item of a group
+                      * walks its group's whole working set */
+    ET_BW_SWEEP,     /* cache levels, GPU: a group's work-items sweep its
+                      * working set together */
+    ET_BW_PATTERN_COUNT
+} et_bw_pattern;
+
+/* "chunk", "strided", "walk", "sweep". */
+const char *et_bw_pattern_name(et_bw_pattern p);
+
+/* The winning variant of a bandwidth benchmark. width 0: none recorded. */
+typedef struct et_bw_variant {
+    int width;      /* floats per vector element (1..16) */
+    int per_item;   /* elements per work-item (per loop step for walks) */
+    int local;      /* work-group size; 0: the runtime chose */
+    et_bw_pattern pattern;
+} et_bw_variant;
+
+/* Bandwidth of one memory level. */
+typedef struct et_level_bw {
+    int64_t capacity_bytes;    /* bytes a problem may have to use this
+                                  level; 0: not measured (DRAM: unbounded) */
+    int64_t working_set_bytes; /* bytes the benchmark kept in the level */
+    double gbs[ET_BW_COUNT];   /* read-only and copy; 0: not measured */
+    et_spread spread[ET_BW_COUNT];
+    et_bw_variant variant[ET_BW_COUNT];
+} et_level_bw;
 
 /* Where a set of peaks came from. */
 typedef enum et_peaks_source {
@@ -74,15 +150,19 @@ typedef struct et_peaks {
     char backend[16];        /* "opencl", "cuda" */
     char driver[128];        /* driver version */
     char eintune_version[32];
+    int bench_version;       /* ET_PEAKS_BENCH_VERSION when measured; 0
+                                unknown (an override file) */
     et_peaks_source source;
     /* FMA throughput; 0 where the dtype was not measured (no native f16,
      * no fp64). Each figure is the best run, i.e. spread.max when measured. */
     double gflops[ET_DTYPE_COUNT];
     et_spread gflops_spread[ET_DTYPE_COUNT];
-    /* Streaming bandwidth per kernel; 0 where not measured. */
-    double bw_gbs[ET_BW_COUNT];
-    et_spread bw_spread[ET_BW_COUNT];
-    /* The model's bandwidth: the best of bw_gbs (or the override's). */
+    et_fma_variant fma_variant[ET_DTYPE_COUNT]; /* width 0: not recorded */
+    /* Bandwidth per memory level; level[ET_MEM_DRAM] over buffers far
+     * larger than the last-level cache. */
+    et_level_bw level[ET_MEM_LEVEL_COUNT];
+    /* The DRAM copy figure (or the override's): the fallback of every
+     * bandwidth figure that is missing (see the model above). */
     double bandwidth_gbs;
 } et_peaks;
 
@@ -106,7 +186,13 @@ typedef struct et_roofline {
                                            (0: none, no ops there) */
     double compute_s;            /* max over d of ops_d / peak_d */
     et_dtype compute_dtype;      /* the dtype that sets compute_s */
-    double memory_s;             /* bytes / bandwidth */
+    int64_t read_bytes;          /* compulsory bytes read (inputs) */
+    int64_t write_bytes;         /* compulsory bytes written (output) */
+    et_mem_level level;          /* the level whose figures were used */
+    double read_gbs;             /* its read-only figure (after fallbacks) */
+    double copy_gbs;             /* its copy figure (after fallbacks) */
+    double bandwidth_gbs;        /* bytes / memory_s: the effective roof */
+    double memory_s;             /* the memory time of the model above */
     double time_s;               /* max(compute_s, memory_s) */
     et_bound bound;              /* memory when memory_s >= compute_s */
     double gops[ET_DTYPE_COUNT]; /* roofline GOps/s: ops_d / time_s / 1e9 */
@@ -119,16 +205,35 @@ typedef struct et_roofline {
 double et_peaks_gflops_for(const et_peaks *p, et_dtype t);
 
 /*
- * The model from raw counts. ops[d] >= 0 per dtype, bytes >= 0.
- * Returns ET_OK, ET_ERR_INPUT (negative counts, bandwidth <= 0 with
- * bytes > 0, or nothing to count at all), or ET_ERR_UNSUPPORTED (ops in a
- * dtype with no peak). `why` (may be NULL, `why_cap` bytes) says which.
+ * The level a problem of `bytes` compulsory bytes uses on p (the model's
+ * rule above) and its read-only and copy figures after the fallbacks
+ * (either may be 0 when p has no bandwidth at all).
+ */
+et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
+                                double *read_gbs, double *copy_gbs);
+
+/*
+ * The model from raw counts. ops[d] >= 0 per dtype, read_bytes >= 0,
+ * write_bytes >= 0. Returns ET_OK, ET_ERR_INPUT (negative counts,
+ * bandwidth <= 0 with bytes > 0, or nothing to count at all), or
+ * ET_ERR_UNSUPPORTED (ops in a dtype with no peak). `why` (may be NULL,
+ * `why_cap` bytes) says which.
  */
 et_status et_roofline_from_counts(const int64_t ops[ET_DTYPE_COUNT],
-                                  int64_t bytes, const et_peaks *p,
-                                  et_roofline *r, char *why, size_t why_cap);
+                                  int64_t read_bytes, int64_t write_bytes,
+                                  const et_peaks *p, et_roofline *r,
+                                  char *why, size_t why_cap);
 
-/* The model for an einsum: et_einsum_ops + et_einsum_bytes, then as above. */
+/*
+ * "52.7 GB/s (L2, read-only)": the effective bandwidth the roofline used,
+ * its level, and "read-only" when under 10 % of the bytes are written,
+ * "copy" from 40 %, "read/copy mix" between. Returns buf.
+ */
+const char *et_roofline_bandwidth_label(const et_roofline *r, char *buf,
+                                        size_t cap);
+
+/* The model for an einsum: et_einsum_ops, the inputs' and the output's
+ * bytes (their sum is et_einsum_bytes), then as above. */
 et_status et_roofline_compute(const et_einsum *e, const et_peaks *p,
                               et_roofline *r, char *why, size_t why_cap);
 

@@ -201,10 +201,10 @@ static et_status resolve_actions(et_binding *b)
     for (int i = 0; i < s->n_actions; i++) {
         const et_space_action *a = &s->action[i];
         for (int m = 0; m < b->n_maps; m++) {
-            for (int x = 0; x < u->n_idx || (x == 0 && a->op == ET_OPT_NOLOCALS);
+            for (int x = 0; x < u->n_idx || (x == 0 && et_opt_kind_is_global(a->op));
                  x++) {
                 int ux = -1; /* user index number */
-                if (a->op == ET_OPT_NOLOCALS) {
+                if (et_opt_kind_is_global(a->op)) {
                     ux = -1;
                 } else if (a->axis >= 0) {
                     if (x > 0)
@@ -233,7 +233,7 @@ static et_status resolve_actions(et_binding *b)
                     if (!dup)
                         b->act[b->n_act++] = o;
                 }
-                if (a->op == ET_OPT_NOLOCALS)
+                if (et_opt_kind_is_global(a->op))
                     break;
             }
         }

@@ -382,7 +382,47 @@ typedef struct srch {
     int budget;          /* budget of the current phase (absolute count) */
     et_kernel *start;    /* base kernel + start opts */
     bool nomem;
+    /* batched (et_search_run_many): candidates proposed and not yet
+     * answered, handed to the callback together by flush() */
+    et_eval_many_fn many;
+    struct pend *pend;
+    int n_pend, cap_pend;
+    int n_pend_eval;     /* of which not refused (they count as answered
+                            for the budget until the flush) */
+    int last_slot;       /* the pending slot propose() used, -1 if none */
+    bool flushed;        /* the batch was answered; batch_clear next */
+    /* duplicates of a kernel waiting in the batch, told to on_duplicate
+     * once it is answered (flush) */
+    struct dup_later *later;
+    int n_later, cap_later;
 } srch;
+
+/* A candidate waiting in the batch; its et_candidate's pointers are set
+ * at the flush (the array may move while it grows). */
+typedef struct pend {
+    et_candidate c;
+    et_kernel *k;                /* a clone, owned; NULL when refused */
+    bool has_point;
+    et_point pt;
+    int n_opts;
+    et_opt opts[ET_MAX_OPTS];
+    char opts_text[4096], params_text[1024], reason[512];
+    et_eval_result r;
+    double t;                    /* after the flush: its time (INFINITY
+                                    for a failure or no answer) */
+} pend;
+
+/* A proposal of a kernel that waits in the batch, for on_duplicate. */
+typedef struct dup_later {
+    int slot;                    /* the first proposal's pending slot */
+    long seq;
+    uint64_t key;
+    bool has_point;
+    et_point pt;
+    int n_opts, n_actions;
+    et_opt opts[ET_MAX_OPTS];
+    char opts_text[4096], params_text[1024];
+} dup_later;
 
 static double elapsed(const srch *S)
 {
@@ -401,14 +441,246 @@ static bool must_stop(srch *S)
 {
     if (S->stop)
         return true;
-    if (S->st->answered >= S->budget)
+    if (S->st->answered + S->n_pend_eval >= S->budget)
         set_stop(S, "budget");
     else if (S->o.time_limit_s > 0 && elapsed(S) >= S->o.time_limit_s)
         set_stop(S, "time limit");
     return S->stop;
 }
 
-enum { P_STOP = -1, P_ANSWERED = 0, P_DUPLICATE = 1, P_REFUSED = 2 };
+enum { P_STOP = -1, P_ANSWERED = 0, P_DUPLICATE = 1, P_REFUSED = 2,
+       P_PENDING = 3 };
+
+/* Books an answer: the de-duplication map, the counts, the best so far. */
+static void record_answer(srch *S, uint64_t key, const et_point *pt,
+                          const et_opt *opts, int n_opts,
+                          const et_eval_result *r, double *t)
+{
+    double time = r->status == ET_EVAL_OK ? r->time_s : INFINITY;
+    if (isnan(time))
+        time = INFINITY;
+    if (!kmap_put(&S->seen, key, time))
+        S->nomem = true;
+    S->st->answered++;
+    if (r->cached)
+        S->st->cached++;
+    if (r->status != ET_EVAL_OK)
+        S->st->failed++;
+    if (r->status == ET_EVAL_OK &&
+        (!S->st->has_best || time < S->st->best_time_s)) {
+        S->st->has_best = true;
+        S->st->best_time_s = time;
+        S->st->best_has_point = pt != NULL;
+        if (pt)
+            S->st->best_point = *pt;
+        S->st->best_n_opts = n_opts < ET_MAX_OPTS ? n_opts : ET_MAX_OPTS;
+        memcpy(S->st->best_opts, opts,
+               sizeof(et_opt) * (size_t)S->st->best_n_opts);
+    }
+    *t = time;
+}
+
+/* Batched mode: appends a candidate to the batch (P_PENDING, or
+ * P_REFUSED for a refused one, which the callback records in its place
+ * in the order). S->last_slot names its slot. */
+static int enqueue(srch *S, const et_point *pt, const et_kernel *k,
+                   const et_opt *opts, int n_opts, int n_actions,
+                   const char *reason, const char *opts_text,
+                   const char *params_text, uint64_t key, double bound)
+{
+    if (S->n_pend == S->cap_pend) {
+        int cap = S->cap_pend ? 2 * S->cap_pend : 16;
+        pend *np = realloc(S->pend, (size_t)cap * sizeof *np);
+        if (!np) {
+            S->nomem = true;
+            set_stop(S, "out of memory");
+            return P_STOP;
+        }
+        S->pend = np;
+        S->cap_pend = cap;
+    }
+    pend *e = &S->pend[S->n_pend];
+    memset(e, 0, sizeof *e);
+    if (k && !(e->k = et_kernel_clone(k))) {
+        S->nomem = true;
+        set_stop(S, "out of memory");
+        return P_STOP;
+    }
+    e->has_point = pt != NULL;
+    if (pt)
+        e->pt = *pt;
+    e->n_opts = n_opts < ET_MAX_OPTS ? n_opts : ET_MAX_OPTS;
+    if (e->n_opts > 0)
+        memcpy(e->opts, opts, sizeof(et_opt) * (size_t)e->n_opts);
+    snprintf(e->opts_text, sizeof e->opts_text, "%s", opts_text);
+    snprintf(e->params_text, sizeof e->params_text, "%s", params_text);
+    snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
+    e->c.seq = S->seq++;
+    e->c.n_actions = n_actions;
+    e->c.key = key;
+    e->c.bound_s = bound;
+    e->c.refused = k == NULL;
+    e->t = INFINITY;
+    S->last_slot = S->n_pend++;
+    if (k) {
+        S->n_pend_eval++;
+        return P_PENDING;
+    }
+    S->st->refused++;
+    return P_REFUSED;
+}
+
+/* Slot holding a pending candidate of this key, -1 if none. */
+static int pending_slot(const srch *S, uint64_t key)
+{
+    for (int i = 0; i < S->n_pend; i++)
+        if (!S->pend[i].c.refused && S->pend[i].c.key == key)
+            return i;
+    return -1;
+}
+
+/* Batched mode: keeps a duplicate of the kernel in pending slot `slot`
+ * for on_duplicate, which is told once that kernel is answered. */
+static void defer_duplicate(srch *S, int slot, const et_candidate *c)
+{
+    if (S->n_later == S->cap_later) {
+        int cap = S->cap_later ? 2 * S->cap_later : 8;
+        dup_later *nl = realloc(S->later, (size_t)cap * sizeof *nl);
+        if (!nl) {
+            S->nomem = true;
+            return;
+        }
+        S->later = nl;
+        S->cap_later = cap;
+    }
+    dup_later *l = &S->later[S->n_later++];
+    memset(l, 0, sizeof *l);
+    l->slot = slot;
+    l->seq = c->seq;
+    l->key = c->key;
+    l->has_point = c->has_point;
+    l->pt = c->point;
+    l->n_opts = c->n_opts < ET_MAX_OPTS ? c->n_opts : ET_MAX_OPTS;
+    if (l->n_opts > 0)
+        memcpy(l->opts, c->opts, sizeof(et_opt) * (size_t)l->n_opts);
+    l->n_actions = c->n_actions;
+    snprintf(l->opts_text, sizeof l->opts_text, "%s", c->opts_text);
+    snprintf(l->params_text, sizeof l->params_text, "%s", c->params_text);
+}
+
+/* Tells on_duplicate of the deferred duplicates whose first proposal was
+ * answered in the flushed batch (the others were not answered either). */
+static void tell_deferred(srch *S)
+{
+    for (int i = 0; i < S->n_later; i++) {
+        const dup_later *l = &S->later[i];
+        const pend *e = &S->pend[l->slot];
+        if (e->c.refused || !e->r.answered)
+            continue;
+        et_candidate c;
+        memset(&c, 0, sizeof c);
+        c.seq = l->seq;
+        c.binding = S->b;
+        c.has_point = l->has_point;
+        c.point = l->pt;
+        c.n_actions = l->n_actions;
+        c.n_opts = l->n_opts;
+        c.opts = l->opts;
+        c.opts_text = l->opts_text;
+        c.params_text = l->params_text;
+        c.key = l->key;
+        c.bound_s = INFINITY;
+        c.reason = "";
+        S->o.on_duplicate(S->user, &c, e->c.seq);
+    }
+    S->n_later = 0;
+}
+
+/*
+ * Batched mode: hands the batch to the callback and books the answers.
+ * Slots keep their times (pend[i].t) until batch_clear. A candidate the
+ * callback did not get to (it stopped, or the time limit came) is not
+ * answered: it is left out of the counts and the map, and the search
+ * stops.
+ */
+static void flush(srch *S)
+{
+    if (!S->many || S->n_pend == 0 || S->flushed)
+        return;
+    S->flushed = true;
+    et_candidate *cs = calloc((size_t)S->n_pend, sizeof *cs);
+    et_eval_result *rs = calloc((size_t)S->n_pend, sizeof *rs);
+    if (!cs || !rs) {
+        free(cs);
+        free(rs);
+        S->nomem = true;
+        set_stop(S, "out of memory");
+        S->n_pend_eval = 0;
+        return;
+    }
+    for (int i = 0; i < S->n_pend; i++) {
+        pend *e = &S->pend[i];
+        cs[i] = e->c;
+        cs[i].binding = S->b;
+        cs[i].has_point = e->has_point;
+        cs[i].point = e->pt;
+        cs[i].n_opts = e->n_opts;
+        cs[i].opts = e->opts;
+        cs[i].opts_text = e->opts_text;
+        cs[i].params_text = e->params_text;
+        cs[i].kernel = e->k;
+        cs[i].reason = e->c.refused ? e->reason : "";
+        rs[i].time_s = INFINITY;
+    }
+    double deadline = S->o.time_limit_s > 0 ? S->t0 + S->o.time_limit_s
+                                            : INFINITY;
+    et_eval_batch batch = {cs, rs, S->n_pend, S->o.cut_factor, deadline};
+    int stop = S->many(S->user, &batch);
+    bool missed = false;
+    for (int i = 0; i < S->n_pend; i++) {
+        pend *e = &S->pend[i];
+        e->r = rs[i];
+        if (e->c.refused)
+            continue;
+        if (!rs[i].answered) {
+            missed = true;
+            continue;
+        }
+        record_answer(S, e->c.key, e->has_point ? &e->pt : NULL, e->opts,
+                      e->n_opts, &rs[i], &e->t);
+    }
+    S->n_pend_eval = 0;
+    free(cs);
+    free(rs);
+    tell_deferred(S);
+    if (stop != 0)
+        set_stop(S, "stopped by the caller");
+    if (missed)
+        set_stop(S, "time limit");
+    if (S->nomem)
+        set_stop(S, "out of memory");
+}
+
+/* Forgets the flushed batch. */
+static void batch_clear(srch *S)
+{
+    for (int i = 0; i < S->n_pend; i++)
+        et_kernel_free(S->pend[i].k);
+    S->n_pend = 0;
+    S->n_pend_eval = 0;
+    S->n_later = 0;
+    S->flushed = false;
+}
+
+/* Random and grid searches in batched mode: flush once the batch is
+ * full (their proposals do not depend on the answers). */
+static void maybe_flush(srch *S)
+{
+    if (S->many && S->n_pend_eval >= S->o.batch) {
+        flush(S);
+        batch_clear(S);
+    }
+}
 
 /*
  * Proposes one candidate. k is the kernel (NULL when refused, with
@@ -421,6 +693,7 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
 {
     if (t)
         *t = INFINITY;
+    S->last_slot = -1;
     if (must_stop(S))
         return P_STOP;
     char opts_text[4096], params_text[1024] = "{}";
@@ -447,6 +720,10 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
     c.reason = "";
     et_eval_result r;
     memset(&r, 0, sizeof(r));
+    if (!k && S->many)
+        return enqueue(S, pt, NULL, opts, n_opts, n_actions,
+                       reason ? reason : "refused", opts_text, params_text,
+                       0, INFINITY);
     if (!k) {
         c.seq = S->seq++;
         c.refused = true;
@@ -476,6 +753,34 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
         }
         return P_DUPLICATE;
     }
+    if (S->many) {
+        /* a kernel already waiting in the batch: a duplicate whose time
+         * the caller reads from that slot after the flush, and which
+         * on_duplicate is told of once that kernel is answered */
+        int slot = pending_slot(S, c.key);
+        if (slot >= 0) {
+            S->st->duplicates++;
+            S->last_slot = slot;
+            if (S->o.on_duplicate && !kmap_find(&S->said, said, NULL)) {
+                if (!kmap_put(&S->said, said, 0))
+                    S->nomem = true;
+                c.seq = S->seq++;
+                defer_duplicate(S, slot, &c);
+            }
+            return P_DUPLICATE;
+        }
+        int res = enqueue(S, pt, k, opts, n_opts, n_actions, NULL,
+                          opts_text, params_text, c.key,
+                          S->st->has_best
+                              ? S->o.cut_factor * S->st->best_time_s
+                              : INFINITY);
+        if (res == P_PENDING &&
+            (!kmap_put(&S->said, said, 0) ||
+             !kmap_put(&S->seen_seq, c.key,
+                       (double)S->pend[S->last_slot].c.seq)))
+            S->nomem = true;
+        return res;
+    }
     c.seq = S->seq++;
     if (!kmap_put(&S->said, said, 0) ||
         !kmap_put(&S->seen_seq, c.key, (double)c.seq))
@@ -484,26 +789,8 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
         c.bound_s = S->o.cut_factor * S->st->best_time_s;
     r.time_s = INFINITY;
     int stop = S->fn(S->user, &c, &r);
-    double time = r.status == ET_EVAL_OK ? r.time_s : INFINITY;
-    if (isnan(time))
-        time = INFINITY;
-    if (!kmap_put(&S->seen, c.key, time))
-        S->nomem = true;
-    S->st->answered++;
-    if (r.cached)
-        S->st->cached++;
-    if (r.status != ET_EVAL_OK)
-        S->st->failed++;
-    if (r.status == ET_EVAL_OK &&
-        (!S->st->has_best || time < S->st->best_time_s)) {
-        S->st->has_best = true;
-        S->st->best_time_s = time;
-        S->st->best_has_point = pt != NULL;
-        if (pt)
-            S->st->best_point = *pt;
-        S->st->best_n_opts = n_opts < ET_MAX_OPTS ? n_opts : ET_MAX_OPTS;
-        memcpy(S->st->best_opts, opts, sizeof(et_opt) * (size_t)S->st->best_n_opts);
-    }
+    double time;
+    record_answer(S, c.key, pt, opts, n_opts, &r, &time);
     if (stop != 0)
         set_stop(S, "stopped by the caller");
     if (S->nomem)
@@ -655,7 +942,8 @@ static void param_random(srch *S)
         }
         kmap_put(&drawn, id, 0);
         int res = try_point(S, &pt, NULL, NULL);
-        idle = res == P_ANSWERED ? 0 : idle + 1;
+        idle = res == P_ANSWERED || res == P_PENDING ? 0 : idle + 1;
+        maybe_flush(S);
     }
     kmap_free(&drawn);
 }
@@ -668,6 +956,7 @@ static void param_grid(srch *S)
         point_at(S, i, &pt);
         if (try_point(S, &pt, NULL, NULL) == P_STOP)
             return;
+        maybe_flush(S);
     }
     set_stop(S, "exhausted");
 }
@@ -677,7 +966,37 @@ typedef struct member {
     et_kernel *k;    /* action beam only */
     double t;
     long order;      /* tie-break: proposal order */
+    int slot;        /* batched: the pending slot its time comes from,
+                        -1 when known */
 } member;
+
+/*
+ * Batched mode, after a step's candidates were proposed: flushes them and
+ * gives every member waiting for a slot its time; members whose candidate
+ * was not answered (the batch stopped early) are dropped (their kernels
+ * freed). Returns the new count. Sequential mode: nothing to do.
+ */
+static int settle(srch *S, member *m, int n)
+{
+    if (!S->many)
+        return n;
+    flush(S);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (m[i].slot >= 0) {
+            const pend *e = &S->pend[m[i].slot];
+            if (!e->c.refused && !e->r.answered) {
+                et_kernel_free(m[i].k);
+                continue;
+            }
+            m[i].t = e->t;
+            m[i].slot = -1;
+        }
+        m[k++] = m[i];
+    }
+    batch_clear(S);
+    return k;
+}
 
 static int member_cmp(const void *x, const void *y)
 {
@@ -699,6 +1018,7 @@ static void param_beam(srch *S)
     member *next = NULL;
     int nb = 0;
     long order = 0;
+    int start_slot = -1;
     if (!beam) {
         S->nomem = true;
         return;
@@ -714,13 +1034,22 @@ static void param_beam(srch *S)
             goto done;
         if (m == 0 && res != -2)
             S->st->start_time_s = t;
-        if (res == P_ANSWERED || res == P_DUPLICATE || res == P_REFUSED) {
+        if (res == P_ANSWERED || res == P_DUPLICATE || res == P_REFUSED ||
+            res == P_PENDING) {
             beam[nb].pt = pt;
             beam[nb].t = t;
             beam[nb].order = order++;
+            beam[nb].slot = res == P_REFUSED ? -1 : S->last_slot;
+            if (m == 0)
+                start_slot = beam[nb].slot;
             nb++;
         }
     }
+    if (S->many && start_slot >= 0) {
+        flush(S);
+        S->st->start_time_s = S->pend[start_slot].t;
+    }
+    nb = settle(S, beam, nb);
     qsort(beam, (size_t)nb, sizeof(member), member_cmp);
     if (nb > K)
         nb = K;
@@ -748,15 +1077,21 @@ static void param_beam(srch *S)
                 double t;
                 int res = try_point(S, &pt, &t, NULL);
                 if (res == P_STOP)
-                    goto done;
-                if (res == P_ANSWERED || res == P_DUPLICATE) {
+                    goto step_done;
+                if (res == P_ANSWERED || res == P_DUPLICATE ||
+                    res == P_PENDING) {
                     next[nn].pt = pt;
                     next[nn].t = t;
                     next[nn].order = order++;
+                    next[nn].slot = S->last_slot;
                     nn++;
                 }
             }
         }
+    step_done:
+        nn = settle(S, next, nn);
+        if (S->stop)
+            goto done;
         if (nn == 0) {
             snprintf(S->st->stop_reason, sizeof(S->st->stop_reason),
                      "no valid value for %.40s", s->param[q].name);
@@ -794,6 +1129,13 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
     }
     double t;
     int res = propose(S, pt, start, NULL, 0, 0, NULL, &t);
+    if (res == P_PENDING) {
+        /* the starting kernel is a step of its own */
+        beam[0].slot = S->last_slot;
+        if (settle(S, beam, 1) == 0)
+            goto done;
+        t = beam[0].t;
+    }
     if (res == P_STOP)
         goto done;
     if (!pt)
@@ -820,9 +1162,10 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
                               scratch->n_opts - nstart, NULL, &t);
                 if (res == P_STOP)
                     break;
-                if (res == P_ANSWERED) {
+                if (res == P_ANSWERED || res == P_PENDING) {
                     next[nn].k = scratch;
                     next[nn].t = t;
+                    next[nn].slot = S->last_slot;
                     next[nn].order = order++;
                     if (pt)
                         next[nn].pt = *pt;
@@ -835,6 +1178,7 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
             }
         }
         et_kernel_free(scratch);
+        nn = settle(S, next, nn);
         if (nn == 0) {
             set_stop(S, "no new kernels");
             break;
@@ -904,8 +1248,9 @@ static void action_random(srch *S, et_kernel *start, const et_point *pt)
                 break;
         }
         int res = propose(S, pt, k, NULL, 0, k->n_opts - nstart, NULL, NULL);
-        idle = res == P_ANSWERED ? 0 : idle + 1;
+        idle = res == P_ANSWERED || res == P_PENDING ? 0 : idle + 1;
         et_kernel_free(k);
+        maybe_flush(S);
     }
     free(perm);
 }
@@ -930,6 +1275,7 @@ static void action_grid(srch *S, et_kernel *start, const et_point *pt)
             continue;
         }
         int res = propose(S, pt, k1, NULL, 0, 1, NULL, NULL);
+        maybe_flush(S);
         for (int c = 0; S->s->max_depth >= 2 && c < na && res != P_STOP; c++) {
             et_kernel *k2 = et_kernel_clone(k1);
             if (!k2) {
@@ -941,6 +1287,7 @@ static void action_grid(srch *S, et_kernel *start, const et_point *pt)
             else
                 res = propose(S, pt, k2, NULL, 0, k2->n_opts - nstart, NULL, NULL);
             et_kernel_free(k2);
+            maybe_flush(S);
         }
         et_kernel_free(k1);
         if (res == P_STOP || S->stop)
@@ -951,9 +1298,9 @@ static void action_grid(srch *S, et_kernel *start, const et_point *pt)
 
 /* ---- entry point ----------------------------------------------------------- */
 
-et_status et_search_run(const et_binding *b, const et_search_opts *o,
-                        et_eval_fn fn, void *user, et_search_stats *stats,
-                        et_diag *d)
+static et_status run(const et_binding *b, const et_search_opts *o,
+                     et_eval_fn fn, et_eval_many_fn many, void *user,
+                     et_search_stats *stats, et_diag *d)
 {
     srch S;
     memset(&S, 0, sizeof(S));
@@ -976,6 +1323,10 @@ et_status et_search_run(const et_binding *b, const et_search_opts *o,
         S.o.cut_factor = 3.0;
     if (S.o.max_draws <= 0)
         S.o.max_draws = 100000;
+    if (S.o.batch <= 0)
+        S.o.batch = 8;
+    S.many = many;
+    S.last_slot = -1;
     if (S.o.n_start < 0 || S.o.n_start > ET_MAX_OPTS / 2 ||
         (S.o.n_start > 0 && !S.o.start)) {
         if (d)
@@ -1018,6 +1369,8 @@ et_status et_search_run(const et_binding *b, const et_search_opts *o,
             param_grid(&S);
         else
             param_beam(&S);
+        flush(&S);
+        batch_clear(&S);
     }
     if (has_act && !S.nomem &&
         !(S.stop && strcmp(stats->stop_reason, "time limit") == 0) &&
@@ -1044,6 +1397,8 @@ et_status et_search_run(const et_binding *b, const et_search_opts *o,
             action_grid(&S, from, ppt);
         else
             action_beam(&S, from, ppt);
+        flush(&S);
+        batch_clear(&S);
         et_kernel_free(best);
     }
     if (S.nomem) {
@@ -1057,5 +1412,21 @@ et_status et_search_run(const et_binding *b, const et_search_opts *o,
     kmap_free(&S.seen_seq);
     kmap_free(&S.said);
     et_kernel_free(S.start);
+    free(S.later);
+    free(S.pend);
     return st;
+}
+
+et_status et_search_run(const et_binding *b, const et_search_opts *o,
+                        et_eval_fn fn, void *user, et_search_stats *stats,
+                        et_diag *d)
+{
+    return run(b, o, fn, NULL, user, stats, d);
+}
+
+et_status et_search_run_many(const et_binding *b, const et_search_opts *o,
+                             et_eval_many_fn many, void *user,
+                             et_search_stats *stats, et_diag *d)
+{
+    return run(b, o, NULL, many, user, stats, d);
 }

@@ -67,6 +67,9 @@ typedef struct et_search_opts {
                                giving up; 0 = 100000 */
     const et_opt *start;    /* fixed opts applied before the space's */
     int n_start;
+    int batch;              /* et_search_run_many: random and grid
+                               searches propose this many candidates before
+                               their answers; 0 = 8 */
     /* Optional: told of a proposal whose kernel (source up to names, and
      * launch geometry: et_kernel_dedupe_key) was already answered under
      * other opts or params; first_seq is the seq of the candidate that
@@ -106,6 +109,7 @@ typedef struct et_eval_result {
     double time_s;
     bool cached;         /* answered from a database, not timed now */
     char reason[512];
+    bool answered;       /* et_search_run_many: the callback answered it */
 } et_eval_result;
 
 typedef int (*et_eval_fn)(void *user, const et_candidate *c,
@@ -131,6 +135,33 @@ typedef struct et_search_stats {
 } et_search_stats;
 
 /*
+ * A batch of candidates for et_search_run_many. The callback may evaluate
+ * them in any order and at once (on several devices); it sets
+ * r[i].answered for each one it answered and fills r[i] as the evaluate
+ * callback would. Candidates it does not get to (it was stopped, or
+ * deadline_s passed before it started them) are not answered: the search
+ * counts and remembers only answered ones, and stops after the batch.
+ * Refused candidates (c[i].refused) are in the batch in their place in
+ * the proposal order, to be recorded; they need no answer.
+ */
+typedef struct et_eval_batch {
+    const et_candidate *c;  /* n candidates, in proposal order */
+    et_eval_result *r;      /* their answers (zeroed, time_s INFINITY) */
+    int n;
+    /* c[i].bound_s is cut_factor x the best time known when the batch was
+     * made; the callback may tighten it with cut_factor x the best time
+     * answered in the batch so far (what the one-at-a-time search would
+     * have used) */
+    double cut_factor;
+    double deadline_s;      /* et_now_s() past which no candidate is to be
+                             * started (the time limit); INFINITY: none */
+} et_eval_batch;
+
+/* Answers a batch; returns 0 to go on, anything else to stop the search
+ * (the candidates it answered count). */
+typedef int (*et_eval_many_fn)(void *user, et_eval_batch *batch);
+
+/*
  * Runs the search o->kind over b. With both transforms and actions in the
  * space, the parametric search runs first (half the budget) and the
  * actions search on top of its best kernel with the rest (beam or random
@@ -142,6 +173,22 @@ typedef struct et_search_stats {
 et_status et_search_run(const et_binding *b, const et_search_opts *o,
                         et_eval_fn fn, void *user, et_search_stats *stats,
                         et_diag *d);
+
+/*
+ * As et_search_run, with candidates handed over in batches, so that they
+ * can be evaluated at once on several devices: a beam search proposes a
+ * whole step (every beam member with every value or action) as one batch
+ * and decides the next step from its answers, as it does one at a time;
+ * random and grid searches propose o->batch candidates ahead. The budget
+ * counts candidates in batches not yet answered, so it is never
+ * overdrawn; the time limit is the batch's deadline_s; a kernel already
+ * waiting in the batch is a duplicate. Given the same answers, the beam's
+ * steps are those of et_search_run; the early-cut bound may be looser
+ * within a step (see et_eval_batch).
+ */
+et_status et_search_run_many(const et_binding *b, const et_search_opts *o,
+                             et_eval_many_fn many, void *user,
+                             et_search_stats *stats, et_diag *d);
 
 /*
  * The de-duplication key of a kernel: a 64-bit hash of its rendered source

@@ -408,10 +408,16 @@ static et_status parse_op(loader *L, yaml_node_t *n, et_opt_kind *k)
             *k = (et_opt_kind)i;
             return ET_OK;
         }
-    return err_at(L, n,
-                  "unknown op '%.32s' (expected LOCAL, UPCAST, UNROLL, GROUP, "
-                  "GROUPTOP, PADTO, SWAP, NOLOCALS, PREFETCH or SPLIT)",
-                  sval(n));
+    char names[256];
+    size_t len = 0;
+    names[0] = '\0';
+    for (int i = 0; i < ET_OPT_COUNT && len < sizeof names; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                i == 0                ? ""
+                                : i == ET_OPT_COUNT - 1 ? " or "
+                                                        : ", ",
+                                et_opt_kind_name((et_opt_kind)i));
+    return err_at(L, n, "unknown op '%.32s' (expected %s)", sval(n), names);
 }
 
 /* A pattern letter; checks the axis kind the op needs. */
@@ -470,7 +476,7 @@ static et_status load_step(loader *L, yaml_node_t *m)
         return st;
     s->n_steps++; /* owned from here on: freed with the space */
     const char *opn = et_opt_kind_name(t->op);
-    bool is_swap = t->op == ET_OPT_SWAP, is_nol = t->op == ET_OPT_NOLOCALS;
+    bool is_swap = t->op == ET_OPT_SWAP, is_nol = et_opt_kind_is_global(t->op);
     bool is_pf = t->op == ET_OPT_PREFETCH;
     if (is_swap) {
         if (v[K_AXIS])
@@ -493,7 +499,7 @@ static et_status load_step(loader *L, yaml_node_t *m)
                       opn, is_nol ? "no axis" : "'axis'");
     }
     if (is_nol && v[K_AXIS])
-        return err_at(L, v[K_AXIS], "NOLOCALS takes no axis");
+        return err_at(L, v[K_AXIS], "%s takes no axis", opn);
     if (!is_swap && !is_nol) {
         if (!v[K_AXIS])
             return err_at(L, m, "missing key 'axis' in a %s transform", opn);
@@ -556,10 +562,10 @@ static et_status load_action(loader *L, yaml_node_t *m)
     if (a->op == ET_OPT_SWAP || a->op == ET_OPT_PREFETCH)
         return err_at(L, v[0], "%s cannot be an action (use it in 'transforms')",
                       et_opt_kind_name(a->op));
-    if (a->op == ET_OPT_NOLOCALS) {
+    if (et_opt_kind_is_global(a->op)) {
         if (v[1] || v[2])
-            return err_at(L, v[1] ? v[1] : v[2], "NOLOCALS takes no axis and "
-                          "no amt");
+            return err_at(L, v[1] ? v[1] : v[2], "%s takes no axis and no amt",
+                          et_opt_kind_name(a->op));
         a->axis = ET_ACTION_ANY;
         a->n_amt = 1;
         s->n_actions++;

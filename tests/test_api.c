@@ -535,10 +535,12 @@ static void test_tune_full(void **state)
     assert_int_equal(d.input, ET_INPUT_FILE);
     et_tune_report_free(r);
 
-    /* A device that does not exist: nothing is run. */
+    /* A device that does not exist: bad input about the device, nothing
+     * is run. */
     p = small_problem();
     o.device = "opencl:99";
-    assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_DEVICE);
+    assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_DEVICE);
     assert_null(r);
     assert_non_null(strstr(d.msg, "99"));
     /* Malformed start opts: bad input about the opts, with a position. */

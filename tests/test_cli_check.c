@@ -584,12 +584,13 @@ static void test_unknown_opt_lists_all(void **state)
     run_free(&r);
 }
 
-/* A device index past the end: "there is only 1", never "there are 1". */
+/* A device index past the end: bad input (exit 2), "there is only 1",
+ * never "there are 1". */
 static void test_device_count_grammar(void **state)
 {
     (void)state;
     run_result r = run("peaks", "--device", "opencl:99", NULL);
-    assert_int_not_equal(r.status, 0);
+    assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no OpenCL device 99"));
     assert_null(strstr(r.err, "there are 1 "));
     run_free(&r);

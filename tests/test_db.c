@@ -1257,7 +1257,10 @@ static void test_migrate_v1(void **state)
     free(json);
     /* what version 3 added works: no race yet, the load column NULL */
     assert_true(isnan(got.load_1m));
-    /* what version 4 added: the old einsum's structure form was rebuilt
+    /* what version 4 added: a campaign's table, empty */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM campaign_results"),
+                     0);
+    /* what version 5 added: the old einsum's structure form was rebuilt
      * from its canonical form, so other sizes of it find it */
     et_einsum other;
     einsum_ok("ab,bc->ac", "a=9,b=2,c=7", "f32", &other);
@@ -1481,8 +1484,8 @@ static void test_migrate_v3(void **state)
                                    "structure = ''"),
                      0);
 
-    /* a step 4 that fails (its column is already there) leaves the file
-     * at version 3 with its races */
+    /* a step 5 that fails (its column is already there) leaves the file
+     * at version 3 with its races: step 4 went with it */
     new_path(path, sizeof(path), "v3bad");
     write_v3(path, &e, &t, &r, &slow,
              "ALTER TABLE trials ADD COLUMN tuned_at TEXT;");
@@ -1490,12 +1493,90 @@ static void test_migrate_v3(void **state)
     db = NULL;
     assert_int_not_equal(et_db_open(path, &db, &err), ET_OK);
     assert_null(db);
-    assert_non_null(strstr(err.msg, "migrating to schema version 4"));
+    assert_non_null(strstr(err.msg, "migrating to schema version 5"));
     assert_int_equal(sql_int(path, "PRAGMA user_version"), 3);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM races"), 1);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM trials"), 3);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM schema_migrations"),
                      3);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master "
+                                   "WHERE name = 'campaign_results'"),
+                     0);
+}
+
+/* What version 4 added, as it was: a campaign's finished problem. */
+static const char schema_v4_test[] =
+    "CREATE TABLE campaign_results (id INTEGER PRIMARY KEY,"
+    "  einsum_id INTEGER NOT NULL REFERENCES einsums(id),"
+    "  device_id INTEGER NOT NULL REFERENCES devices(id),"
+    "  problem_key TEXT NOT NULL, result_json TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL, eintune_version TEXT NOT NULL,"
+    "  UNIQUE (einsum_id, device_id, problem_key));"
+    "INSERT INTO campaign_results VALUES (1, 1, 1, 'budget=8',"
+    "  '{\"found\": true}', 1750000000, '0.3.0');"
+    "INSERT INTO schema_migrations VALUES (4, 1750000000, '0.3.0');";
+
+/* A version-4 file (campaigns, before open axes): the version-3 file and
+ * one finished campaign problem. Step 5 rebuilds the structure forms and
+ * leaves the campaign's result as it was. */
+static void test_migrate_v4(void **state)
+{
+    (void)state;
+    char path[512];
+    new_path(path, sizeof(path), "v4");
+    et_einsum e;
+    einsum_ok("ij,jk->ik", "i=4,j=5,k=6", "f32", &e);
+    et_db_trial t = trial_of(1, &e, 1, "LOCAL(i,2)", ET_OUTCOME_OK, 1e-3);
+    et_db_trial r = trial_of(1, &e, 1, "UPCAST(j,4)", ET_OUTCOME_REFUSED, 0);
+    et_db_trial slow = trial_of(1, &e, 1, "UPCAST(k,2)", ET_OUTCOME_OK,
+                                2e-3);
+    write_v3(path, &e, &t, &r, &slow, schema_v4_test);
+    sql_exec(path, "PRAGMA user_version = 4;");
+
+    et_db *db = open_ok(path);
+    et_db_stats s;
+    CHECK(et_db_stats_get(db, &s, &err_));
+    assert_int_equal(s.schema_version, ET_DB_SCHEMA_VERSION);
+    assert_int_equal(s.trials, 3);
+    assert_int_equal(s.races, 1);
+    /* the campaign's result comes through, under its key */
+    char *json = NULL;
+    int64_t at = 0;
+    bool found = false;
+    CHECK(et_db_campaign_lookup(db, 1, 1, "budget=8", &json, &at, &found,
+                                &err_));
+    assert_true(found);
+    assert_string_equal(json, "{\"found\": true}");
+    assert_int_equal(at, 1750000000);
+    free(json);
+    json = NULL;
+    CHECK(et_db_campaign_lookup(db, 1, 1, "budget=9", &json, NULL, &found,
+                                &err_));
+    assert_false(found);
+    /* version 5's columns: no tune-at size, the structure form rebuilt */
+    et_db_trial got;
+    assert_true(lookup(db, &t, &got));
+    assert_string_equal(got.tuned_at, "");
+    assert_true(got.load_1m == 1.25);
+    et_einsum other;
+    einsum_ok("ab,bc->ac", "a=8,b=3,c=2", "f32", &other);
+    like_hits = 0;
+    like_id = 0;
+    CHECK(et_db_einsums_like(db, &other, like_cb, NULL, &err_));
+    assert_int_equal(like_hits, 1);
+    assert_int_equal(like_id, 1);
+    et_db_close(db);
+
+    assert_int_equal(sql_int(path, "PRAGMA user_version"),
+                     ET_DB_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "SELECT applied_at FROM schema_migrations "
+                                   "WHERE version = 4"),
+                     1750000000);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM schema_migrations"),
+                     ET_DB_SCHEMA_VERSION);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM einsums WHERE "
+                                   "structure = ''"),
+                     0);
 }
 
 /* ---- concurrency ------------------------------------------------------- */
@@ -1838,6 +1919,7 @@ int main(void)
         cmocka_unit_test(test_newer_schema),
         cmocka_unit_test(test_migrate_v1),
         cmocka_unit_test(test_migrate_v3),
+        cmocka_unit_test(test_migrate_v4),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_kill),
         cmocka_unit_test(test_cli),

@@ -323,19 +323,27 @@ static const char *pair_rule(et_opt_kind a, et_opt_kind b)
         return "needs an explicit work-group; NOLOCALS was applied";
     if (a == ET_OPT_NOLOCALS && b == ET_OPT_NOLOCALS)
         return "NOLOCALS already applied";
+    if (a == ET_OPT_HOIST && b == ET_OPT_HOIST)
+        return "HOIST already applied";
     return NULL;
 }
 
 /* Every ordered pair (a, b) on one einsum: refused pairs are asserted
  * refused with their rule, valid ones verified on the device - in the
  * dtype of parity a+b (f32 or f64) by default, in both with
- * ET_MATRIX_FULL. */
-static void run_pairs(et_device *dev, bool three, int *valid, int *refused)
+ * ET_MATRIX_FULL. HOIST needs three operands: the two-operand einsum
+ * leaves its pairs out, and `hoist_only` runs just the pairs with a
+ * HOIST on the three-operand one. */
+static void run_pairs(et_device *dev, bool three, bool hoist_only,
+                      int *valid, int *refused)
 {
     const char *text = three ? "xre,rij,xej->xei" : "xik,kj->xij";
     const char *shape = three ? "x=3,e=8,i=8,r=12,j=4" : "x=3,i=8,k=12,j=8";
     for (int a = 0; a < ET_OPT_COUNT; a++) {
         for (int b = 0; b < ET_OPT_COUNT; b++) {
+            bool h = a == ET_OPT_HOIST || b == ET_OPT_HOIST;
+            if ((!three && h) || (hoist_only && !h))
+                continue;
             et_opt oa = pair_opt(three, (et_opt_kind)a, false, ET_OPT_COUNT);
             et_opt ob = pair_opt(three, (et_opt_kind)b, true, (et_opt_kind)a);
             const char *rule = pair_rule((et_opt_kind)a, (et_opt_kind)b);
@@ -376,13 +384,16 @@ static void test_opt_pairs(void **state)
     if (!dev)
         skip();
     int valid = 0, refused = 0;
-    run_pairs(dev, false, &valid, &refused);
-    if (full)
-        run_pairs(dev, true, &valid, &refused);
-    /* 13 of the 100 ordered pairs break a rule */
-    int runs = full ? 4 : 1;
-    assert_int_equal(refused, runs * 13);
-    assert_int_equal(valid, runs * (100 - 13));
+    run_pairs(dev, false, false, &valid, &refused);
+    run_pairs(dev, true, !full, &valid, &refused);
+    /* Of the 100 ordered pairs without HOIST, 13 break a rule; of the 21
+     * with a HOIST, 1 (HOIST twice). By default: the 100 on the
+     * two-operand einsum and the 21 on the three-operand one, in one
+     * dtype; full: all 121 on the three-operand one too, in both. */
+    int want_refused = full ? 2 * 13 + 2 * 14 : 13 + 1;
+    int want_valid = full ? 2 * 87 + 2 * 107 : 87 + 20;
+    assert_int_equal(refused, want_refused);
+    assert_int_equal(valid, want_valid);
     print_message("ordered pairs: %d valid, %d refusals asserted%s\n",
                   valid, refused,
                   vg ? " (under valgrind 1 valid pair in 5 run on the device)"

@@ -207,12 +207,12 @@ static void test_open_by_index_and_name(void **state)
     et_error err = {{0}};
     et_device *none = NULL;
     assert_int_equal(et_device_open("opencl:no-such-device-xyz", &none, &err),
-                     ET_ERR_DEVICE);
+                     ET_ERR_INPUT);
     assert_non_null(strstr(err.msg, "no-such-device-xyz"));
     assert_int_equal(et_device_open("opencl:4096", &none, &err),
-                     ET_ERR_DEVICE);
+                     ET_ERR_INPUT);
     assert_int_equal(et_device_open("opencl:7:0", &none, &err),
-                     ET_ERR_DEVICE);
+                     ET_ERR_INPUT);
     assert_null(none);
 
     et_device_close(by_name);
@@ -657,7 +657,7 @@ static void test_cuda_fake_open_and_memory(void **state)
     assert_int_equal(fs->get()->live_allocs, 0);
 
     et_device *none = NULL;
-    assert_int_equal(et_device_open("cuda:1", &none, &err), ET_ERR_DEVICE);
+    assert_int_equal(et_device_open("cuda:1", &none, &err), ET_ERR_INPUT);
     assert_non_null(strstr(err.msg, "no CUDA device 1"));
 
     et_device_close(dev);

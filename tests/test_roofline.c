@@ -4,12 +4,15 @@
  * micro-benchmarks on the PoCL device (quick mode: positive and finite,
  * never a speed).
  */
+#include "db/db.h"
 #include "einsum/einsum.h"
 #include "measure/backend.h"
+#include "measure/backend_impl.h"
 #include "measure/cuda/nvrtc.h"
 #include "roofline/peaks.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
+#include "tune/peaks_db.h"
 
 #include <errno.h>
 #include <math.h>
@@ -201,7 +204,7 @@ static void test_mixed_f16_storage(void **state)
     ops[ET_F32] = 1000000000;
     et_roofline r2;
     char why[200];
-    assert_int_equal(et_roofline_from_counts(ops, 1000, &p, &r2, why,
+    assert_int_equal(et_roofline_from_counts(ops, 600, 400, &p, &r2, why,
                                              sizeof(why)),
                      ET_OK);
     assert_close(r2.peak_gflops[ET_F16], 100.0);
@@ -211,7 +214,7 @@ static void test_mixed_f16_storage(void **state)
     assert_close(r2.gops[ET_F32], 25.0);
     /* a native f16 peak is used when there is one */
     p.gflops[ET_F16] = 400;
-    assert_int_equal(et_roofline_from_counts(ops, 1000, &p, &r2, why,
+    assert_int_equal(et_roofline_from_counts(ops, 600, 400, &p, &r2, why,
                                              sizeof(why)),
                      ET_OK);
     assert_close(r2.compute_s, 0.01);
@@ -227,7 +230,7 @@ static void test_mixed_f32_f64(void **state)
     ops[ET_F32] = 1000000000;
     ops[ET_F64] = 1000000000;
     et_roofline r;
-    assert_int_equal(et_roofline_from_counts(ops, 1000, &p, &r, NULL, 0),
+    assert_int_equal(et_roofline_from_counts(ops, 1000, 0, &p, &r, NULL, 0),
                      ET_OK);
     assert_close(r.compute_s, 0.04);
     assert_int_equal(r.compute_dtype, ET_F64);
@@ -261,7 +264,7 @@ static void test_missing_peak(void **state)
                      ET_ERR_INPUT);
     assert_non_null(strstr(why, "bandwidth"));
     int64_t bad[ET_DTYPE_COUNT] = {0, -1, 0};
-    assert_int_equal(et_roofline_from_counts(bad, 8, &p, &r, NULL, 0),
+    assert_int_equal(et_roofline_from_counts(bad, 8, 0, &p, &r, NULL, 0),
                      ET_ERR_INPUT);
 }
 
@@ -369,9 +372,25 @@ static void test_table_and_json(void **state)
 
     /* the peaks document of docs/roofline.md */
     p.gflops_spread[ET_F32] = (et_spread){5, 90, 95, 100};
-    p.bw_gbs[ET_BW_COPY] = 10;
-    p.bw_spread[ET_BW_COPY] = (et_spread){5, 8, 9, 10};
+    p.level[ET_MEM_DRAM].gbs[ET_BW_COPY] = 10;
+    p.level[ET_MEM_DRAM].spread[ET_BW_COPY] = (et_spread){5, 8, 9, 10};
+    p.level[ET_MEM_DRAM].variant[ET_BW_COPY] =
+        (et_bw_variant){16, 4, 0, ET_BW_STRIDED};
+    p.level[ET_MEM_L2].capacity_bytes = 1 << 20;
+    p.level[ET_MEM_L2].gbs[ET_BW_READ] = 77;
+    p.fma_variant[ET_F32] = (et_fma_variant){16, 12, 64};
+    p.bench_version = ET_PEAKS_BENCH_VERSION;
     o = et_peaks_to_json(&p);
+    assert_int_equal(cJSON_GetObjectItem(o, "bench_version")->valueint,
+                     ET_PEAKS_BENCH_VERSION);
+    cJSON *fv = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "fma_variants"),
+                                    "f32");
+    assert_int_equal(cJSON_GetObjectItem(fv, "chains")->valueint, 12);
+    cJSON *lvs = cJSON_GetObjectItem(o, "levels");
+    assert_int_equal(cJSON_GetArraySize(lvs), 1);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(lvs, 0), "level")->valuestring,
+        "L2");
     cJSON *dev = cJSON_GetObjectItem(o, "device");
     assert_string_equal(cJSON_GetObjectItem(dev, "name")->valuestring,
                         "test device");
@@ -390,7 +409,19 @@ static void test_table_and_json(void **state)
     cJSON *copy =
         cJSON_GetObjectItem(cJSON_GetObjectItem(o, "bandwidth"), "copy");
     assert_close(cJSON_GetObjectItem(copy, "min")->valuedouble, 8);
+    cJSON *cv = cJSON_GetObjectItem(copy, "variant");
+    assert_string_equal(cJSON_GetObjectItem(cv, "pattern")->valuestring,
+                        "strided");
+    assert_int_equal(cJSON_GetObjectItem(cv, "local")->valueint, 0);
     cJSON_Delete(o);
+    /* the table names the winning variants */
+    f = open_memstream(&text, &len);
+    et_peaks_print(f, &p);
+    fclose(f);
+    assert_non_null(strstr(text, "w16, 12 chains, wg64"));
+    assert_non_null(strstr(text, "w16 x4 strided wg-"));
+    assert_non_null(strstr(text, "L2 read"));
+    free(text);
 
     /* a copy has no ops: one "-" row with the ratio of times */
     einsum_ok("ij->ji", "i=30,j=40", "f32", &e);
@@ -426,8 +457,20 @@ static void test_cache_round_trip(void **state)
     snprintf(p.device_name, sizeof(p.device_name), "%s", info.name);
     snprintf(p.driver, sizeof(p.driver), "%s", info.driver_version);
     p.gflops_spread[ET_F32] = (et_spread){5, 1000, 1200, 1234.5};
-    p.bw_gbs[ET_BW_TRIAD] = 321.125;
-    p.bw_spread[ET_BW_TRIAD] = (et_spread){3, 300, 310, 321.125};
+    p.bench_version = ET_PEAKS_BENCH_VERSION;
+    p.fma_variant[ET_F32] = (et_fma_variant){8, 16, 256};
+    et_level_bw *d = &p.level[ET_MEM_DRAM];
+    d->gbs[ET_BW_COPY] = 321.125;
+    d->gbs[ET_BW_READ] = 400.5;
+    d->spread[ET_BW_READ] = (et_spread){3, 300, 310, 400.5};
+    d->variant[ET_BW_READ] = (et_bw_variant){16, 4, 0, ET_BW_STRIDED};
+    d->working_set_bytes = 64 << 20;
+    et_level_bw *l2 = &p.level[ET_MEM_L2];
+    l2->capacity_bytes = 2 << 20;
+    l2->working_set_bytes = 1 << 20;
+    l2->gbs[ET_BW_READ] = 900.25;
+    l2->gbs[ET_BW_COPY] = 700.75;
+    l2->variant[ET_BW_COPY] = (et_bw_variant){8, 16, 1, ET_BW_WALK};
 
     et_peaks q;
     assert_int_equal(et_peaks_load(&info, &q, &err), ET_ERR_IO); /* miss */
@@ -458,8 +501,43 @@ static void test_cache_round_trip(void **state)
     assert_close(q.bandwidth_gbs, 321.125);
     assert_int_equal(q.gflops_spread[ET_F32].runs, 5);
     assert_close(q.gflops_spread[ET_F32].median, 1200);
-    assert_close(q.bw_gbs[ET_BW_TRIAD], 321.125);
-    assert_close(q.bw_spread[ET_BW_TRIAD].min, 300);
+    assert_int_equal(q.bench_version, ET_PEAKS_BENCH_VERSION);
+    assert_int_equal(q.fma_variant[ET_F32].width, 8);
+    assert_int_equal(q.fma_variant[ET_F32].chains, 16);
+    assert_int_equal(q.fma_variant[ET_F32].local, 256);
+    assert_close(q.level[ET_MEM_DRAM].gbs[ET_BW_READ], 400.5);
+    assert_close(q.level[ET_MEM_DRAM].gbs[ET_BW_COPY], 321.125);
+    assert_close(q.level[ET_MEM_DRAM].spread[ET_BW_READ].min, 300);
+    assert_int_equal(q.level[ET_MEM_DRAM].variant[ET_BW_READ].pattern,
+                     ET_BW_STRIDED);
+    assert_int_equal(q.level[ET_MEM_DRAM].variant[ET_BW_READ].per_item, 4);
+    assert_int_equal(q.level[ET_MEM_DRAM].working_set_bytes, 64 << 20);
+    assert_int_equal(q.level[ET_MEM_L2].capacity_bytes, 2 << 20);
+    assert_int_equal(q.level[ET_MEM_L2].working_set_bytes, 1 << 20);
+    assert_close(q.level[ET_MEM_L2].gbs[ET_BW_READ], 900.25);
+    assert_close(q.level[ET_MEM_L2].gbs[ET_BW_COPY], 700.75);
+    assert_int_equal(q.level[ET_MEM_L2].variant[ET_BW_COPY].pattern,
+                     ET_BW_WALK);
+    assert_int_equal(q.level[ET_MEM_L2].variant[ET_BW_COPY].local, 1);
+    assert_int_equal(q.level[ET_MEM_L1].capacity_bytes, 0);
+    assert_close(q.level[ET_MEM_L3].gbs[ET_BW_READ], 0);
+
+    /* peaks of older micro-benchmarks are a miss, even at this file's
+     * path with this eintune version: the same file, bench_version 1 */
+    char *text_now = read_all(path, NULL);
+    char *at = strstr(text_now, "\"bench_version\":");
+    assert_non_null(at);
+    at = strchr(at, ':') + 1;
+    while (*at == ' ' || *at == '\t')
+        at++;
+    assert_int_equal(*at, '0' + ET_PEAKS_BENCH_VERSION);
+    *at = '1';
+    write_text(path, text_now);
+    free(text_now);
+    assert_int_equal(et_peaks_load(&info, &q, &err), ET_ERR_IO);
+    assert_non_null(strstr(err.msg, "older micro-benchmarks"));
+    assert_int_equal(et_peaks_store(&p, &err), ET_OK);
+    assert_int_equal(et_peaks_load(&info, &q, &err), ET_OK);
 
     /* another driver version is another key: a miss */
     et_device_info other = info_of("Fancy GPU 9000", "42.2");
@@ -581,6 +659,371 @@ static void test_peaks_get(void **state)
     assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
     assert_int_equal(p.source, ET_PEAKS_CACHED);
     assert_close(p.bandwidth_gbs, 22);
+}
+
+/* ---- memory levels, read-only and copy figures -------------------------- */
+
+/* DRAM read 40 / copy 30; L1 (64 KiB) 400 / 300; L2 (2 MiB) 100 / 150;
+ * L3 (32 MiB) 80 / 20. */
+static et_peaks planted_levels(void)
+{
+    et_peaks p = peaks_of(1000, 500, 30);
+    p.level[ET_MEM_DRAM].gbs[ET_BW_READ] = 40;
+    p.level[ET_MEM_DRAM].gbs[ET_BW_COPY] = 30;
+    const int64_t cap[3] = {64 << 10, 2 << 20, 32 << 20};
+    const double rd[3] = {400, 100, 80}, cp[3] = {300, 150, 20};
+    for (int l = 0; l < 3; l++) {
+        p.level[l].capacity_bytes = cap[l];
+        p.level[l].working_set_bytes = cap[l] / 2;
+        p.level[l].gbs[ET_BW_READ] = rd[l];
+        p.level[l].gbs[ET_BW_COPY] = cp[l];
+    }
+    return p;
+}
+
+/* The memory time of the model for R bytes read and W written at figures
+ * rd and cp (GB/s), computed here from the formula in roofline.h. */
+static double model_memory_s(double R, double W, double rd, double cp)
+{
+    double cw = fmax(0, 2 / (cp * 1e9) - 1 / (rd * 1e9));
+    return fmax(R / (rd * 1e9) + W * cw, (R + W) / (fmax(rd, cp) * 1e9));
+}
+
+static void memory_ok(const et_peaks *p, int64_t R, int64_t W,
+                      et_mem_level level, double rd, double cp)
+{
+    int64_t ops[ET_DTYPE_COUNT] = {0};
+    et_roofline r;
+    char why[200];
+    et_status st = et_roofline_from_counts(ops, R, W, p, &r, why,
+                                           sizeof why);
+    if (st != ET_OK)
+        fail_msg("%lld/%lld bytes: %s", (long long)R, (long long)W, why);
+    if (r.level != level)
+        fail_msg("%lld bytes: level %s, expected %s", (long long)(R + W),
+                 et_mem_level_name(r.level), et_mem_level_name(level));
+    assert_int_equal(r.read_bytes, R);
+    assert_int_equal(r.write_bytes, W);
+    assert_close(r.read_gbs, rd);
+    assert_close(r.copy_gbs, cp);
+    assert_close(r.memory_s, model_memory_s((double)R, (double)W, rd, cp));
+    assert_close(r.bandwidth_gbs, (double)(R + W) / r.memory_s / 1e9);
+    assert_close(r.time_s, r.memory_s);
+    assert_int_equal(r.bound, ET_BOUND_MEMORY);
+}
+
+static void test_memory_levels(void **state)
+{
+    (void)state;
+    et_peaks p = planted_levels();
+    /* the smallest level that holds the bytes */
+    memory_ok(&p, 32 << 10, 0, ET_MEM_L1, 400, 300);
+    memory_ok(&p, 64 << 10, 0, ET_MEM_L1, 400, 300);
+    /* L2's read figure (100) is below its copy figure: raised to 150 */
+    memory_ok(&p, (64 << 10) + 1, 0, ET_MEM_L2, 150, 150);
+    memory_ok(&p, 1 << 20, 1 << 20, ET_MEM_L2, 150, 150);
+    /* L3's copy figure (20) is below DRAM's (30): raised to it */
+    memory_ok(&p, 16 << 20, 0, ET_MEM_L3, 80, 30);
+    memory_ok(&p, 8 << 20, 8 << 20, ET_MEM_L3, 80, 30);
+    memory_ok(&p, 100 << 20, 0, ET_MEM_DRAM, 40, 30);
+    /* exact ends of the formula: read-only is R / read, a copy (as many
+     * bytes written as read) 2R / copy */
+    int64_t ops[ET_DTYPE_COUNT] = {0};
+    et_roofline r;
+    assert_int_equal(et_roofline_from_counts(ops, 100 << 20, 0, &p, &r,
+                                             NULL, 0), ET_OK);
+    assert_close(r.memory_s, (double)(100 << 20) / 40e9);
+    assert_int_equal(et_roofline_from_counts(ops, 50 << 20, 50 << 20, &p,
+                                             &r, NULL, 0), ET_OK);
+    assert_close(r.memory_s, (double)(100 << 20) / 30e9);
+    /* a quarter written: between the two, linear in the written share */
+    assert_int_equal(et_roofline_from_counts(ops, 75 << 20, 25 << 20, &p,
+                                             &r, NULL, 0), ET_OK);
+    double t_read = (double)(100 << 20) / 40e9;
+    double t_copy = (double)(100 << 20) / 30e9;
+    assert_close(r.memory_s, t_read + 0.5 * (t_copy - t_read));
+    char label[96];
+    assert_string_equal(et_roofline_bandwidth_label(&r, label, sizeof label),
+                        "34.3 GB/s (DRAM, read/copy mix)");
+    /* a level that was not measured is skipped */
+    p.level[ET_MEM_L1].capacity_bytes = 0;
+    memory_ok(&p, 32 << 10, 0, ET_MEM_L2, 150, 150);
+
+    /* through einsums: a row sum reads 257x what it writes: read-only */
+    p = planted_levels();
+    et_einsum e;
+    einsum_ok("xij->xi", "x=512,i=256,j=256", "f32", &e);
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.read_bytes, 512LL * 256 * 256 * 4);
+    assert_int_equal(r.write_bytes, 512LL * 256 * 4);
+    assert_int_equal(r.level, ET_MEM_DRAM);
+    assert_close(r.memory_s, model_memory_s((double)r.read_bytes,
+                                            (double)r.write_bytes, 40, 30));
+    et_roofline_bandwidth_label(&r, label, sizeof label);
+    assert_non_null(strstr(label, "(DRAM, read-only)"));
+    /* a transpose that fits L1: the copy figure of L1 */
+    einsum_ok("ij->ji", "i=64,j=64", "f32", &e);
+    roofline_ok(&e, &p, &r);
+    assert_int_equal(r.level, ET_MEM_L1);
+    assert_close(r.memory_s, 32768.0 / 300e9);
+    assert_string_equal(et_roofline_bandwidth_label(&r, label, sizeof label),
+                        "300.0 GB/s (L1, copy)");
+    /* the report and JSON say which figure */
+    cJSON *m = et_roofline_memory_json(&r);
+    assert_non_null(m);
+    assert_string_equal(
+        cJSON_GetObjectItemCaseSensitive(m, "level")->valuestring, "L1");
+    assert_string_equal(
+        cJSON_GetObjectItemCaseSensitive(m, "label")->valuestring,
+        "300.0 GB/s (L1, copy)");
+    assert_close(cJSON_GetObjectItemCaseSensitive(m, "copy_gbs")->valuedouble,
+                 300);
+    cJSON_Delete(m);
+    char path[400];
+    snprintf(path, sizeof path, "%s/table.txt", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    et_roofline_table(f, &r, 2 * r.time_s);
+    et_roofline_print(f, &r, &p);
+    fclose(f);
+    char *text = read_all(path, NULL);
+    assert_int_equal(count_of(text, "300.0 GB/s (L1, copy)"), 2);
+    free(text);
+
+    /* peaks with only the classic figure: B / bandwidth_gbs everywhere */
+    p = peaks_of(100, 50, 25);
+    memory_ok(&p, 1000, 0, ET_MEM_DRAM, 25, 25);
+    memory_ok(&p, 600, 400, ET_MEM_DRAM, 25, 25);
+    assert_int_equal(et_roofline_from_counts(ops, 600, 400, &p, &r, NULL, 0),
+                     ET_OK);
+    assert_close(r.memory_s, 1000 / 25e9);
+}
+
+/* An override file's bandwidth figures over the cache's (levels, DRAM
+ * read): bandwidth_gbs alone stands for every figure; "bandwidth" and
+ * "levels" replace theirs. */
+static void test_override_levels(void **state)
+{
+    (void)state;
+    et_device dev;
+    memset(&dev, 0, sizeof(dev));
+    dev.info = info_of("Levelled Device", "2.0");
+    et_error err = {{0}};
+    et_peaks c = planted_levels();
+    snprintf(c.device_name, sizeof(c.device_name), "%s", dev.info.name);
+    snprintf(c.driver, sizeof(c.driver), "%s", dev.info.driver_version);
+    assert_int_equal(et_peaks_store(&c, &err), ET_OK);
+    char path[400];
+    snprintf(path, sizeof(path), "%s/levels.json", tmpdir);
+    et_peaks_get_opts o;
+    memset(&o, 0, sizeof(o));
+    et_peaks p;
+    /* the cache alone keeps its levels */
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_int_equal(p.source, ET_PEAKS_CACHED);
+    assert_int_equal(et_peaks_level_for(&p, 1000, NULL, NULL), ET_MEM_L1);
+
+    /* bandwidth_gbs only: read = copy = it, no levels */
+    o.peaks_file = path;
+    write_text(path, "{\"bandwidth_gbs\": 99.5}");
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_int_equal(p.source, ET_PEAKS_OVERRIDE);
+    assert_close(p.gflops[ET_F32], 1000); /* from the cache */
+    double rd = 0, cp = 0;
+    assert_int_equal(et_peaks_level_for(&p, 1000, &rd, &cp), ET_MEM_DRAM);
+    assert_close(rd, 99.5);
+    assert_close(cp, 99.5);
+    for (int l = 0; l < ET_MEM_DRAM; l++)
+        assert_int_equal(p.level[l].capacity_bytes, 0);
+
+    /* with its own read figure */
+    write_text(path, "{\"bandwidth_gbs\": 99.5,\n"
+                     " \"bandwidth\": {\"read\": {\"gbs\": 150}}}");
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_int_equal(et_peaks_level_for(&p, 1000, &rd, &cp), ET_MEM_DRAM);
+    assert_close(rd, 150);
+    assert_close(cp, 99.5);
+
+    /* with levels; a complete override (no cache needed) */
+    write_text(path, "{\"gflops\": {\"f32\": 10, \"f64\": 5},\n"
+                     " \"bandwidth_gbs\": 50,\n"
+                     " \"levels\": [{\"level\": \"L2\", \"capacity_bytes\":"
+                     " 1048576, \"read\": {\"gbs\": 500}, \"copy\": "
+                     "{\"gbs\": 400}}]}");
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_OK);
+    assert_close(p.gflops[ET_F32], 10);
+    assert_int_equal(et_peaks_level_for(&p, 1 << 19, &rd, &cp), ET_MEM_L2);
+    assert_close(rd, 500);
+    assert_close(cp, 400);
+    assert_int_equal(et_peaks_level_for(&p, 2 << 20, &rd, &cp), ET_MEM_DRAM);
+    assert_close(rd, 50);
+
+    /* malformed levels and bandwidth are refused, naming the key */
+    write_text(path, "{\"bandwidth_gbs\": 50, \"levels\": [{\"level\": "
+                     "\"L7\", \"capacity_bytes\": 1, \"read\": {\"gbs\": "
+                     "1}}]}");
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "levels"));
+    write_text(path, "{\"bandwidth_gbs\": 50, \"bandwidth\": {\"read\": "
+                     "{\"gbs\": -1}}}");
+    assert_int_equal(et_peaks_get(&dev, &o, &p, &err), ET_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "bandwidth"));
+}
+
+/* Peaks in the database from older micro-benchmarks are a miss. */
+static void test_peaks_db_version(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof(path), "%s/tuning.db", tmpdir);
+    et_error err = {{0}};
+    et_db *db = NULL;
+    assert_int_equal(et_db_open(path, &db, &err), ET_OK);
+    et_device_info info = info_of("DB Device", "1.5");
+    int64_t id = 0;
+    assert_int_equal(et_db_device_id(db, &info, &id, &err), ET_OK);
+    et_peaks p = planted_levels();
+    snprintf(p.device_name, sizeof(p.device_name), "%s", info.name);
+    snprintf(p.driver, sizeof(p.driver), "%s", info.driver_version);
+    for (int version = 1; version <= ET_PEAKS_BENCH_VERSION; version++) {
+        p.bench_version = version;
+        cJSON *doc = et_peaks_to_json(&p);
+        char *text = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        assert_int_equal(et_db_peaks_store(db, id, text, 0, &err), ET_OK);
+        cJSON_free(text);
+        et_peaks q;
+        et_status st = et_peaks_db_load(db, &info, &q, &err);
+        if (version < ET_PEAKS_BENCH_VERSION) {
+            assert_int_equal(st, ET_ERR_IO);
+            assert_non_null(strstr(err.msg, "older micro-benchmarks"));
+        } else {
+            assert_int_equal(st, ET_OK);
+            assert_close(q.level[ET_MEM_L2].gbs[ET_BW_COPY], 150);
+            assert_int_equal(q.level[ET_MEM_L3].capacity_bytes, 32 << 20);
+        }
+    }
+    et_db_close(db);
+}
+
+/* The variant search on planted rates. */
+typedef struct planted {
+    int calls;
+    int seen[64][2];
+    const double (*table)[5]; /* rate[a index][b index] */
+    const int *a_vals, *b_vals;
+    int na, nb;
+} planted;
+
+static int index_of(const int *vals, int n, int v)
+{
+    for (int i = 0; i < n; i++)
+        if (vals[i] == v)
+            return i;
+    fail_msg("value %d not in the grid", v);
+    return -1;
+}
+
+static double planted_rate(void *arg, const int *pt)
+{
+    planted *pl = arg;
+    for (int i = 0; i < pl->calls; i++)
+        if (pl->seen[i][0] == pt[0] && pl->seen[i][1] == pt[1])
+            fail_msg("variant (%d, %d) timed twice", pt[0], pt[1]);
+    assert_true(pl->calls < 64);
+    pl->seen[pl->calls][0] = pt[0];
+    pl->seen[pl->calls][1] = pt[1];
+    pl->calls++;
+    return pl->table[index_of(pl->a_vals, pl->na, pt[0])]
+                    [index_of(pl->b_vals, pl->nb, pt[1])];
+}
+
+static void test_variant_search(void **state)
+{
+    (void)state;
+    /* separable: width x per-item; width 16 cannot run (0) */
+    static const int widths[] = {1, 2, 4, 8, 16}, items[] = {1, 4, 16};
+    static const double sep[5][5] = {
+        {1 * 1, 1 * 3, 1 * 2}, {2 * 1, 2 * 3, 2 * 2},
+        {3 * 1, 3 * 3, 3 * 2}, {5 * 1, 5 * 3, 5 * 2}, {0, 0, 0}};
+    planted pl = {0, {{0}}, sep, widths, items, 5, 3};
+    et_vsearch_dim dims[2] = {{"width", widths, 5}, {"items", items, 3}};
+    int pt[2] = {1, 1};
+    double best = 0;
+    int evals = et_vsearch_run(dims, 2, pt, &best, planted_rate, &pl);
+    assert_int_equal(pt[0], 8);
+    assert_int_equal(pt[1], 4);
+    assert_close(best, 15);
+    /* the coarse pass: the start, 4 widths, 2 per-item counts; the next
+     * pass: the 4 other widths at 4 per item, nothing better: stop */
+    assert_int_equal(evals, 7 + 4);
+    assert_int_equal(pl.calls, evals);
+
+    /* an interaction only a second pass finds */
+    static const int as[] = {0, 1, 2, 3}, bs[] = {0, 1, 2};
+    static const double inter[5][5] = {
+        {1, 0.1, 1}, {2, 2.5, 3}, {1.5, 0.1, 2}, {0.5, 1, 4}};
+    planted p2 = {0, {{0}}, inter, as, bs, 4, 3};
+    et_vsearch_dim d2[2] = {{"a", as, 4}, {"b", bs, 3}};
+    int q[2] = {0, 0};
+    evals = et_vsearch_run(d2, 2, q, &best, planted_rate, &p2);
+    assert_int_equal(q[0], 3);
+    assert_int_equal(q[1], 2);
+    assert_close(best, 4);
+    assert_int_equal(p2.calls, evals);
+
+    /* a start that nothing beats stays; bad dimensions time nothing */
+    static const double flat[5][5] = {{9, 1, 1}, {1, 1, 1}, {1, 1, 1},
+                                      {1, 1, 1}};
+    planted p3 = {0, {{0}}, flat, as, bs, 4, 3};
+    int r0[2] = {0, 0};
+    evals = et_vsearch_run(d2, 2, r0, &best, planted_rate, &p3);
+    assert_int_equal(r0[0], 0);
+    assert_int_equal(r0[1], 0);
+    assert_int_equal(evals, 1 + 3 + 2);
+    assert_int_equal(et_vsearch_run(d2, 0, r0, &best, planted_rate, &p3), 0);
+    assert_int_equal(et_vsearch_run(d2, ET_VSEARCH_MAX_DIMS + 1, r0, &best,
+                                    planted_rate, &p3), 0);
+}
+
+/* The CPU's caches from a sysfs-like tree. */
+static void test_sysfs_caches(void **state)
+{
+    (void)state;
+    char dir[400], sub[500], file[600];
+    snprintf(dir, sizeof dir, "%s/sysfs", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    static const char *const rows[][4] = {
+        {"1", "Data", "48K", "0"},
+        {"1", "Instruction", "32K", "0"},
+        {"2", "Unified", "1024K", "0"},
+        {"3", "Unified", "32M", "0-1"},
+    };
+    static const char *const names[] = {"level", "type", "size",
+                                        "shared_cpu_list"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(sub, sizeof sub, "%s/index%d", dir, i);
+        assert_int_equal(mkdir(sub, 0700), 0);
+        for (int k = 0; k < 4; k++) {
+            snprintf(file, sizeof file, "%s/%s", sub, names[k]);
+            char line[32];
+            snprintf(line, sizeof line, "%s\n", rows[i][k]);
+            write_text(file, line);
+        }
+    }
+    et_device_info info;
+    memset(&info, 0, sizeof info);
+    assert_int_equal(et_cpu_caches_sysfs(dir, &info), 3);
+    assert_int_equal(info.cache[0].bytes, 48 << 10);
+    assert_false(info.cache[0].shared);
+    assert_int_equal(info.cache[1].bytes, 1 << 20);
+    assert_false(info.cache[1].shared);
+    assert_int_equal(info.cache[2].bytes, 32 << 20);
+    assert_true(info.cache[2].shared);
+    /* no such tree: nothing found, nothing changed */
+    snprintf(sub, sizeof sub, "%s/absent", tmpdir);
+    assert_int_equal(et_cpu_caches_sysfs(sub, &info), 0);
+    assert_int_equal(info.cache[2].bytes, 32 << 20);
 }
 
 /* ---- plot --------------------------------------------------------------- */
@@ -813,37 +1256,69 @@ static void test_sources(void **state)
 {
     (void)state;
     const char *name = NULL;
-    char *s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F32, 16, &name);
+    char *s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F32, 16, 12, &name);
     assert_non_null(s);
     assert_string_equal(name, "et_peak_fma_f32");
     assert_non_null(strstr(s, "float16 x11"));
+    assert_null(strstr(s, "x12"));
     assert_non_null(strstr(s, "fma(x0, a, b)"));
     assert_null(strstr(s, "fast"));
     free(s);
-    s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F64, 8, &name);
+    /* the chains are the variant's */
+    s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F32, 2, 4, &name);
+    assert_non_null(strstr(s, "float2 x3"));
+    assert_null(strstr(s, "x4"));
+    free(s);
+    s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F64, 8, 12, &name);
     assert_non_null(strstr(s, "cl_khr_fp64"));
     assert_non_null(strstr(s, "double8"));
     free(s);
-    s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F16, 8, &name);
+    s = et_peaks_fma_source(ET_BACKEND_OPENCL, ET_F16, 8, 12, &name);
     assert_non_null(strstr(s, "cl_khr_fp16"));
     assert_non_null(strstr(s, "half8"));
     free(s);
-    s = et_peaks_fma_source(ET_BACKEND_CUDA, ET_F32, 16, &name);
+    s = et_peaks_fma_source(ET_BACKEND_CUDA, ET_F32, 16, 16, &name);
     assert_non_null(strstr(s, "extern \"C\" __global__"));
-    assert_non_null(strstr(s, "fmaf(x0, a, b)"));
+    assert_non_null(strstr(s, "fmaf(x15, a, b)"));
     free(s);
-    s = et_peaks_fma_source(ET_BACKEND_CUDA, ET_F16, 16, &name);
+    s = et_peaks_fma_source(ET_BACKEND_CUDA, ET_F16, 16, 12, &name);
     assert_non_null(strstr(s, "fma.rn.f16x2"));
     free(s);
-    for (int k = 0; k < ET_BW_COUNT; k++) {
-        s = et_peaks_bw_source(ET_BACKEND_OPENCL, (et_bw_kind)k, &name);
-        assert_non_null(s);
-        assert_non_null(strstr(s, name));
-        free(s);
-        s = et_peaks_bw_source(ET_BACKEND_CUDA, (et_bw_kind)k, &name);
-        assert_non_null(strstr(s, "extern \"C\""));
-        free(s);
-    }
+
+    /* bandwidth: the variant shapes the source */
+    et_bw_variant v = {8, 4, 0, ET_BW_CHUNK};
+    s = et_peaks_bw_source(ET_BACKEND_OPENCL, ET_BW_READ, &v, &name);
+    assert_string_equal(name, "et_peak_read");
+    assert_non_null(strstr(s, "typedef float8 VT;"));
+    assert_non_null(strstr(s, "s3 += a[GID * 4 + 3];"));
+    /* a read-only kernel: its one store is under a condition the data
+     * never meets */
+    assert_non_null(strstr(s, "if (t == -1.0f)"));
+    assert_int_equal(count_of(s, "out["), 1);
+    free(s);
+    v = (et_bw_variant){1, 2, 64, ET_BW_STRIDED};
+    s = et_peaks_bw_source(ET_BACKEND_OPENCL, ET_BW_COPY, &v, &name);
+    assert_string_equal(name, "et_peak_copy");
+    assert_non_null(strstr(s, "typedef float VT;"));
+    assert_non_null(strstr(s, "out[GID + 1 * GSIZE] = a[GID + 1 * GSIZE];"));
+    free(s);
+    v = (et_bw_variant){4, 4, 1, ET_BW_WALK};
+    s = et_peaks_bw_source(ET_BACKEND_OPENCL, ET_BW_READ, &v, &name);
+    assert_non_null(strstr(s, "prm[1]"));
+    assert_non_null(strstr(s, "& (n - 1)"));
+    free(s);
+    v = (et_bw_variant){4, 4, 256, ET_BW_SWEEP};
+    s = et_peaks_bw_source(ET_BACKEND_OPENCL, ET_BW_COPY, &v, &name);
+    assert_non_null(strstr(s, "j += LSIZE * 4"));
+    free(s);
+    v = (et_bw_variant){16, 4, 0, ET_BW_CHUNK};
+    s = et_peaks_bw_source(ET_BACKEND_CUDA, ET_BW_READ, &v, &name);
+    assert_non_null(strstr(s, "extern \"C\""));
+    assert_non_null(strstr(s, "typedef float VT;")); /* CUDA: scalars */
+    free(s);
+    v.pattern = ET_BW_PATTERN_COUNT;
+    assert_null(et_peaks_bw_source(ET_BACKEND_OPENCL, ET_BW_READ, &v, &name));
+    assert_null(et_peaks_bw_source(ET_BACKEND_OPENCL, ET_BW_COUNT, &v, &name));
 }
 
 /* The CUDA sources compile with NVRTC (no GPU needed), f16 included.
@@ -859,16 +1334,20 @@ static void test_cuda_sources_compile(void **state)
         skip();
     }
     const bool vg = getenv("ET_UNDER_VALGRIND") != NULL;
-    for (int i = 0; i < ET_DTYPE_COUNT + ET_BW_COUNT; i++) {
+    /* the FMA sources, then each bandwidth kind in each pattern */
+    for (int i = 0; i < ET_DTYPE_COUNT + ET_BW_COUNT * ET_BW_PATTERN_COUNT;
+         i++) {
         if (vg && i != ET_F16 && i != ET_DTYPE_COUNT)
             continue;
         const char *name = NULL;
+        int b = i - ET_DTYPE_COUNT;
+        et_bw_variant v = {1, 4, 0, (et_bw_pattern)(b / ET_BW_COUNT)};
         char *src = i < ET_DTYPE_COUNT
                         ? et_peaks_fma_source(ET_BACKEND_CUDA, (et_dtype)i, 1,
-                                              &name)
+                                              12, &name)
                         : et_peaks_bw_source(ET_BACKEND_CUDA,
-                                             (et_bw_kind)(i - ET_DTYPE_COUNT),
-                                             &name);
+                                             (et_bw_kind)(b % ET_BW_COUNT),
+                                             &v, &name);
         assert_non_null(src);
         char *ptx = NULL;
         size_t len = 0;
@@ -924,12 +1403,36 @@ static void test_measure_pocl(void **state)
             const et_spread *s = &p.gflops_spread[t];
             assert_int_equal(s->runs, 2);
             assert_true(s->min > 0 && s->min <= s->median &&
-                        s->median <= s->max && s->max == p.gflops[t]);
+                        s->median <= s->max && s->max <= p.gflops[t]);
         }
+    for (int t = 0; t < ET_DTYPE_COUNT; t++)
+        if (p.gflops[t] > 0) {
+            assert_true(p.fma_variant[t].width >= 1);
+            assert_true(p.fma_variant[t].chains >= 1);
+            assert_true(p.fma_variant[t].local >= 1);
+        }
+    assert_int_equal(p.bench_version, ET_PEAKS_BENCH_VERSION);
+    const et_level_bw *d = &p.level[ET_MEM_DRAM];
     for (int k = 0; k < ET_BW_COUNT; k++) {
-        assert_true(isfinite(p.bw_gbs[k]) && p.bw_gbs[k] > 0);
-        assert_true(p.bw_gbs[k] <= p.bandwidth_gbs);
-        assert_true(p.bw_spread[k].min <= p.bw_spread[k].max);
+        assert_true(isfinite(d->gbs[k]) && d->gbs[k] > 0);
+        assert_true(d->spread[k].min <= d->spread[k].max);
+        assert_true(d->spread[k].max <= d->gbs[k]);
+        assert_true(d->variant[k].width >= 1);
+        assert_true(d->variant[k].pattern == ET_BW_CHUNK ||
+                    d->variant[k].pattern == ET_BW_STRIDED);
+    }
+    assert_close(p.bandwidth_gbs, d->gbs[ET_BW_COPY]);
+    /* quick measures the first cache level the device reports */
+    if (dev->info.cache[0].bytes > 0) {
+        const et_level_bw *l1 = &p.level[ET_MEM_L1];
+        assert_true(l1->capacity_bytes >= dev->info.cache[0].bytes);
+        assert_true(l1->working_set_bytes > 0 &&
+                    l1->working_set_bytes <= l1->capacity_bytes);
+        for (int k = 0; k < ET_BW_COUNT; k++) {
+            assert_true(isfinite(l1->gbs[k]) && l1->gbs[k] > 0);
+            assert_true(l1->variant[k].pattern ==
+                        (dev->info.is_cpu ? ET_BW_WALK : ET_BW_SWEEP));
+        }
     }
     assert_true(lines >= 3);
 
@@ -963,6 +1466,11 @@ int main(void)
         cmocka_unit_test(test_cache_round_trip),
         cmocka_unit_test(test_override_file),
         cmocka_unit_test(test_peaks_get),
+        cmocka_unit_test(test_memory_levels),
+        cmocka_unit_test(test_override_levels),
+        cmocka_unit_test(test_peaks_db_version),
+        cmocka_unit_test(test_variant_search),
+        cmocka_unit_test(test_sysfs_caches),
         cmocka_unit_test(test_plot_svg),
         cmocka_unit_test(test_plot_png_and_errors),
         cmocka_unit_test(test_plot_convergence),

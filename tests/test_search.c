@@ -34,6 +34,11 @@ typedef struct rec {
     int sleep_ms;
     int cache_every;             /* answer every n-th from "cache" */
     bool constant;               /* every candidate costs the same */
+    long seq[MAX_REC];           /* of the answered candidates */
+    int n_dup;                   /* on_duplicate: "<dup> = <first>" */
+    char dup[MAX_REC][330];
+    long batch_seq;              /* many_cb: the first seq of its batch */
+    int dup_in_batch;            /* duplicates of a kernel of that batch */
 } rec;
 
 /* Synthetic cost of an opt list: prefers LOCAL 4 on i, UPCAST 2 on j,
@@ -67,6 +72,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
     snprintf(R->text[R->n], sizeof(R->text[0]), "%s %s", c->params_text,
              c->opts_text);
     R->key[R->n] = c->key;
+    R->seq[R->n] = c->seq;
     R->bound[R->n] = c->bound_s;
     double want = R->n == 0 || isinf(R->best) ? INFINITY : 3.0 * R->best;
     if (!(c->bound_s == want || (isinf(want) && isinf(c->bound_s))))
@@ -82,6 +88,27 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
     if (r->time_s < R->best)
         R->best = r->time_s;
     return R->stop_after && R->n >= R->stop_after;
+}
+
+/* on_duplicate: the first must be an answered candidate of the same
+ * kernel; kept as "<dup> = <first>". */
+static void dup_cb(void *user, const et_candidate *c, long first_seq)
+{
+    rec *R = user;
+    int f = -1;
+    for (int i = 0; i < R->n && f < 0; i++)
+        if (R->seq[i] == first_seq)
+            f = i;
+    if (f < 0)
+        fail_msg("duplicate %s of seq %ld, which was not answered",
+                 c->opts_text, first_seq);
+    assert_true(R->key[f] == c->key);
+    assert_true(R->n_dup < MAX_REC);
+    R->dup_in_batch += first_seq >= R->batch_seq;
+    char line[sizeof R->dup[0]];
+    snprintf(line, sizeof line, "%s %s = %s", c->params_text, c->opts_text,
+             R->text[f]);
+    memcpy(R->dup[R->n_dup++], line, sizeof line);
 }
 
 static rec *rec_new(void)
@@ -542,6 +569,122 @@ static void test_dedupe_key_open(void **state)
                             "UPCAST(j,0) UPCAST(j,0)"));
 }
 
+/* et_search_run_many's callback: answers the batch last to first (as
+ * devices finishing in any order would), with eval_cb's costs; refused
+ * candidates are counted as eval_cb counts them. Stops dispatching after
+ * R->stop_after answers, leaving the rest unanswered. */
+static int many_cb(void *user, et_eval_batch *b)
+{
+    rec *R = user;
+    int stop = 0;
+    R->batch_seq = b->n > 0 ? b->c[0].seq : 0;
+    for (int i = 0; i < b->n; i++)
+        if (b->c[i].refused)
+            eval_cb(R, &b->c[i], &b->r[i]);
+    for (int i = b->n - 1; i >= 0; i--) {
+        if (b->c[i].refused || stop)
+            continue;
+        assert_true(b->r[i].time_s == INFINITY && !b->r[i].answered);
+        assert_non_null(b->c[i].kernel);
+        stop = eval_cb(R, &b->c[i], &b->r[i]);
+        b->r[i].answered = true;
+    }
+    return stop;
+}
+
+/* Batched searches propose what the one-at-a-time searches propose
+ * (beam steps decided from the same answers; random and grid do not
+ * depend on answers) and end with the same best. */
+static void test_batched_same_as_sequential(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *space, *einsum, *shape;
+        et_search_kind kind;
+        int budget;
+    } cases[] = {
+        {SMALL, "ik,kj->ij", "i=8,k=6,j=6", ET_SEARCH_BEAM, 100},
+        {SMALL, "ik,kj->ij", "i=8,k=6,j=6", ET_SEARCH_GRID, 100},
+        {SMALL, "ik,kj->ij", "i=8,k=6,j=6", ET_SEARCH_RANDOM, 7},
+        {"examples/tiled_matmul.yaml", "ab,bc->ac", "a=32,b=32,c=32",
+         ET_SEARCH_BEAM, 40},
+        {"examples/actions.yaml", "ik,kj->ij", "i=16,k=16,j=16",
+         ET_SEARCH_BEAM, 60},
+        {"examples/actions.yaml", "ik,kj->ij", "i=16,k=16,j=16",
+         ET_SEARCH_BEAM, 9},
+        {"examples/actions.yaml", "ik,kj->ij", "i=16,k=16,j=16",
+         ET_SEARCH_RANDOM, 20},
+    };
+    int dups = 0, in_batch = 0;
+    for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+        fixture f = bind(cases[n].space, cases[n].einsum, cases[n].shape);
+        et_search_opts o = {.kind = cases[n].kind, .budget = cases[n].budget,
+                            .seed = 5, .batch = 3, .on_duplicate = dup_cb};
+        rec *A = rec_new(), *B = rec_new();
+        et_search_stats sa, sb;
+        et_diag d;
+        run(&f, &o, A, &sa);
+        assert_int_equal(et_search_run_many(f.b, &o, many_cb, B, &sb, &d),
+                         ET_OK);
+        assert_int_equal(sa.answered, sb.answered);
+        assert_int_equal(A->n, B->n);
+        assert_int_equal(A->n_refused, B->n_refused);
+        assert_true(sa.answered <= cases[n].budget);
+        /* the same candidates (in a batch, answered last to first) */
+        for (int i = 0; i < A->n; i++) {
+            bool found = false;
+            for (int j = 0; j < B->n && !found; j++)
+                found = A->key[i] == B->key[j];
+            if (!found)
+                fail_msg("case %zu: '%s' not proposed batched", n,
+                         A->text[i]);
+        }
+        assert_no_repeats(B);
+        /* the same duplicates, each told once its first was answered
+         * (within a batch too), none charged to the budget */
+        assert_int_equal(A->n_dup, B->n_dup);
+        assert_int_equal(sa.duplicates, sb.duplicates);
+        for (int i = 0; i < A->n_dup; i++) {
+            bool found = false;
+            for (int j = 0; j < B->n_dup && !found; j++)
+                found = strcmp(A->dup[i], B->dup[j]) == 0;
+            if (!found)
+                fail_msg("case %zu: duplicate '%s' not told batched", n,
+                         A->dup[i]);
+        }
+        dups += B->n_dup;
+        in_batch += B->dup_in_batch;
+        assert_true(sa.has_best && sb.has_best);
+        assert_true(sa.best_time_s == sb.best_time_s);
+        assert_string_equal(sa.stop_reason, sb.stop_reason);
+        free(A);
+        free(B);
+        unbind(&f);
+    }
+    /* the cases do propose duplicates, some within one batch */
+    assert_true(dups > 0);
+    assert_true(in_batch > 0);
+}
+
+/* A batch callback that stops: the search stops, and counts only what
+ * was answered. */
+static void test_batched_stop(void **state)
+{
+    (void)state;
+    fixture f = bind("examples/actions.yaml", "ik,kj->ij", "i=16,k=16,j=16");
+    rec *R = rec_new();
+    R->stop_after = 4;
+    et_search_opts o = {.kind = ET_SEARCH_BEAM, .budget = 60};
+    et_search_stats st;
+    et_diag d;
+    assert_int_equal(et_search_run_many(f.b, &o, many_cb, R, &st, &d), ET_OK);
+    assert_int_equal(st.answered, 4);
+    assert_int_equal(R->n, 4);
+    assert_string_equal(st.stop_reason, "stopped by the caller");
+    free(R);
+    unbind(&f);
+}
+
 /* Not a pass/fail check: reports what a de-duplication key costs. */
 static void test_dedupe_key_cost(void **state)
 {
@@ -578,6 +721,8 @@ int main(void)
         cmocka_unit_test(test_transforms_then_actions),
         cmocka_unit_test(test_start_opts),
         cmocka_unit_test(test_dedupe_key_cost),
+        cmocka_unit_test(test_batched_same_as_sequential),
+        cmocka_unit_test(test_batched_stop),
         cmocka_unit_test(test_dedupe_key_up_to_names),
         cmocka_unit_test(test_dedupe_key_open),
     };

@@ -217,6 +217,10 @@ static void test_rules(void **state)
                    "global axis");
     expect_refused(mm, sh, "SPLIT(k,3)", "must divide the size");
     expect_refused(mm, sh, "SPLIT(k,2) GROUP(k,64)", "must divide the size");
+    expect_refused(mm, sh, "HOIST",
+                   "HOIST: HOIST needs three or more operands (with 2");
+    expect_refused("ik,kj,j->ij", sh, "HOIST UPCAST(j,4) HOIST",
+                   "HOIST already applied");
     /* f16 inputs give an f32 output; an f16 output is made by hand */
     char why[256];
     assert_int_equal(split_on("f16", true, true, why, sizeof why),
@@ -553,6 +557,44 @@ static void test_source(void **state)
     et_rendered_free(&r);
     et_kernel_free(k);
 
+    /* HOIST: xre*xej formed once per (r, j) and broadcast into the i
+     * lanes (vector, OpenCL), or into 5 scalar accumulators (CUDA); the
+     * loop nest's product of three is gone */
+    k = make("xre,rij,xej->xei", "x=2,r=3,e=4,i=4,j=6", "f32");
+    expect_ok(k, "UPCAST(i,0) HOIST");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "// opts: UPCAST(i,0) HOIST");
+    expect_in(s, "float h = a0 * a2;");
+    expect_in(s, "accv = fma((float4)(h), vec1, accv);");
+    expect_not_in(s, "* vec1");
+    et_rendered_free(&r);
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "float h = a0 * a2;");
+    expect_in(s, "acc_3 = fmaf(h, a1_3, acc_3);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    /* the operand with the most unrolled values is multiplied last: with
+     * UPCAST(e) as well, one product per value of e_u */
+    k = make("xre,rij,xej->xei", "x=2,r=3,e=4,i=5,j=6", "f64");
+    expect_ok(k, "HOIST UPCAST(e,2) UPCAST(i,5)");
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "double h_0 = a0_0 * a2_0;");
+    expect_in(s, "double h_1 = a0_1 * a2_1;");
+    expect_in(s, "acc_1_4 = fma(h_1, a1_4, acc_1_4);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* the vector along j (UNROLL, lanes summed after the loop): xre*xej
+     * is a vector per chunk, formed once for both values of i_u */
+    k = make("xre,rij,xej->xei", "x=2,r=3,e=4,i=4,j=8", "f64");
+    expect_ok(k, "UNROLL(j,0) UPCAST(i,2) HOIST");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "double8 h = (double8)(a0) * vec2;");
+    expect_in(s, "accv_0 = fma(h, vec1_0, accv_0);");
+    expect_in(s, "accv_1 = fma(h, vec1_1, accv_1);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
     /* mixed dtypes accumulate in f64 */
     k = make("i,i->", "i=8", "f32,f64");
     s = render(k, ET_BACKEND_OPENCL, &r);
@@ -717,14 +759,20 @@ static void test_device_each_opt(void **state)
                         continue;
                     snprintf(o.axis2.name, sizeof o.axis2.name, "j");
                 }
-                if (kind == ET_OPT_NOLOCALS && (ai || mi))
+                if ((kind == ET_OPT_NOLOCALS || kind == ET_OPT_HOIST) &&
+                    (ai || mi))
                     continue;
                 for (int op = 0; op < 2; op++) {
                     if (op && kind != ET_OPT_PREFETCH)
                         continue;
                     o.operand = op;
                     et_opts_format(&o, 1, opts, sizeof opts);
-                    et_kernel *k = make("ik,kj->ij", "i=6,k=12,j=3", "f32");
+                    /* HOIST needs three operands: a scaled matmul */
+                    et_kernel *k = kind == ET_OPT_HOIST
+                                       ? make("ik,kj,j->ij", "i=6,k=12,j=3",
+                                              "f32")
+                                       : make("ik,kj->ij", "i=6,k=12,j=3",
+                                              "f32");
                     char reason[512];
                     if (et_kernel_apply_opt(k, &o, reason, sizeof reason) ==
                         ET_OK) {
@@ -782,12 +830,28 @@ static const kcase combo_cases[] = {
     {"ik,kj->ij", "i=35,k=35,j=35", "f32",
      "PADTO(i,40) PADTO(j,36) LOCAL(i,8) UPCAST(i,5) UPCAST(j,4) "
      "LOCAL(j,3) UNROLL(k,7) SWAP(i,j)"},
+    /* HOIST: the DG operator with the product of xre and xej formed once
+     * per (r, j), vectorized along i (f32) and scalar (f64, 5 lanes) */
+    {"xre,rij,xej->xei", "x=3,r=4,e=5,i=8,j=6", "f32",
+     "UPCAST(i,0) HOIST LOCAL(e,5)"},
+    {"xre,rij,xej->xei", "x=3,r=4,e=5,i=5,j=6", "f64",
+     "HOIST UPCAST(i,5) UPCAST(e,5) UNROLL(j,3)"},
+    {"xre,rij,xej->xei", "x=3,r=4,e=5,i=8,j=6", "f64",
+     "LOCAL(i,2) HOIST GROUP(r,4) UPCAST(e,5) PREFETCH(1,j,3)"},
+    /* a vector product: lanes along j (UNROLL), two values of i */
+    {"xre,rij,xej->xei", "x=3,r=4,e=5,i=6,j=20", "f64",
+     "UNROLL(j,0) LOCAL(x,3) UPCAST(i,2) HOIST"},
+    {"xre,rij,xej->xei", "x=3,r=4,e=5,i=6,j=12", "f32",
+     "HOIST UNROLL(j,4) UPCAST(i,3) UPCAST(e,5)"},
+    /* four operands, padded, with SPLIT */
+    {"ab,bc,c,ac->a", "a=7,b=6,c=5", "f32",
+     "PADTO(a,8) HOIST UPCAST(a,4) UNROLL(c,5) SPLIT(b,2)"},
 };
 
 /* The combinations run under valgrind: PADTO with splits that do not
  * divide, PREFETCH with LOCAL and UNROLL, GROUP with UPCAST, GROUPTOP,
  * SPLIT with PADTO and GROUPTOP, SWAP; f32 and f64. */
-static const size_t combo_vg[] = {1, 4, 6, 8, 12, 16};
+static const size_t combo_vg[] = {1, 4, 6, 8, 12, 16, 18};
 
 static void test_device_combinations(void **state)
 {

@@ -13,7 +13,7 @@
 
 static const char *const opt_names[] = {
     "LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP",
-    "PADTO", "SWAP",   "NOLOCALS", "PREFETCH", "SPLIT",
+    "PADTO", "SWAP",   "NOLOCALS", "PREFETCH", "SPLIT", "HOIST",
 };
 static_assert(sizeof(opt_names) / sizeof(opt_names[0]) == ET_OPT_COUNT,
               "opt_names must match et_opt_kind");
@@ -77,6 +77,7 @@ static size_t fmt_opt(const et_opt *o, char *buf, size_t cap)
     int n;
     switch (o->kind) {
     case ET_OPT_NOLOCALS:
+    case ET_OPT_HOIST:
         n = snprintf(buf, cap, "%s", nm);
         break;
     case ET_OPT_SWAP:
@@ -237,7 +238,8 @@ et_status et_opts_parse(const char *text, et_opt *out, int cap, int *n,
         arg_type types[3];
         int nargs;
         switch (kind) {
-        case ET_OPT_NOLOCALS: nargs = 0; break;
+        case ET_OPT_NOLOCALS:
+        case ET_OPT_HOIST: nargs = 0; break;
         case ET_OPT_SWAP:
             nargs = 2; types[0] = ARG_AXIS; types[1] = ARG_AXIS;
             break;
@@ -696,6 +698,19 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
         if (k->nolocals)
             return refuse(reason, cap, o, "NOLOCALS already applied");
         k->nolocals = true;
+        k->opts[k->n_opts++] = rec;
+        return ET_OK;
+    }
+
+    if (o->kind == ET_OPT_HOIST) {
+        if (k->e.n_ops < 3)
+            return refuse(reason, cap, o,
+                          "HOIST needs three or more operands (with %d "
+                          "there is no partial product to form once)",
+                          k->e.n_ops);
+        if (k->hoist)
+            return refuse(reason, cap, o, "HOIST already applied");
+        k->hoist = true;
         k->opts[k->n_opts++] = rec;
         return ET_OK;
     }

@@ -76,11 +76,19 @@ typedef enum et_opt_kind {
     ET_OPT_NOLOCALS,
     ET_OPT_PREFETCH,
     ET_OPT_SPLIT,
+    ET_OPT_HOIST,
     ET_OPT_COUNT
 } et_opt_kind;
 
 /* "LOCAL", "UPCAST", ... */
 const char *et_opt_kind_name(et_opt_kind k);
+
+/* The kernel-wide opts, which name no axis and take no amount: NOLOCALS,
+ * HOIST. */
+static inline bool et_opt_kind_is_global(et_opt_kind k)
+{
+    return k == ET_OPT_NOLOCALS || k == ET_OPT_HOIST;
+}
 
 #define ET_AXIS_NAME_LEN 16
 
@@ -94,7 +102,7 @@ typedef struct et_axis_ref {
 /* One opt. Fields that a kind does not use are ignored. */
 typedef struct et_opt {
     et_opt_kind kind;
-    et_axis_ref axis;  /* every kind but NOLOCALS */
+    et_axis_ref axis;  /* every kind but NOLOCALS and HOIST */
     et_axis_ref axis2; /* SWAP's second axis */
     int operand;       /* PREFETCH: input operand, from 0 */
     int64_t amt;       /* split amount, 0 = the whole part; PADTO multiple */
@@ -112,7 +120,7 @@ et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt);
  *   opt  := NAME [ "(" [arg ("," arg)*] ")" ]
  *   arg  := ws* (integer | axis-name) ws*
  * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO SPLIT (axis, int), SWAP
- * (axis, axis), PREFETCH (int, axis, int), NOLOCALS none.
+ * (axis, axis), PREFETCH (int, axis, int), NOLOCALS and HOIST none.
  * Writes at most cap opts to out and their number to *n. Returns ET_OK or
  * ET_ERR_INPUT with d->pos (0-based byte offset), d->col and d->msg.
  */
@@ -159,6 +167,8 @@ typedef struct et_kernel {
     int outer[ET_MAX_INDICES];      /* part holding each axis' letter */
     int order[ET_MAX_INDICES];      /* global axes, launch order (SWAP) */
     bool nolocals;
+    bool hoist;                     /* HOIST: the other operands' product
+                                     * formed once (render_expr.c) */
     int group_part;                 /* -1 if no GROUP/GROUPTOP */
     int prefetch_axis;              /* -1 if no PREFETCH */
     int prefetch_part;              /* the _p loop part */

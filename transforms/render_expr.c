@@ -320,3 +320,81 @@ void rd_plist_without(const plist *l, int p, plist *out)
         if (l->p[i] != p)
             out->p[out->n++] = l->p[i];
 }
+
+/* ---- HOIST ------------------------------------------------------------ */
+
+/*
+ * HOIST: the product of every operand but one (`last`) is formed once per
+ * combination of the unrolled parts those operands use, as h_<values>,
+ * and the multiply-adds multiply it into the last operand's values. The
+ * last operand is the one that uses the most unrolled combinations (the
+ * highest-numbered among equals), or the given one when prefer >= 0.
+ * Returns it, with the parts the product depends on in *pp (in the order
+ * of rd_const_parts(c, ., -2)); -1 when the kernel does not hoist.
+ */
+int rd_hoist_plan(const ctx *c, int prefer, plist *pp)
+{
+    const et_kernel *k = c->k;
+    pp->n = 0;
+    if (!k->hoist || k->e.n_ops < 3)
+        return -1;
+    int last = prefer;
+    if (last < 0) {
+        int64_t most = -1;
+        for (int op = 0; op < k->e.n_ops; op++) {
+            plist consts;
+            rd_const_parts(c, &consts, op);
+            int64_t n = rd_plist_count(c, &consts);
+            if (n >= most) {
+                most = n;
+                last = op;
+            }
+        }
+    }
+    plist all;
+    rd_const_parts(c, &all, -2);
+    for (int i = 0; i < all.n; i++) {
+        bool used = false;
+        for (int op = 0; op < k->e.n_ops && !used; op++) {
+            if (op == last)
+                continue;
+            plist consts;
+            rd_const_parts(c, &consts, op);
+            for (int j = 0; j < consts.n; j++)
+                used = used || consts.p[j] == all.p[i];
+        }
+        if (used)
+            pp->p[pp->n++] = all.p[i];
+    }
+    return last;
+}
+
+/* The hoisted products: one line per combination of pp. */
+void rd_emit_hoisted(ctx *c, int last, const plist *pp)
+{
+    const et_kernel *k = c->k;
+    rd_line(&c->s, "// the other operands' product, once (HOIST)");
+    int64_t n = rd_plist_count(c, pp);
+    int64_t vals[MAXP] = {0};
+    char hn[256], name[256], prod[4096];
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, pp, ci, vals);
+        rd_combo_name(c, hn, sizeof hn, "h", pp, vals);
+        et_sbuf pb;
+        et_sbuf_fixed(&pb, prod, sizeof prod);
+        bool first = true;
+        for (int op = 0; op < k->e.n_ops; op++) {
+            if (op == last)
+                continue;
+            plist consts;
+            rd_const_parts(c, &consts, op);
+            char bn[16];
+            snprintf(bn, sizeof bn, "a%d", op);
+            rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+            et_sbuf_printf(&pb, "%s%s", first ? "" : " * ", name);
+            first = false;
+        }
+        rd_line(&c->s, "%s %s = %s;", c->acc, hn, prod);
+    }
+}

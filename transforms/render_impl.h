@@ -161,6 +161,8 @@ int64_t rd_addr_off(const ctx *c, int op, const plist *consts,
                     const int64_t *vals);
 void rd_addr_str(char *buf, size_t cap, const char *base, int64_t off);
 void rd_plist_without(const plist *l, int p, plist *out);
+int rd_hoist_plan(const ctx *c, int prefer, plist *pp);
+void rd_emit_hoisted(ctx *c, int last, const plist *pp);
 
 /* ---- render_loops.c ----------------------------------------------- */
 

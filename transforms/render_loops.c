@@ -310,9 +310,12 @@ static void emit_loads(ctx *c, int op)
 void rd_emit_fmas_scalar(ctx *c)
 {
     const et_kernel *k = c->k;
-    plist all, ups;
+    plist all, ups, hp;
     rd_const_parts(c, &all, -2);
     rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    int last = rd_hoist_plan(c, -1, &hp);
+    if (last >= 0)
+        rd_emit_hoisted(c, last, &hp);
     int64_t n = rd_plist_count(c, &all);
     int64_t vals[MAXP] = {0};
     for (int64_t ci = 0; ci < n; ci++) {
@@ -329,6 +332,13 @@ void rd_emit_fmas_scalar(ctx *c)
         }
         if (k->e.n_ops == 1) {
             rd_line(&c->s, "%s += %s;", accn, v[0]);
+            continue;
+        }
+        if (last >= 0) {
+            char hn[256];
+            rd_combo_name(c, hn, sizeof hn, "h", &hp, vals);
+            rd_line(&c->s, "%s = %s(%s, %s, %s);", accn, c->fma, hn,
+                    v[last], accn);
             continue;
         }
         char prod[4096];

@@ -209,6 +209,71 @@ void rd_emit_direct_vec_loads(ctx *c, int op)
     }
 }
 
+/* Operand op's value in chunk q of the vector part, for the values vals of
+ * the other unrolled parts: its loaded or lane-built vector chunk when it
+ * uses the vector part's axis, else its scalar broadcast (as is when the
+ * chunk is one lane wide). */
+static void operand_chunk(const ctx *c, int op, const int64_t *vals,
+                          int nch, const int64_t *st, const int64_t *w,
+                          int q, char *out, size_t cap)
+{
+    const et_kernel *k = c->k;
+    int vp = c->vpart;
+    plist consts, orest;
+    rd_const_parts(c, &consts, op);
+    char bn[16], name[256], ty[32];
+    if (rd_op_uses(c, op, k->part[vp].axis)) {
+        rd_plist_without(&consts, vp, &orest);
+        snprintf(bn, sizeof bn, "vec%d", op);
+        rd_combo_name(c, name, sizeof name, bn, &orest, vals);
+        chunk_name(out, cap, name, nch, st[q]);
+        return;
+    }
+    snprintf(bn, sizeof bn, "a%d", op);
+    rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+    vtype(c, w[q], ty, sizeof ty);
+    if (w[q] == 1)
+        snprintf(out, cap, "%s", name);
+    else
+        snprintf(out, cap, "(%s)(%s)", ty, name);
+}
+
+/* HOIST in a vector kernel: the product of every operand but `last`, one
+ * per chunk and combination of the other unrolled parts it uses (hp
+ * without the vector part), named h_<values>_c<chunk>; a vector when one
+ * of its operands uses the vector part's axis. */
+static void emit_hoisted_vector(ctx *c, int last, const plist *hp, int nch,
+                                const int64_t *st, const int64_t *w)
+{
+    const et_kernel *k = c->k;
+    plist hr;
+    rd_plist_without(hp, c->vpart, &hr);
+    rd_line(&c->s, "// the other operands' product, once (HOIST)");
+    int64_t n = rd_plist_count(c, &hr);
+    int64_t vals[MAXP] = {0};
+    char hb[256], hn[300], ty[32], v[340], prod[4096];
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, &hr, ci, vals);
+        rd_combo_name(c, hb, sizeof hb, "h", &hr, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(hn, sizeof hn, hb, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            et_sbuf pb;
+            et_sbuf_fixed(&pb, prod, sizeof prod);
+            bool first = true;
+            for (int op = 0; op < k->e.n_ops; op++) {
+                if (op == last)
+                    continue;
+                operand_chunk(c, op, vals, nch, st, w, q, v, sizeof v);
+                et_sbuf_printf(&pb, "%s%s", first ? "" : " * ", v);
+                first = false;
+            }
+            rd_line(&c->s, "%s %s = %s;", ty, hn, prod);
+        }
+    }
+}
+
 /* The vector multiply-adds: one per chunk and combination of the unrolled
  * parts but the vector part; an operand's lanes are vectors it loaded, or
  * built from its values, or one value broadcast. */
@@ -259,6 +324,21 @@ static void emit_fmas_vector(ctx *c)
             }
         }
     }
+    /* HOIST: the operand with the most unrolled values is multiplied
+     * last; the others' product is formed once per chunk and combination
+     * of the parts they use: a scalar broadcast when none of them uses
+     * the vector part's axis, else a vector */
+    plist hp = {0}, hr = {0};
+    int last = rd_hoist_plan(c, -1, &hp);
+    bool hvec = false;
+    for (int i = 0; i < hp.n; i++)
+        hvec = hvec || hp.p[i] == vp;
+    if (last >= 0 && hvec) {
+        emit_hoisted_vector(c, last, &hp, nch, st, w);
+        rd_plist_without(&hp, vp, &hr);
+    } else if (last >= 0) {
+        rd_emit_hoisted(c, last, &hp);
+    }
     int64_t n = rd_plist_count(c, &rest);
     for (int64_t ci = 0; ci < n; ci++) {
         memset(vals, 0, sizeof vals);
@@ -270,26 +350,27 @@ static void emit_fmas_vector(ctx *c)
             chunk_name(accn, sizeof accn, accb, nch, st[q]);
             vtype(c, w[q], ty, sizeof ty);
             char v[ET_MAX_OPERANDS][340];
-            for (int op = 0; op < k->e.n_ops; op++) {
-                plist consts, orest;
-                rd_const_parts(c, &consts, op);
-                char bn[16];
-                if (rd_op_uses(c, op, k->part[vp].axis)) {
-                    rd_plist_without(&consts, vp, &orest);
-                    snprintf(bn, sizeof bn, "vec%d", op);
-                    rd_combo_name(c, name, sizeof name, bn, &orest, vals);
-                    chunk_name(v[op], sizeof v[op], name, nch, st[q]);
-                } else {
-                    snprintf(bn, sizeof bn, "a%d", op);
-                    rd_combo_name(c, name, sizeof name, bn, &consts, vals);
-                    if (w[q] == 1)
-                        snprintf(v[op], sizeof v[op], "%s", name);
-                    else
-                        snprintf(v[op], sizeof v[op], "(%s)(%s)", ty, name);
-                }
-            }
+            for (int op = 0; op < k->e.n_ops; op++)
+                operand_chunk(c, op, vals, nch, st, w, q, v[op],
+                              sizeof v[op]);
             if (k->e.n_ops == 1) {
                 rd_line(s, "%s += %s;", accn, v[0]);
+                continue;
+            }
+            if (last >= 0) {
+                char hn[256], hv[340];
+                if (hvec) {
+                    rd_combo_name(c, hn, sizeof hn, "h", &hr, vals);
+                    chunk_name(hv, sizeof hv, hn, nch, st[q]);
+                } else {
+                    rd_combo_name(c, hn, sizeof hn, "h", &hp, vals);
+                    if (w[q] == 1)
+                        snprintf(hv, sizeof hv, "%s", hn);
+                    else
+                        snprintf(hv, sizeof hv, "(%s)(%s)", ty, hn);
+                }
+                rd_line(s, "%s = %s(%s, %s, %s);", accn, c->fma, hv, v[last],
+                        accn);
                 continue;
             }
             char prod[4096];

@@ -87,7 +87,7 @@ static et_status rewrite(const et_einsum *te, const et_einsum *e,
         mapped[i] = opts[i];
         et_axis_ref *refs[2] = {&mapped[i].axis, &mapped[i].axis2};
         int n_refs = opts[i].kind == ET_OPT_SWAP       ? 2
-                     : opts[i].kind == ET_OPT_NOLOCALS ? 0
+                     : et_opt_kind_is_global(opts[i].kind) ? 0
                                                        : 1;
         for (int a = 0; a < n_refs; a++) {
             int p = et_kernel_axis_find(tk, refs[a]);

@@ -8,72 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-static void str(const cJSON *o, const char *key, char *buf, size_t cap)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsString(v))
-        snprintf(buf, cap, "%s", v->valuestring);
-}
-
-static et_spread spread(const cJSON *o)
-{
-    et_spread s = {0, 0, 0, 0};
-    if (!cJSON_IsObject(o))
-        return s;
-    s.runs = (int)num(o, "runs");
-    s.min = num(o, "min");
-    s.median = num(o, "median");
-    s.max = num(o, "max");
-    return s;
-}
-
 /* The JSON of et_peaks_to_json back into p. */
 static et_status parse(const char *text, et_peaks *p, et_error *err)
 {
-    cJSON *doc = cJSON_Parse(text);
-    if (!cJSON_IsObject(doc)) {
-        cJSON_Delete(doc);
-        return et_errorf(err, ET_ERR_INPUT,
-                         "stored peaks are not a JSON object");
-    }
     memset(p, 0, sizeof *p);
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(doc, "device");
-    str(dev, "name", p->device_name, sizeof p->device_name);
-    str(dev, "backend", p->backend, sizeof p->backend);
-    str(dev, "driver", p->driver, sizeof p->driver);
-    str(doc, "eintune_version", p->eintune_version,
-        sizeof p->eintune_version);
-    const cJSON *gf = cJSON_GetObjectItemCaseSensitive(doc, "gflops");
-    const cJSON *gs = cJSON_GetObjectItemCaseSensitive(doc, "gflops_spread");
-    for (int t = 0; t < ET_DTYPE_COUNT; t++) {
-        const char *n = et_dtype_name((et_dtype)t);
-        double v = num(gf, n);
-        if (v > 0) {
-            p->gflops[t] = v;
-            p->gflops_spread[t] =
-                spread(cJSON_GetObjectItemCaseSensitive(gs, n));
-        }
-    }
-    p->bandwidth_gbs = num(doc, "bandwidth_gbs");
-    const cJSON *bw = cJSON_GetObjectItemCaseSensitive(doc, "bandwidth");
-    for (int k = 0; k < ET_BW_COUNT; k++) {
-        const cJSON *o =
-            cJSON_GetObjectItemCaseSensitive(bw, et_bw_kind_name(k));
-        double v = num(o, "gbs");
-        if (v > 0) {
-            p->bw_gbs[k] = v;
-            p->bw_spread[k] = spread(o);
-        }
-    }
-    cJSON_Delete(doc);
+    et_status st = et_peaks_parse(text, "stored peaks", p, NULL, err);
     p->source = ET_PEAKS_CACHED;
-    return ET_OK;
+    return st;
 }
 
 et_status et_peaks_db_load(et_db *db, const et_device_info *info,
@@ -102,6 +43,12 @@ et_status et_peaks_db_load(et_db *db, const et_device_info *info,
         return et_errorf(err, ET_ERR_IO,
                          "peaks in the database for %s lack f32 or bandwidth",
                          info->name);
+    if (p.bench_version != ET_PEAKS_BENCH_VERSION)
+        return et_errorf(err, ET_ERR_IO,
+                         "peaks in the database for %s are from older "
+                         "micro-benchmarks (version %d, now %d)",
+                         info->name, p.bench_version,
+                         ET_PEAKS_BENCH_VERSION);
     *out = p;
     return ET_OK;
 }

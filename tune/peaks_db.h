@@ -3,7 +3,9 @@
  *
  * The roofline's peaks (roofline/peaks.h) live in the devices table of the
  * tuning database (db/db.h: peaks_json, the et_peaks_to_json form,
- * tagged with the eintune version that measured them). The device key is
+ * tagged with the eintune version that measured them, and carrying the
+ * micro-benchmarks' version, "bench_version": peaks from another version
+ * are a miss and get measured again). The device key is
  * the database's: backend, name and driver version, so a new driver is a
  * miss. The per-device cache file of roofline/ stays as a second level:
  * peaks found there (or measured) are copied into the database, so a

@@ -20,7 +20,8 @@ const char et_builtin_space_yaml[] =
     "# UPCAST 16 and UNROLL 16 give full-width vector accumulators, amounts\n"
     "# that do not divide an axis are refused without being timed; SPLIT\n"
     "# spreads a reduction over work-groups (a full reduction has no other\n"
-    "# parallelism)\n"
+    "# parallelism); HOIST forms the product of all operands but one once\n"
+    "# (three or more operands)\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
@@ -29,6 +30,7 @@ const char et_builtin_space_yaml[] =
     "  - {op: LOCAL,    axis: any_global, amt: [4, 16]}\n"
     "  - {op: GROUPTOP, axis: any_reduce, amt: [16, 64]}\n"
     "  - {op: SPLIT,    axis: any_reduce, amt: [4, 16, 64]}\n"
+    "  - {op: HOIST}\n"
     "max_depth: 6\n";
 
 typedef struct tune_ctx {
@@ -42,12 +44,12 @@ typedef struct tune_ctx {
     int64_t einsum_id;        /* rows in the database (when o->db) */
     int64_t device_id;
     bool cancelled;           /* the progress callback asked to stop */
+    et_backend_kind backend;  /* of the device the kernels are for */
+    et_rendered best_rend;    /* with an executor: the winner so far */
     double t0;                /* when the run started (et_now_s) */
     /* an open axis: the awkward sizes every verified candidate is checked
      * at too (1 and a prime), with their verifiers */
-    int n_at;
-    int64_t at[2];
-    et_verifier *ver_at[2];
+    et_tune_awkward awk;
 } tune_ctx;
 
 /* The largest prime below n (0 when none). */
@@ -63,54 +65,132 @@ static int64_t prime_below(int64_t n)
     return 0;
 }
 
-/*
- * A kernel with an open axis is correct for every size or it is wrong:
- * after passing at the tune-at size, it is verified at the awkward sizes
- * too (one input set each, the bound checks alone). A failure turns the
- * evaluation into wrong_result (or the device's outcome) saying which.
- */
-static et_status verify_at_sizes(tune_ctx *t, const et_kernel *kern,
-                                 const et_rendered *rend, et_evaluation *ev)
+et_status et_tune_awkward_init(const et_einsum *e, const et_verify_opts *vo,
+                               et_tune_awkward *a, et_error *err)
 {
-    for (int i = 0; i < t->n_at && ev->result.outcome == ET_OUTCOME_OK;
-         i++) {
-        const char *x = kern->e.idx[et_einsum_open_axis(&kern->e)].name;
-        et_kernel *k = et_kernel_clone(kern);
-        if (!k)
-            return ET_ERR_NOMEM;
-        et_launch geom;
-        et_program *prog = NULL;
-        et_error e2 = {{0}};
-        et_verify_result vr;
-        memset(&vr, 0, sizeof vr);
-        et_status st = et_kernel_set_open_size(k, t->at[i], NULL);
-        if (st == ET_OK)
-            st = et_kernel_launch(k, t->dev->info.target.backend, &geom);
-        et_kernel_free(k);
-        if (st == ET_OK)
-            st = et_program_build(t->dev, rend->source, rend->name, &prog,
-                                  &e2);
-        if (st == ET_OK)
-            st = et_verify_kernel(t->ver_at[i], t->dev, prog, &geom, &vr,
-                                  &e2);
-        if (prog)
-            et_program_free(t->dev, prog);
-        if (st == ET_ERR_NOMEM)
-            return st;
-        if (st != ET_OK) {
-            ev->result.outcome = vr.outcome != ET_OUTCOME_OK
-                                     ? vr.outcome
-                                     : ET_OUTCOME_LAUNCH_ERROR;
-            snprintf(ev->result.reason, sizeof ev->result.reason,
-                     "at %s=%lld: %.900s", x, (long long)t->at[i], e2.msg);
-            et_verifier_release(t->ver_at[i]);
-        } else if (vr.outcome != ET_OUTCOME_OK) {
-            ev->result.outcome = vr.outcome;
-            snprintf(ev->result.reason, sizeof ev->result.reason,
-                     "at %s=%lld: %.900s", x, (long long)t->at[i], vr.reason);
-            et_verifier_release(t->ver_at[i]);
-        }
+    memset(a, 0, sizeof *a);
+    a->axis = et_einsum_open_axis(e);
+    if (a->axis < 0)
+        return ET_OK;
+    snprintf(a->name, sizeof a->name, "%s", e->idx[a->axis].name);
+    int64_t w = e->idx[a->axis].size;
+    int64_t cand[ET_TUNE_AWKWARD_MAX] = {1, prime_below(w)};
+    if (!vo) {
+        /* the sizes alone */
+        for (int i = 0; i < ET_TUNE_AWKWARD_MAX; i++)
+            if (cand[i] >= 1 && cand[i] != w &&
+                !(i == 1 && cand[1] == cand[0]))
+                a->size[a->n++] = cand[i];
+        return ET_OK;
     }
+    et_verify_opts one = *vo;
+    one.trials = 1;
+    et_einsum *ea = malloc(sizeof *ea);
+    if (!ea)
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    et_status st = ET_OK;
+    for (int i = 0; i < ET_TUNE_AWKWARD_MAX && st == ET_OK; i++) {
+        if (cand[i] < 1 || cand[i] == w || (i == 1 && cand[1] == cand[0]))
+            continue;
+        *ea = *e;
+        if (et_einsum_set_size(ea, a->axis, cand[i], NULL) != ET_OK)
+            continue;
+        st = et_verifier_init(ea, &one, &a->ver[a->n], err);
+        if (st == ET_OK)
+            a->size[a->n++] = cand[i];
+    }
+    free(ea);
+    if (st != ET_OK)
+        et_tune_awkward_free(a);
+    return st;
+}
+
+void et_tune_awkward_release(et_tune_awkward *a)
+{
+    for (int i = 0; i < a->n; i++)
+        et_verifier_release(a->ver[i]);
+}
+
+void et_tune_awkward_free(et_tune_awkward *a)
+{
+    for (int i = 0; i < ET_TUNE_AWKWARD_MAX; i++) {
+        if (a->ver[i]) {
+            et_verifier_release(a->ver[i]);
+            et_verifier_free(a->ver[i]);
+        }
+        a->ver[i] = NULL;
+    }
+    a->n = 0;
+}
+
+et_status et_tune_awkward_launch(const et_tune_awkward *a,
+                                 const et_kernel *k, et_backend_kind be,
+                                 et_launch geom[ET_TUNE_AWKWARD_MAX],
+                                 et_error *err)
+{
+    for (int i = 0; i < a->n; i++) {
+        et_kernel *c = et_kernel_clone(k);
+        if (!c)
+            return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+        et_diag d;
+        memset(&d, 0, sizeof d);
+        et_status st = et_kernel_set_open_size(c, a->size[i], &d);
+        if (st == ET_OK)
+            st = et_kernel_launch(c, be, &geom[i]);
+        et_kernel_free(c);
+        if (st != ET_OK)
+            return et_errorf(err, st, "the launch at %s=%lld: %s", a->name,
+                             (long long)a->size[i],
+                             d.msg[0] ? d.msg : et_status_str(st));
+    }
+    return ET_OK;
+}
+
+/* One awkward size: build, launch with geom, check with ver. */
+static void verify_at(et_tune_awkward *a, int i, const et_launch *geom,
+                      et_device *dev, const char *source, const char *name,
+                      et_evaluation *ev)
+{
+    et_program *prog = NULL;
+    et_error e2 = {{0}};
+    et_verify_result vr;
+    memset(&vr, 0, sizeof vr);
+    et_status st = et_program_build(dev, source, name, &prog, &e2);
+    if (st == ET_OK)
+        st = et_verify_kernel(a->ver[i], dev, prog, geom, &vr, &e2);
+    if (prog)
+        et_program_free(dev, prog);
+    if (st != ET_OK) {
+        ev->result.outcome = vr.outcome != ET_OUTCOME_OK
+                                 ? vr.outcome
+                                 : st == ET_ERR_BUILD
+                                       ? ET_OUTCOME_BUILD_ERROR
+                                       : ET_OUTCOME_LAUNCH_ERROR;
+        snprintf(ev->result.reason, sizeof ev->result.reason,
+                 "at %s=%lld: %.900s", a->name, (long long)a->size[i],
+                 e2.msg);
+        et_verifier_release(a->ver[i]);
+    } else if (vr.outcome != ET_OUTCOME_OK) {
+        ev->result.outcome = vr.outcome;
+        snprintf(ev->result.reason, sizeof ev->result.reason,
+                 "at %s=%lld: %.900s", a->name, (long long)a->size[i],
+                 vr.reason);
+        et_verifier_release(a->ver[i]);
+    }
+}
+
+et_status et_tune_evaluate(et_verifier *ver, et_tune_awkward *a,
+                           const et_launch *geom_at, et_device *dev,
+                           const char *source, const char *name,
+                           const et_launch *geom, const et_timing_opts *to,
+                           et_evaluation *ev, et_error *err)
+{
+    et_status st = et_evaluate_kernel(ver, dev, source, name, geom, to, ev,
+                                      err);
+    if (st != ET_OK || !a || !geom_at)
+        return st;
+    for (int i = 0; i < a->n && ev->result.outcome == ET_OUTCOME_OK; i++)
+        verify_at(a, i, &geom_at[i], dev, source, name, ev);
     return ET_OK;
 }
 
@@ -155,10 +235,15 @@ void et_tune_params_text(const char *params, char *out, size_t cap)
 static void db_record(tune_ctx *t, et_db_trial *tr, const et_tune_candidate *c)
 {
     et_error e2 = {{0}};
+    double t0 = et_now_s();
     tr->space_id = t->o->db_space_id;
     params_to_json(c->params, tr->params_json, sizeof tr->params_json);
-    if (et_db_trial_record(t->o->db, tr, NULL, &e2) != ET_OK)
+    et_status st = t->o->store
+                       ? t->o->store->record(t->o->store->ctx, tr, &e2)
+                       : et_db_trial_record(t->o->db, tr, NULL, &e2);
+    if (st != ET_OK)
         say(t, ET_TUNE_WARN, "not recorded in the database: %s", e2.msg);
+    t->res->db_s += et_now_s() - t0;
 }
 
 /* Fills c from a trial the database answered. */
@@ -269,15 +354,40 @@ static void report(tune_ctx *t, et_tune_candidate *c)
         t->cancelled = true;
 }
 
-static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
+/* A candidate between its proposal and its answer. */
+typedef struct tune_job {
+    int ci;                 /* its index in res->cand */
+    double t0;
+    et_rendered rend;       /* rendered (freed by answer()) */
+    et_db_trial tr;         /* its database key, when use_db */
+    bool use_db;
+    et_timing_opts to;      /* the timing options with its bound */
+    /* an open kernel: its launch at the awkward sizes (t->awk) */
+    et_launch geom_at[ET_TUNE_AWKWARD_MAX];
+} tune_job;
+
+enum { BEGIN_FATAL = -1, BEGIN_REFUSED = 0, BEGIN_EVALUATE = 1,
+       BEGIN_ANSWERED = 2 };
+
+/*
+ * The first half of a candidate: recorded in the result, logged; a
+ * refused one recorded in the database (BEGIN_REFUSED: nothing more to
+ * do); rendered and looked up in the database (BEGIN_ANSWERED: answer()
+ * next); otherwise BEGIN_EVALUATE: build, verify and time j->rend with
+ * j->to, then finish_eval() and answer(). bound is the early-cut bound.
+ */
+static int begin(tune_ctx *t, const et_candidate *c, double bound,
+                 tune_job *j)
 {
-    tune_ctx *t = user;
     et_tune_result *res = t->res;
+    memset(j, 0, sizeof *j);
     et_tune_candidate *tc = push(res);
     if (!tc) {
         t->fatal = ET_ERR_NOMEM;
-        return 1;
+        return BEGIN_FATAL;
     }
+    j->ci = (int)(tc - res->cand);
+    j->t0 = et_now_s();
     tc->seq = c->seq;
     tc->key = c->refused ? 0 : c->key;
     tc->n_opts = c->n_opts;
@@ -294,7 +404,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         copy_str(tc->reason, sizeof tc->reason, c->reason);
         res->failures[ET_OUTCOME_REFUSED]++;
         say(t, ET_TUNE_INFO, "refused: %s", tc->reason);
-        if (t->o->db) {
+        if (t->o->db || t->o->store) {
             et_db_trial tr;
             et_error e2 = {{0}};
             if (et_db_trial_init(&tr, t->einsum_id, et_binding_einsum(t->b),
@@ -306,108 +416,99 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
             }
         }
         tc->done_s = et_now_s() - t->t0;
-        return stopping(t);
+        return BEGIN_REFUSED;
     }
 
-    double t0 = et_now_s();
-    et_backend_kind bk = t->dev->info.target.backend;
-    et_rendered rend = {0};
-    et_status st = et_kernel_render(c->kernel, bk, NULL, &rend);
+    et_status st = et_kernel_render(c->kernel, t->backend, NULL, &j->rend);
     if (st != ET_OK) {
         tc->outcome = ET_OUTCOME_BUILD_ERROR;
         snprintf(tc->reason, sizeof tc->reason, "cannot render: %s",
                  et_status_str(st));
-    } else {
-        copy_str(tc->kernel, sizeof tc->kernel, rend.name);
-        et_db_trial tr;
-        bool found = false, use_db = false;
-        if (t->o->db) {
-            et_error e2 = {{0}};
-            use_db = et_db_trial_init(&tr, t->einsum_id,
-                                      et_binding_einsum(t->b), t->device_id,
-                                      tc->opts, rend.source, &rend.launch,
-                                      &e2) == ET_OK;
-            if (use_db && !t->o->retime &&
-                et_db_trial_lookup(t->o->db, &tr, &tr, &found, &e2) !=
-                    ET_OK) {
-                say(t, ET_TUNE_WARN, "database lookup failed: %s", e2.msg);
-                found = false;
-            }
+        return BEGIN_ANSWERED;
+    }
+    copy_str(tc->kernel, sizeof tc->kernel, j->rend.name);
+    bool found = false;
+    if (t->o->db || t->o->store) {
+        et_error e2 = {{0}};
+        j->use_db = et_db_trial_init(&j->tr, t->einsum_id,
+                                     et_binding_einsum(t->b), t->device_id,
+                                     tc->opts, j->rend.source,
+                                     &j->rend.launch, &e2) == ET_OK;
+        double t0 = et_now_s();
+        const et_tune_store *sto = t->o->store;
+        if (j->use_db && !t->o->retime &&
+            (sto ? sto->lookup(sto->ctx, &j->tr, &j->tr, &found, &e2)
+                 : et_db_trial_lookup(t->o->db, &j->tr, &j->tr, &found,
+                                      &e2)) != ET_OK) {
+            say(t, ET_TUNE_WARN, "database lookup failed: %s", e2.msg);
+            found = false;
         }
-        if (found) {
-            from_trial(tc, &tr);
-            res->cached++;
-            say(t, ET_TUNE_INFO, "answered from the database (%s)",
-                et_outcome_name(tc->outcome));
-            goto answered;
-        }
-        et_timing_opts to = t->o->timing;
-        to.bound_s = isfinite(c->bound_s) ? c->bound_s : 0;
-        et_evaluation ev;
-        memset(&ev, 0, sizeof ev);
-        st = et_evaluate_kernel(t->ver, t->dev, rend.source, rend.name,
-                                &rend.launch, &to, &ev, t->err);
+        res->db_s += et_now_s() - t0;
+    }
+    if (found) {
+        from_trial(tc, &j->tr);
+        res->cached++;
+        say(t, ET_TUNE_INFO, "answered from the database (%s)",
+            et_outcome_name(tc->outcome));
+        return BEGIN_ANSWERED;
+    }
+    if (t->awk.n > 0) {
+        /* an open kernel is verified at the awkward sizes too, with its
+         * launch there (wherever it is evaluated) */
+        et_error e2 = {{0}};
+        st = et_tune_awkward_launch(&t->awk, c->kernel, t->backend,
+                                    j->geom_at, &e2);
         if (st != ET_OK) {
-            t->fatal = st;
-            et_rendered_free(&rend);
-            return 1;
-        }
-        if (t->n_at > 0 && ev.result.outcome == ET_OUTCOME_OK) {
-            st = verify_at_sizes(t, c->kernel, &rend, &ev);
-            if (st != ET_OK) {
-                t->fatal = st;
-                et_rendered_free(&rend);
-                return 1;
-            }
-        }
-        if (ev.compiler_said[0])
-            say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", rend.name,
-                ev.compiler_said);
-        tc->outcome = ev.result.outcome;
-        copy_str(tc->reason, sizeof tc->reason, ev.result.reason);
-        tc->verified = ev.verified;
-        tc->verify = ev.verify;
-        tc->timed = ev.timed;
-        tc->timing = ev.timing;
-        tc->build_s = ev.build_s;
-        tc->verify_s = ev.verify_s;
-        tc->timing_s = ev.timing_s;
-        res->build_s += ev.build_s;
-        res->verify_s += ev.verify_s;
-        res->timing_s += ev.timing_s;
-        res->evaluations++;
-        if (ev.timed && ev.result.outcome == ET_OUTCOME_OK &&
-            ev.timing.cv > ET_TUNE_NOISY_CV)
-            res->noisy++;
-        if (use_db) {
-            et_db_trial_set_evaluation(&tr, et_binding_einsum(t->b), &ev);
-            tr.load_1m = tc->load_1m;
-            copy_str(tr.kernel_name, sizeof tr.kernel_name, rend.name);
-            db_record(t, &tr, tc);
-        }
-        int every = t->o->recycle_every ? t->o->recycle_every : 250;
-        if (every > 0 && res->evaluations % every == 0 &&
-            et_device_is_isolated(t->dev)) {
-            double tr0 = et_now_s();
-            /* the verifier's device buffers are freed first (it uploads
-             * them again on the new worker), so none is left behind */
-            et_verifier_release(t->ver);
-            for (int i = 0; i < t->n_at; i++)
-                et_verifier_release(t->ver_at[i]);
-            st = et_device_recycle(t->dev, t->err);
-            if (st != ET_OK) {
-                t->fatal = st;
-                et_rendered_free(&rend);
-                return 1;
-            }
-            res->recycles++;
-            say(t, ET_TUNE_DEBUG, "new device worker after %d evaluations "
-                "(%.2f s)", res->evaluations, et_now_s() - tr0);
+            tc->outcome = ET_OUTCOME_BUILD_ERROR;
+            snprintf(tc->reason, sizeof tc->reason, "%.1000s", e2.msg);
+            return BEGIN_ANSWERED;
         }
     }
-answered:
-    et_rendered_free(&rend);
-    tc->eval_s = et_now_s() - t0;
+    j->to = t->o->timing;
+    j->to.bound_s = isfinite(bound) ? bound : 0;
+    return BEGIN_EVALUATE;
+}
+
+/* The measured half: the evaluation into the result and the database. */
+static void finish_eval(tune_ctx *t, tune_job *j, const et_evaluation *ev)
+{
+    et_tune_result *res = t->res;
+    et_tune_candidate *tc = &res->cand[j->ci];
+    if (ev->compiler_said[0])
+        say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", j->rend.name,
+            ev->compiler_said);
+    tc->outcome = ev->result.outcome;
+    copy_str(tc->reason, sizeof tc->reason, ev->result.reason);
+    tc->verified = ev->verified;
+    tc->verify = ev->verify;
+    tc->timed = ev->timed;
+    tc->timing = ev->timing;
+    tc->build_s = ev->build_s;
+    tc->verify_s = ev->verify_s;
+    tc->timing_s = ev->timing_s;
+    res->build_s += ev->build_s;
+    res->verify_s += ev->verify_s;
+    res->timing_s += ev->timing_s;
+    res->evaluations++;
+    if (ev->timed && ev->result.outcome == ET_OUTCOME_OK &&
+        ev->timing.cv > ET_TUNE_NOISY_CV)
+        res->noisy++;
+    if (j->use_db) {
+        et_db_trial_set_evaluation(&j->tr, et_binding_einsum(t->b), ev);
+        j->tr.load_1m = tc->load_1m;
+        copy_str(j->tr.kernel_name, sizeof j->tr.kernel_name, j->rend.name);
+        db_record(t, &j->tr, tc);
+    }
+}
+
+/* The last half: the log, the search's answer r, progress; frees j's
+ * kernel text (kept first when it is the new best of a run whose winner
+ * is re-timed). Returns nonzero when the search is to stop. */
+static int answer(tune_ctx *t, tune_job *j, et_eval_result *r)
+{
+    et_tune_result *res = t->res;
+    et_tune_candidate *tc = &res->cand[j->ci];
+    tc->eval_s = et_now_s() - j->t0;
     if (tc->verified) {
         char line[256];
         et_verify_summary(&tc->verify, line, sizeof line);
@@ -435,58 +536,250 @@ answered:
     r->cached = tc->cached;
     tc->done_s = et_now_s() - t->t0;
     report(t, tc);
+    if (t->o->exec && res->best == j->ci && j->rend.source) {
+        /* the winner so far: kept to be re-timed on one rank */
+        et_rendered_free(&t->best_rend);
+        t->best_rend = j->rend;
+        memset(&j->rend, 0, sizeof j->rend);
+    }
+    et_rendered_free(&j->rend);
     return stopping(t);
 }
 
-/* Verifies and times the untransformed kernel: the baseline. */
-static et_status baseline(tune_ctx *t)
+static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
 {
-    const et_kernel *base = et_binding_base(t->b);
+    tune_ctx *t = user;
+    et_tune_result *res = t->res;
+    tune_job j;
+    int k = begin(t, c, c->bound_s, &j);
+    if (k == BEGIN_FATAL)
+        return 1;
+    if (k == BEGIN_REFUSED)
+        return stopping(t);
+    if (k == BEGIN_EVALUATE) {
+        et_evaluation ev;
+        memset(&ev, 0, sizeof ev);
+        et_status st = et_tune_evaluate(t->ver, &t->awk, j.geom_at, t->dev,
+                                        j.rend.source, j.rend.name,
+                                        &j.rend.launch, &j.to, &ev, t->err);
+        if (st != ET_OK) {
+            t->fatal = st;
+            et_rendered_free(&j.rend);
+            return 1;
+        }
+        finish_eval(t, &j, &ev);
+        int every = t->o->recycle_every ? t->o->recycle_every : 250;
+        if (every > 0 && res->evaluations % every == 0 &&
+            et_device_is_isolated(t->dev)) {
+            double tr0 = et_now_s();
+            /* the verifier's device buffers are freed first (it uploads
+             * them again on the new worker), so none is left behind */
+            et_verifier_release(t->ver);
+            et_tune_awkward_release(&t->awk);
+            st = et_device_recycle(t->dev, t->err);
+            if (st != ET_OK) {
+                t->fatal = st;
+                et_rendered_free(&j.rend);
+                return 1;
+            }
+            res->recycles++;
+            say(t, ET_TUNE_DEBUG, "new device worker after %d evaluations "
+                "(%.2f s)", res->evaluations, et_now_s() - tr0);
+        }
+    }
+    return answer(t, &j, r);
+}
+
+/*
+ * A batch through an executor (o->exec): candidates go to free slots in
+ * proposal order as slots free up; each one's bound is tightened with the
+ * best time answered in the batch so far (the one the one-at-a-time loop
+ * would have had). Refused and database-answered candidates need no slot.
+ * After a stop (the callback, ^C, a host failure, the deadline) nothing
+ * more is handed out, and the candidates in flight are waited for and
+ * recorded.
+ */
+static int eval_many(void *user, et_eval_batch *B)
+{
+    tune_ctx *t = user;
+    const et_tune_exec *x = t->o->exec;
+    tune_job *jobs = calloc((size_t)(B->n ? B->n : 1), sizeof *jobs);
+    if (!jobs) {
+        t->fatal = ET_ERR_NOMEM;
+        return 1;
+    }
+    int next = 0, inflight = 0, stop = 0;
+    double best = INFINITY;
+    while (t->fatal == ET_OK) {
+        while (next < B->n && inflight < x->slots && !stop &&
+               t->fatal == ET_OK) {
+            if (et_now_s() >= B->deadline_s)
+                break;
+            const et_candidate *c = &B->c[next];
+            tune_job *j = &jobs[next];
+            double bound = c->bound_s;
+            if (isfinite(best) && B->cut_factor * best < bound)
+                bound = B->cut_factor * best;
+            int k = begin(t, c, bound, j);
+            if (k == BEGIN_FATAL)
+                break;
+            if (k == BEGIN_REFUSED) {
+                stop |= stopping(t);
+                next++;
+                continue;
+            }
+            if (k == BEGIN_ANSWERED) {
+                et_eval_result *r = &B->r[next];
+                stop |= answer(t, j, r);
+                r->answered = true;
+                if (r->status == ET_EVAL_OK && r->time_s < best)
+                    best = r->time_s;
+                next++;
+                continue;
+            }
+            et_status st = x->submit(x->ctx, next, j->rend.source,
+                                     j->rend.name, &j->rend.launch,
+                                     t->awk.n ? j->geom_at : NULL, t->awk.n,
+                                     &j->to, t->err);
+            if (st != ET_OK) {
+                t->fatal = st;
+                et_rendered_free(&j->rend);
+                break;
+            }
+            inflight++;
+            next++;
+        }
+        if (inflight == 0)
+            break;
+        long id = -1;
+        int where = 0;
+        et_evaluation ev;
+        memset(&ev, 0, sizeof ev);
+        double load = NAN;
+        et_status st = x->wait(x->ctx, &id, &ev, &where, &load, t->err);
+        if (st != ET_OK || id < 0 || id >= B->n) {
+            t->fatal = st != ET_OK ? st : ET_ERR_INTERNAL;
+            break;
+        }
+        inflight--;
+        tune_job *j = &jobs[id];
+        if (!isnan(load))
+            t->res->cand[j->ci].load_1m = load;
+        finish_eval(t, j, &ev);
+        t->res->cand[j->ci].rank = where;
+        et_eval_result *r = &B->r[id];
+        stop |= answer(t, j, r);
+        r->answered = true;
+        if (r->status == ET_EVAL_OK && r->time_s < best)
+            best = r->time_s;
+    }
+    for (int i = 0; i < B->n; i++)
+        et_rendered_free(&jobs[i].rend);
+    free(jobs);
+    return stop || t->fatal != ET_OK;
+}
+
+/* The winner re-timed on one evaluator (the executor's first free slot),
+ * without a bound, so that the figure reported comes from one device. */
+static void retime_best(tune_ctx *t)
+{
+    const et_tune_exec *x = t->o->exec;
+    et_tune_result *res = t->res;
+    if (res->best < 0 || !t->best_rend.source)
+        return;
+    et_timing_opts to = t->o->timing;
+    to.bound_s = 0;
+    et_error e2 = {{0}};
+    long id = -1;
+    int where = 0;
+    et_evaluation ev;
+    memset(&ev, 0, sizeof ev);
+    if (x->submit(x->ctx, 0, t->best_rend.source, t->best_rend.name,
+                  &t->best_rend.launch, NULL, 0, &to, &e2) != ET_OK ||
+        x->wait(x->ctx, &id, &ev, &where, NULL, &e2) != ET_OK) {
+        say(t, ET_TUNE_WARN, "the winner was not re-timed: %s", e2.msg);
+        return;
+    }
+    res->retimed = true;
+    res->retime_rank = where;
+    res->retime_outcome = ev.result.outcome;
+    res->retime = ev.timing;
+    if (ev.result.outcome == ET_OUTCOME_OK) {
+        char line[256];
+        et_timing_format(&ev.timing, line, sizeof line);
+        say(t, ET_TUNE_INFO, "the winner re-timed on rank %d: %s", where,
+            line);
+    } else {
+        say(t, ET_TUNE_WARN, "the winner re-timed on rank %d: %s: %s", where,
+            et_outcome_name(ev.result.outcome), ev.result.reason);
+    }
+}
+
+et_status et_tune_baseline(et_device *dev, et_verifier *ver,
+                           const et_kernel *base, const et_timing_opts *to,
+                           et_timing *timing, et_verify_result *verify,
+                           char *name, size_t name_cap, char *said,
+                           size_t said_cap, et_error *err)
+{
     et_rendered rend = {0};
     et_program *p = NULL;
-    et_status st = et_kernel_render(base, t->dev->info.target.backend, NULL,
+    if (said_cap)
+        said[0] = '\0';
+    et_status st = et_kernel_render(base, dev->info.target.backend, NULL,
                                     &rend);
     if (st != ET_OK) {
-        snprintf(t->err->msg, sizeof t->err->msg,
+        snprintf(err->msg, sizeof err->msg,
                  "cannot render the untransformed kernel: %s",
                  et_status_str(st));
         return st;
     }
-    st = et_program_build(t->dev, rend.source, rend.name, &p, t->err);
+    snprintf(name, name_cap, "%s", rend.name);
+    st = et_program_build(dev, rend.source, rend.name, &p, err);
     if (st != ET_OK)
         goto done;
-    if (t->err->msg[0])
-        say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", rend.name,
-            t->err->msg);
-    st = et_verifier_baseline_kernel(t->ver, t->dev, p, &rend.launch,
-                                     &t->res->baseline_verify, t->err);
+    if (said_cap)
+        snprintf(said, said_cap, "%s", err->msg);
+    st = et_verifier_baseline_kernel(ver, dev, p, &rend.launch, verify, err);
     if (st != ET_OK)
         goto done;
-    if (t->res->baseline_verify.outcome != ET_OUTCOME_OK) {
-        snprintf(t->err->msg, sizeof t->err->msg,
+    if (verify->outcome != ET_OUTCOME_OK) {
+        snprintf(err->msg, sizeof err->msg,
                  "the untransformed kernel fails verification: %s",
-                 t->res->baseline_verify.reason);
+                 verify->reason);
         st = ET_ERR_INTERNAL;
         goto done;
     }
     et_buffer *args[ET_MAX_OPERANDS + 1];
     size_t offsets[ET_MAX_OPERANDS + 1];
     int nargs = 0;
-    st = et_verifier_args(t->ver, t->dev, args, offsets, &nargs, t->err);
+    st = et_verifier_args(ver, dev, args, offsets, &nargs, err);
     if (st != ET_OK)
         goto done;
     et_result r;
-    st = et_time_kernel(t->dev, p, &rend.launch, args, offsets, nargs,
-                        &t->o->timing, &t->res->baseline, &r, t->err);
+    st = et_time_kernel(dev, p, &rend.launch, args, offsets, nargs, to,
+                        timing, &r, err);
+done:
+    if (p)
+        et_program_free(dev, p);
+    et_rendered_free(&rend);
+    return st;
+}
+
+/* Verifies and times the untransformed kernel: the baseline. */
+static et_status baseline(tune_ctx *t)
+{
+    char name[160], said[1024];
+    et_status st = et_tune_baseline(t->dev, t->ver, et_binding_base(t->b),
+                                    &t->o->timing, &t->res->baseline,
+                                    &t->res->baseline_verify, name,
+                                    sizeof name, said, sizeof said, t->err);
+    if (said[0])
+        say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", name, said);
     if (st == ET_OK) {
         char line[256];
         et_timing_format(&t->res->baseline, line, sizeof line);
-        say(t, ET_TUNE_INFO, "untransformed kernel %s: %s", rend.name, line);
+        say(t, ET_TUNE_INFO, "untransformed kernel %s: %s", name, line);
     }
-done:
-    if (p)
-        et_program_free(t->dev, p);
-    et_rendered_free(&rend);
     return st;
 }
 
@@ -599,10 +892,44 @@ static et_status race_render(tune_ctx *t, const char *opts, et_rendered *rend,
                       why[0] ? why : d.msg);
     }
     if (st == ET_OK)
-        st = et_kernel_render(k, t->dev->info.target.backend, NULL, rend);
+        st = et_kernel_render(k, t->backend, NULL, rend);
     *n_opts = n;
     et_kernel_free(k);
     free(ol);
+    return st;
+}
+
+et_status et_tune_race_time(et_device *dev, et_verifier *ver,
+                            const et_tune_race_kernel *k, int n, int warmups,
+                            int rounds, double max_seconds, double *times,
+                            int *done, int *failed, et_error *err)
+{
+    et_program *progs[ET_RACE_MAX] = {NULL};
+    et_launch geoms[ET_RACE_MAX];
+    *done = 0;
+    *failed = -1;
+    if (n < 1 || n > ET_RACE_MAX)
+        return et_errorf(err, ET_ERR_INPUT, "race: %d kernels (1 to %d)", n,
+                         ET_RACE_MAX);
+    et_status st = ET_OK;
+    for (int i = 0; i < n && st == ET_OK; i++) {
+        geoms[i] = k[i].geom;
+        st = et_program_build(dev, k[i].source, k[i].name, &progs[i], err);
+        if (st != ET_OK)
+            *failed = i;
+    }
+    et_buffer *args[ET_MAX_OPERANDS + 1];
+    size_t offsets[ET_MAX_OPERANDS + 1];
+    int nargs = 0;
+    if (st == ET_OK)
+        st = et_verifier_args(ver, dev, args, offsets, &nargs, err);
+    if (st == ET_OK)
+        st = et_time_round_robin(dev, progs, geoms, n, args, offsets, nargs,
+                                 warmups, rounds, max_seconds, times, done,
+                                 failed, err);
+    for (int i = 0; i < n; i++)
+        if (progs[i])
+            et_program_free(dev, progs[i]);
     return st;
 }
 
@@ -665,7 +992,10 @@ static void race_record(tune_ctx *t)
         d->times = R->times + i;
         d->stride = R->n;
     }
-    if (et_db_race_record(t->o->db, dr, &R->db_id, &e2) != ET_OK)
+    et_status st = t->o->store
+                       ? t->o->store->race(t->o->store->ctx, dr, &e2)
+                       : et_db_race_record(t->o->db, dr, &R->db_id, &e2);
+    if (st != ET_OK)
         say(t, ET_TUNE_WARN, "the race is not recorded in the database: %s",
             e2.msg);
     free(dr);
@@ -689,8 +1019,8 @@ static et_status race_run(tune_ctx *t, double t_run0)
         snprintf(R->note, sizeof R->note, "no final race (interrupted)");
         return ET_OK;
     }
-    et_backend_kind bk = t->dev->info.target.backend;
-    uint64_t base_key = et_kernel_dedupe_key(et_binding_base(t->b), bk);
+    uint64_t base_key = et_kernel_dedupe_key(et_binding_base(t->b),
+                                             t->backend);
     int k = t->o->race_k < ET_RACE_MAX - 1 ? t->o->race_k : ET_RACE_MAX - 1;
     int pick[ET_RACE_MAX], np = 0, base_cand = -1;
     for (int i = 0; i < res->n_cand; i++) {
@@ -759,11 +1089,12 @@ static et_status race_run(tune_ctx *t, double t_run0)
     /* the kernels: the candidates fastest first, the untransformed last */
     double r0 = et_now_s();
     int n = np + 1;
-    et_program *progs[ET_RACE_MAX] = {NULL};
-    et_launch geoms[ET_RACE_MAX];
+    et_rendered rends[ET_RACE_MAX];
+    et_tune_race_kernel ks[ET_RACE_MAX];
     int n_opts[ET_RACE_MAX];
     bool eligible[ET_RACE_MAX];
-    memset(geoms, 0, sizeof geoms);
+    memset(rends, 0, sizeof rends);
+    memset(ks, 0, sizeof ks);
     et_status st = ET_OK;
     et_error e2 = {{0}};
     R->n = n;
@@ -776,42 +1107,37 @@ static et_status race_run(tune_ctx *t, double t_run0)
         eligible[i] = e->eligible;
         copy_str(e->opts, sizeof e->opts,
                  e->untransformed ? "" : res->cand[pick[i]].opts);
-        et_rendered rend = {0};
-        st = race_render(t, e->opts, &rend, &e->n_opts);
+        st = race_render(t, e->opts, &rends[i], &e->n_opts);
         if (st != ET_OK)
             break;
         n_opts[i] = e->n_opts;
-        copy_str(e->kernel, sizeof e->kernel, rend.name);
-        et_db_source_hash(rend.source, &rend.launch, e->source_hash);
-        geoms[i] = rend.launch;
-        st = et_program_build(t->dev, rend.source, rend.name, &progs[i],
-                              &e2);
-        et_rendered_free(&rend);
+        copy_str(e->kernel, sizeof e->kernel, rends[i].name);
+        et_db_source_hash(rends[i].source, &rends[i].launch, e->source_hash);
+        ks[i].source = rends[i].source;
+        ks[i].name = rends[i].name;
+        ks[i].geom = rends[i].launch;
     }
-    et_buffer *args[ET_MAX_OPERANDS + 1];
-    size_t offsets[ET_MAX_OPERANDS + 1];
-    int nargs = 0, done = 0, failed = -1;
+    int done = 0, failed = -1;
     R->times = st == ET_OK ? calloc((size_t)n * (size_t)rounds,
                                     sizeof *R->times)
                            : NULL;
     if (st == ET_OK && !R->times)
         st = ET_ERR_NOMEM;
-    if (st == ET_OK)
-        st = et_verifier_args(t->ver, t->dev, args, offsets, &nargs, &e2);
     if (st == ET_OK) {
+        const et_tune_exec *x = t->o->exec;
+        double max_s = limit > 0 ? fmax(1e-3, allow - (et_now_s() - r0)) : 0;
         say(t, ET_TUNE_INFO, "final race: %d candidate%s and the "
             "untransformed kernel, %d rounds round robin", np,
             np == 1 ? "" : "s", rounds);
-        st = et_time_round_robin(t->dev, progs, geoms, n, args, offsets,
-                                 nargs, 2, rounds,
-                                 limit > 0 ? fmax(1e-3, allow -
-                                                            (et_now_s() - r0))
-                                           : 0,
-                                 R->times, &done, &failed, &e2);
+        if (x)
+            st = x->race(x->ctx, ks, n, 2, rounds, max_s, R->times, &done,
+                         &failed, &R->rank, &e2);
+        else
+            st = et_tune_race_time(t->dev, t->ver, ks, n, 2, rounds, max_s,
+                                   R->times, &done, &failed, &e2);
     }
     for (int i = 0; i < n; i++)
-        if (progs[i])
-            et_program_free(t->dev, progs[i]);
+        et_rendered_free(&rends[i]);
     R->rounds_planned = rounds;
     R->rounds = done;
     if (st == ET_ERR_NOMEM)
@@ -877,7 +1203,7 @@ static et_status race_run(tune_ctx *t, double t_run0)
         say(t, ET_TUNE_INFO, "race %s: %s",
             R->e[i].opts[0] ? R->e[i].opts : "untransformed", line);
     }
-    if (t->o->db)
+    if (t->o->db || t->o->store)
         race_record(t);
     return ET_OK;
 }
@@ -893,6 +1219,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     res->load_min = res->load_max = NAN;
     res->load_start = sample_load(res);
     double t0 = et_now_s();
+    const et_tune_exec *x = o->exec;
     tune_ctx t;
     memset(&t, 0, sizeof t);
     t.dev = dev;
@@ -902,60 +1229,49 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     t.err = err;
     t.fatal = ET_OK;
     t.t0 = t0;
+    const et_device_info *info = x ? &x->info : &dev->info;
+    t.backend = info->target.backend;
     et_status st;
     if (o->db) {
         st = et_db_einsum_id(o->db, et_binding_einsum(b), &t.einsum_id, err);
         if (st == ET_OK)
-            st = et_db_device_id(o->db, &dev->info, &t.device_id, err);
+            st = et_db_device_id(o->db, info, &t.device_id, err);
         if (st != ET_OK)
             return st;
     }
-    st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
+    const et_einsum *be = et_binding_einsum(b);
+    st = et_tune_awkward_init(be, x ? NULL : &o->verify, &t.awk, err);
     if (st != ET_OK)
         return st;
-    const et_einsum *be = et_binding_einsum(b);
-    int oa = et_einsum_open_axis(be);
-    if (oa >= 0) {
-        int64_t w = be->idx[oa].size;
-        int64_t cand[2] = {1, prime_below(w)};
-        et_verify_opts vo = o->verify;
-        vo.trials = 1;
-        et_einsum *ea = malloc(sizeof *ea);
-        if (!ea) {
-            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (int i = 0; i < 2 && st == ET_OK; i++) {
-            if (cand[i] < 1 || cand[i] == w ||
-                (i == 1 && cand[1] == cand[0]))
-                continue;
-            *ea = *be;
-            if (et_einsum_set_size(ea, oa, cand[i], NULL) != ET_OK)
-                continue;
-            st = et_verifier_init(ea, &vo, &t.ver_at[t.n_at], err);
-            if (st == ET_OK)
-                t.at[t.n_at++] = cand[i];
-        }
-        free(ea);
-        if (st != ET_OK)
-            goto done;
-        const char *x = be->idx[oa].name;
+    if (t.awk.axis >= 0) {
+        const char *an = t.awk.name;
         char also[128] = "";
-        for (int i = 0; i < t.n_at; i++)
+        for (int i = 0; i < t.awk.n; i++)
             snprintf(also + strlen(also), sizeof also - strlen(also),
-                     "%s%s=%lld", i ? " and " : "", x, (long long)t.at[i]);
-        say(&t, ET_TUNE_INFO,
-            "open axis %s: tuned at %s=%lld%s%s", x, x, (long long)w,
-            t.n_at ? "; every verified candidate is also checked at " : "",
+                     "%s%s=%lld", i ? " and " : "", an,
+                     (long long)t.awk.size[i]);
+        say(&t, ET_TUNE_INFO, "open axis %s: tuned at %s=%lld%s%s", an, an,
+            (long long)be->idx[t.awk.axis].size,
+            t.awk.n ? "; every verified candidate is also checked at " : "",
             also);
     }
-    double tb = et_now_s();
-    st = baseline(&t);
-    res->baseline_s = et_now_s() - tb;
-    if (st != ET_OK)
-        goto done;
-
     et_diag d = {0};
+    if (x) {
+        /* the evaluators verified and timed the untransformed kernel */
+        res->baseline = x->baseline;
+        res->baseline_verify = x->baseline_verify;
+        res->baseline_s = x->baseline_s;
+    } else {
+        st = et_verifier_init(et_binding_einsum(b), &o->verify, &t.ver, err);
+        if (st != ET_OK)
+            goto done;
+        double tb = et_now_s();
+        st = baseline(&t);
+        res->baseline_s = et_now_s() - tb;
+        if (st != ET_OK)
+            goto done;
+    }
+
     et_search_opts so = o->search;
     so.on_duplicate = dup_cb;
     /* the final race gets what the search leaves of the time limit */
@@ -963,7 +1279,13 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
         so.time_limit_s = 0.85 * so.time_limit_s - (et_now_s() - t0);
     if (o->search.time_limit_s > 0 && !(so.time_limit_s > 0))
         so.time_limit_s = 1e-9;
-    st = et_search_run(b, &so, eval_cb, &t, &res->stats, &d);
+    if (x) {
+        if (so.batch <= 0)
+            so.batch = 2 * x->slots;
+        st = et_search_run_many(b, &so, eval_many, &t, &res->stats, &d);
+    } else {
+        st = et_search_run(b, &so, eval_cb, &t, &res->stats, &d);
+    }
     if (st != ET_OK && t.fatal == ET_OK) {
         et_errorf(err, st, "%s", d.msg);
         goto done;
@@ -979,19 +1301,21 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     else
         snprintf(res->stop_reason, sizeof res->stop_reason, "%s",
                  res->stats.stop_reason);
-    if (t.fatal == ET_OK) {
-        st = race_run(&t, t0);
-        sample_load(res);
-        noise_summary(&t);
-    }
+    st = race_run(&t, t0);
+    /* without a race, the winner of a run spread over evaluators is timed
+     * once more on one of them, so that its figure comes from one device */
+    if (st == ET_OK && x && o->race_k <= 0 && !stopping(&t))
+        retime_best(&t);
+    sample_load(res);
+    noise_summary(&t);
 done:
     res->elapsed_s = et_now_s() - t0;
-    et_verifier_release(t.ver);
-    et_verifier_free(t.ver);
-    for (int i = 0; i < t.n_at; i++) {
-        et_verifier_release(t.ver_at[i]);
-        et_verifier_free(t.ver_at[i]);
+    et_rendered_free(&t.best_rend);
+    if (t.ver) {
+        et_verifier_release(t.ver);
+        et_verifier_free(t.ver);
     }
+    et_tune_awkward_free(&t.awk);
     return st;
 }
 

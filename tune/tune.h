@@ -36,6 +36,7 @@
 #ifndef ET_TUNE_H
 #define ET_TUNE_H
 
+#include "db/db.h"
 #include "measure/backend.h"
 #include "measure/outcome.h"
 #include "measure/race.h"
@@ -77,6 +78,8 @@ typedef struct et_tune_candidate {
     int64_t db_created_at;    /* cached: when the trial was measured */
     double load_1m;           /* 1-minute load average when answered (NaN:
                                * unknown) */
+    int rank;                 /* with an executor: the slot (MPI rank)
+                                 that evaluated it; 0 otherwise */
 } et_tune_candidate;
 
 /* One kernel of the final race. Plain value. */
@@ -116,10 +119,76 @@ typedef struct et_tune_race {
     double speedup, speedup_lo, speedup_hi;
     double elapsed_s;
     int64_t db_id;            /* its row in the database, 0: none */
+    int rank;                 /* with an executor: the evaluator (MPI
+                               * rank) that ran it; 0 otherwise */
 } et_tune_race;
 
 typedef enum et_tune_level { ET_TUNE_DEBUG, ET_TUNE_INFO, ET_TUNE_WARN }
     et_tune_level;
+
+/* One kernel of the final race as et_tune_race_time takes it. */
+typedef struct et_tune_race_kernel {
+    const char *source;
+    const char *name;
+    et_launch geom;
+} et_tune_race_kernel;
+
+/*
+ * Evaluation elsewhere (scale/: the ranks of an MPI job): candidates are
+ * built, verified and timed by `slots` evaluators at once instead of on
+ * the loop's own device. The search then runs batched
+ * (et_search_run_many); the loop hands each candidate that needs a
+ * measurement to submit() while a slot is free, and otherwise waits in
+ * wait() for any to finish. The database, the result and the callbacks
+ * stay with the loop. After the search the final race runs on one
+ * evaluator (race()), so that the figures it compares and reports come
+ * from one device; with the race turned off, the winner is re-timed on
+ * one evaluator instead (et_tune_result.retime).
+ */
+typedef struct et_tune_exec {
+    int slots;                /* evaluations in flight at once, >= 1 */
+    /* Starts job `job` (build, verify, time with to, as
+     * et_tune_evaluate; geom_at: the kernel's geometries at the open
+     * axis' n_at awkward sizes, NULL when n_at is 0) on a free slot. */
+    et_status (*submit)(void *ctx, long job, const char *source,
+                        const char *name, const et_launch *geom,
+                        const et_launch *geom_at, int n_at,
+                        const et_timing_opts *to, et_error *err);
+    /* Blocks, without spinning, until a job finishes: its id, its
+     * evaluation, the slot's name (the rank) that made it and the
+     * 1-minute load average of its machine then (NaN: unknown). */
+    et_status (*wait)(void *ctx, long *job, et_evaluation *ev, int *where,
+                      double *load_1m, et_error *err);
+    /* The final race on one evaluator with no job in flight:
+     * et_tune_race_time there, with the same arguments and results;
+     * where gets the slot's name. */
+    et_status (*race)(void *ctx, const et_tune_race_kernel *k, int n,
+                      int warmups, int rounds, double max_seconds,
+                      double *times, int *done, int *failed, int *where,
+                      et_error *err);
+    void *ctx;
+    et_device_info info;      /* the evaluators' device (one kind) */
+    /* the untransformed kernel as an evaluator verified and timed it */
+    et_timing baseline;
+    et_verify_result baseline_verify;
+    double baseline_s;
+} et_tune_exec;
+
+/*
+ * A database elsewhere (a campaign's rank 0 under MPI): what the loop
+ * would look up and record in et_tune_opts.db goes through these instead.
+ * The rows' einsum_id, device_id and space_id are 0: the store's owner
+ * sets them from the problem, device and space it knows the run by.
+ * lookup: as et_db_trial_lookup (key's trial key, *out the row found);
+ * record: as et_db_trial_record; race: as et_db_race_record.
+ */
+typedef struct et_tune_store {
+    et_status (*lookup)(void *ctx, const et_db_trial *key, et_db_trial *out,
+                        bool *found, et_error *err);
+    et_status (*record)(void *ctx, const et_db_trial *tr, et_error *err);
+    et_status (*race)(void *ctx, const et_db_race *r, et_error *err);
+    void *ctx;
+} et_tune_store;
 
 typedef struct et_tune_opts {
     et_search_opts search;    /* kind, budget, limits, seed, start opts */
@@ -135,10 +204,14 @@ typedef struct et_tune_opts {
      * it builds, stays bounded in a long run. */
     int recycle_every;
     struct et_db *db;         /* NULL: no database */
+    const et_tune_store *store; /* instead of db (db NULL) */
     int64_t db_space_id;      /* the space's row in db (0: none) */
     /* Set asynchronously (SIGINT): the trial in flight finishes, the
      * search stops, the result is complete up to there. */
     volatile sig_atomic_t *stop;
+    /* NULL: every candidate on the device given to et_tune_run; else
+     * through the executor (the device may then be NULL) */
+    const et_tune_exec *exec;
     void (*log)(void *arg, et_tune_level lvl, const char *msg);
     /* After each answered candidate: done = answered so far. A nonzero
      * return stops the search after this candidate ("cancelled"). */
@@ -165,6 +238,7 @@ typedef struct et_tune_result {
      * and of the untransformed kernel's verification and timing */
     double build_s, verify_s, timing_s, baseline_s;
     int recycles;             /* device workers replaced (recycle_every) */
+    double db_s;              /* in database lookups and records */
     char stop_reason[64];
     int duplicates;           /* proposals answered from an earlier one */
     et_tune_race race;
@@ -173,6 +247,12 @@ typedef struct et_tune_result {
      * exceeded ET_TUNE_NOISY_CV */
     double load_start, load_min, load_max;
     int noisy;
+    /* with an executor and the race turned off: the winner re-timed on
+     * one evaluator */
+    bool retimed;
+    int retime_rank;
+    et_outcome retime_outcome;
+    et_timing retime;
 } et_tune_result;
 
 /* A candidate's timing is noisy above this coefficient of variation, and
@@ -196,6 +276,86 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
                       et_error *err);
 
 void et_tune_result_free(et_tune_result *res);
+
+/*
+ * Verifies the untransformed kernel base on dev with ver (recording it as
+ * the verifier's baseline) and times it with to: what a run does before
+ * its search, and what each evaluator of an executor does before its
+ * first candidate. name gets the kernel's name and said what the compiler
+ * said ("" when nothing). ET_ERR_INTERNAL when it fails verification (err
+ * says why); device errors as they come.
+ */
+et_status et_tune_baseline(et_device *dev, et_verifier *ver,
+                           const et_kernel *base, const et_timing_opts *to,
+                           et_timing *timing, et_verify_result *verify,
+                           char *name, size_t name_cap, char *said,
+                           size_t said_cap, et_error *err);
+
+/*
+ * An open axis' awkward sizes. A kernel with an open axis is correct for
+ * every size or it is wrong: after passing at the tune-at size (the
+ * einsum's working size of the axis) it is verified at 1 and at the
+ * largest prime below the tune-at size too (those that differ from it
+ * and from each other; one input set each, the bound checks alone).
+ * Rank 0 of a run over MPI and every evaluating rank build the same sizes
+ * from the same einsum; the launch geometries at those sizes come from
+ * the kernel, which rank 0 alone has, and travel with the job.
+ */
+#define ET_TUNE_AWKWARD_MAX 2
+
+typedef struct et_tune_awkward {
+    int n;                                  /* 0: no open axis */
+    int axis;                               /* the open axis in e (-1) */
+    char name[ET_NAME_LEN];                 /* its letter */
+    int64_t size[ET_TUNE_AWKWARD_MAX];
+    et_verifier *ver[ET_TUNE_AWKWARD_MAX];  /* a verifier at each size */
+} et_tune_awkward;
+
+/* a's sizes and verifiers for e (n = 0 when e has no open axis); vo
+ * NULL: the sizes alone, no verifier (what rank 0 needs to compute the
+ * geometries). */
+et_status et_tune_awkward_init(const et_einsum *e, const et_verify_opts *vo,
+                               et_tune_awkward *a, et_error *err);
+/* Frees the verifiers' device buffers (before a device worker is
+ * replaced); they are uploaded again when next used. */
+void et_tune_awkward_release(et_tune_awkward *a);
+void et_tune_awkward_free(et_tune_awkward *a);
+
+/* k's launch geometry at each of a's sizes into geom[0..a->n-1]. */
+et_status et_tune_awkward_launch(const et_tune_awkward *a,
+                                 const et_kernel *k, et_backend_kind be,
+                                 et_launch geom[ET_TUNE_AWKWARD_MAX],
+                                 et_error *err);
+
+/*
+ * A candidate's evaluation, shared by the local loop and the evaluating
+ * ranks of a run over MPI: et_evaluate_kernel with ver at the einsum's
+ * sizes, then, when it passed and a has sizes (a may be NULL), the
+ * verification at each awkward size with geom_at's geometries. A failure
+ * there turns the evaluation into wrong_result (or the device's outcome)
+ * with a reason saying at which size. Errors as et_evaluate_kernel's.
+ */
+et_status et_tune_evaluate(et_verifier *ver, et_tune_awkward *a,
+                           const et_launch *geom_at, et_device *dev,
+                           const char *source, const char *name,
+                           const et_launch *geom, const et_timing_opts *to,
+                           et_evaluation *ev, et_error *err);
+
+/*
+ * The final race's measurement on dev: builds the n kernels (at most
+ * ET_RACE_MAX), and times them round robin on ver's inputs
+ * (et_time_round_robin with warmups, rounds and max_seconds; ver holds
+ * the untransformed kernel's verification, as et_tune_baseline leaves
+ * it). times[r * n + i] gets kernel i's time in round r, *done the rounds
+ * made. A kernel that fails to build or launch returns its status with
+ * *failed its index and err saying why (*failed -1 otherwise). What
+ * et_tune_run does locally, and what an evaluator of an executor does for
+ * its race().
+ */
+et_status et_tune_race_time(et_device *dev, et_verifier *ver,
+                            const et_tune_race_kernel *k, int n, int warmups,
+                            int rounds, double max_seconds, double *times,
+                            int *done, int *failed, et_error *err);
 
 /* A space point as et_point_format writes it ("{'a': 16, 'b': true}") in
  * the log's form "a=16 b=true" into out (cap bytes); "" for "{}". */

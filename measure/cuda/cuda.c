@@ -247,6 +247,15 @@ et_status et_cuda_query(const cu_api *api, int ordinal, CUdevice *devp,
         t->preferred_vector_width[k] = 1;
     if (t->has_fp16)
         t->preferred_vector_width[ET_F16] = 2; /* half2 */
+    /* The L2, shared by every SM, for the roofline's cache level; a driver
+     * that does not answer leaves it unknown. */
+    int l2 = 0;
+    if (api->DeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                                dev) == CUDA_SUCCESS &&
+        l2 > 0) {
+        info->cache[1].bytes = l2;
+        info->cache[1].shared = true;
+    }
     *devp = dev;
 cleanup:
     return st;
@@ -566,7 +575,7 @@ et_status et_cuda_open(const et_device_spec *spec, et_device *dev,
         goto cleanup;
     CU_TRY(ET_ERR_DEVICE, api->DeviceGetCount(&count));
     if (ordinal >= count) {
-        st = et_errorf(err, ET_ERR_DEVICE,
+        st = et_errorf(err, ET_ERR_INPUT,
                        "no CUDA device %d: the driver sees %d", ordinal,
                        count);
         goto cleanup;

@@ -385,6 +385,9 @@ static et_status ocl_device_info(const ocl_dev_ref *ref, et_device_info *info,
     cl_ulong local = 0, global = 0;
     cl_uint vw_half = 0, vw_float = 0, vw_double = 0;
     cl_device_fp_config dfp = 0;
+    cl_device_type type = 0;
+    cl_ulong gcache = 0;
+    DEV_VALUE(CL_DEVICE_TYPE, type);
     DEV_VALUE(CL_DEVICE_MAX_WORK_GROUP_SIZE, wg);
     DEV_VALUE(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, dims);
     if (dims >= 3) {
@@ -434,6 +437,20 @@ static et_status ocl_device_info(const ocl_dev_ref *ref, et_device_info *info,
         (int)(vw_half ? vw_half : vw_float);
     t->preferred_vector_width[ET_F32] = (int)vw_float;
     t->preferred_vector_width[ET_F64] = (int)vw_double;
+    /* Caches for the roofline's per-level bandwidth: a CPU device is the
+     * host CPU, whose levels Linux describes; otherwise (and as a fallback)
+     * the one global memory cache OpenCL reports, shared by all units. */
+    info->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    if (CL_FAILED(NULL, clGetDeviceInfo(ref->id,
+                                        CL_DEVICE_GLOBAL_MEM_CACHE_SIZE,
+                                        sizeof gcache, &gcache, NULL)))
+        gcache = 0;
+    if (!(info->is_cpu && et_cpu_caches_sysfs(NULL, info) > 0) &&
+        gcache > 0) {
+        int l = info->is_cpu ? ET_CACHE_LEVELS : 2;
+        info->cache[l - 1].bytes = (int64_t)gcache;
+        info->cache[l - 1].shared = true;
+    }
 cleanup:
     free(exts);
     return st;
@@ -441,7 +458,8 @@ cleanup:
 
 #undef DEV_VALUE
 
-/* Finds the device a spec names among refs; ET_ERR_DEVICE if absent. */
+/* Finds the device a spec names among refs; ET_ERR_INPUT if it names
+ * none of them (the spec is the user's input). */
 static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                           int n, et_error *err, int *pick)
 {
@@ -452,7 +470,7 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
             *pick = spec->index;
             return ET_OK;
         }
-        return et_errorf(err, ET_ERR_DEVICE,
+        return et_errorf(err, ET_ERR_INPUT,
                          "no OpenCL device %d: there %s %d (see "
                          "'eintune devices')",
                          spec->index, n == 1 ? "is only" : "are", n);
@@ -464,7 +482,7 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                 return ET_OK;
             }
         }
-        return et_errorf(err, ET_ERR_DEVICE,
+        return et_errorf(err, ET_ERR_INPUT,
                          "no OpenCL device %d on platform %d (see "
                          "'eintune devices')",
                          spec->device, spec->platform);
@@ -480,7 +498,7 @@ static et_status ocl_pick(const et_device_spec *spec, const ocl_dev_ref *refs,
                 return ET_OK;
             }
         }
-        return et_errorf(err, ET_ERR_DEVICE,
+        return et_errorf(err, ET_ERR_INPUT,
                          "no OpenCL device whose name contains '%s' "
                          "(see 'eintune devices')",
                          spec->name);

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,9 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--parent") == 0)
             parent = atol(argv[i + 1]);
     }
+    /* armed here, after exec (the parent starts us with posix_spawn),
+     * then checked: a parent that died before this line is seen */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (parent > 0 && (long)getppid() != parent)
         return 1; /* the parent died before PR_SET_PDEATHSIG was armed */
     signal(SIGPIPE, SIG_IGN);

@@ -1,0 +1,3 @@
+eintune: einsum: '-' that is not part of an arrow '->'
+  ij-
+    ^

@@ -1,3 +1,0 @@
-eintune: einsum: '-' that is not part of an arrow '->'
-  ij-
-    ^

@@ -191,8 +191,17 @@ static void test_run_and_resume(void **state)
                                    "trials"), 3);
     int64_t trials = count("c.db", "SELECT count(*) FROM trials");
     assert_true(trials >= 9 && trials <= 12);
+    /* a race per problem whose best was raced (a problem whose search
+     * left nothing but the untransformed kernel has none to run) */
+    int n_raced = 0;
+    for (int i = 0; i < 3; i++) {
+        const cJSON *bi = cJSON_GetObjectItem(problem(a, i), "best");
+        n_raced += cJSON_IsObject(bi) &&
+                   cJSON_IsTrue(cJSON_GetObjectItem(bi, "raced"));
+    }
+    assert_true(n_raced >= 2);
     int64_t races = count("c.db", "SELECT count(*) FROM races");
-    assert_int_equal(races, 3);
+    assert_int_equal(races, n_raced);
     int64_t stamp = count("c.db", "SELECT sum(created_at) + sum(id) FROM "
                                   "trials");
     char *out = slurp("first.out");
@@ -234,7 +243,14 @@ static void test_run_and_resume(void **state)
     assert_string_equal(pstr(problem(c, 3), "dtype"), "f64");
     assert_int_equal(count("c.db", "SELECT count(*) FROM campaign_results"),
                      4);
-    assert_int_equal(count("c.db", "SELECT count(*) FROM races"), races + 1);
+    /* its race ran unless it had too few candidates to race (with a
+     * budget of 3 on a dot product, timing decides: the early cut may
+     * leave none but the untransformed kernel) */
+    const cJSON *b4 = cJSON_GetObjectItem(problem(c, 3), "best");
+    int raced = cJSON_IsObject(b4) &&
+                cJSON_IsTrue(cJSON_GetObjectItem(b4, "raced"));
+    assert_int_equal(count("c.db", "SELECT count(*) FROM races"),
+                     races + raced);
     cJSON_Delete(c);
     cJSON_Delete(a);
 }

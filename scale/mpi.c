@@ -898,14 +898,6 @@ typedef struct wire_done {
     char msg[1024];
 } wire_done;
 
-void et_scale_cmsg_clear(et_scale_cmsg *m)
-{
-    free(m->times);
-    free(m->text);
-    m->times = NULL;
-    m->text = NULL;
-}
-
 void et_scale_campaign_device(et_scale *s, const char *list, char *spec,
                               size_t spec_cap, char *cpus, size_t cpus_cap,
                               void (*log)(void *arg, et_tune_level lvl,
@@ -1304,14 +1296,6 @@ void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
 {
 }
 
-void et_scale_cmsg_clear(et_scale_cmsg *m)
-{
-    free(m->times);
-    free(m->text);
-    m->times = NULL;
-    m->text = NULL;
-}
-
 void et_scale_campaign_device(et_scale *s, const char *list, char *spec,
                               size_t spec_cap, char *cpus, size_t cpus_cap,
                               void (*log)(void *arg, et_tune_level lvl,
@@ -1393,3 +1377,12 @@ et_status et_scale_campaign_answer(et_scale *s, int rank,
 }
 
 #endif
+
+/* With MPI or without: a campaign message's buffers. */
+void et_scale_cmsg_clear(et_scale_cmsg *m)
+{
+    free(m->times);
+    free(m->text);
+    m->times = NULL;
+    m->text = NULL;
+}

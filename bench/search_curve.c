@@ -69,6 +69,46 @@ static void on_log(void *arg, et_tune_level lvl, const char *msg)
         fprintf(stderr, "search_curve: %s\n", msg);
 }
 
+/* JSON numbers: non-finite values as null. */
+static void num(const char *key, double v)
+{
+    if (isfinite(v))
+        printf(", \"%s\": %.9g", key, v);
+    else
+        printf(", \"%s\": null", key);
+}
+
+/* The final race, as the bench's JSON keeps it (the chosen kernel, its
+ * lead over the runner-up and the speed-up over the untransformed kernel,
+ * each with its 95 % interval, and every entry's median). */
+static void print_race(const et_tune_race *R)
+{
+    printf(", \"race\": {\"ran\": %s, \"note\": \"%s\"",
+           R->ran ? "true" : "false", R->note);
+    if (R->ran) {
+        printf(", \"rounds\": %d, \"verdict\": \"%s\"", R->rounds,
+               et_race_verdict_name(R->verdict));
+        if (R->chosen >= 0)
+            printf(", \"chosen\": \"%s\"", R->e[R->chosen].opts);
+        num("faster_pct", R->faster_pct);
+        num("faster_lo", R->faster_lo);
+        num("faster_hi", R->faster_hi);
+        num("speedup", R->speedup);
+        num("speedup_lo", R->speedup_lo);
+        num("speedup_hi", R->speedup_hi);
+        printf(", \"entries\": [");
+        for (int i = 0; i < R->n; i++)
+            printf("%s{\"opts\": \"%s\", \"untransformed\": %s, "
+                   "\"median_s\": %.9g, \"low_s\": %.9g, "
+                   "\"high_s\": %.9g}", i ? ", " : "", R->e[i].opts,
+                   R->e[i].untransformed ? "true" : "false",
+                   R->e[i].timing.median_s, R->e[i].timing.low_s,
+                   R->e[i].timing.high_s);
+        printf("]");
+    }
+    printf("}");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 9) {
@@ -174,6 +214,7 @@ int main(int argc, char **argv)
     if (res.best >= 0)
         printf(", \"best\": {\"opts\": \"%s\", \"time_s\": %.9g}",
                res.cand[res.best].opts, res.cand[res.best].timing.median_s);
+    print_race(&res.race);
     printf("}\n");
     status = res.best >= 0 ? 0 : 1;
 out:

@@ -330,6 +330,7 @@ static void roof_check(const et_problem *p, const et_tune_options *o,
     et_peaks_get_opts po;
     memset(&po, 0, sizeof po);
     po.remeasure = true;
+    po.keep_max = true;
     et_error err = {{0}};
     char why[256] = "";
     et_peaks pk;

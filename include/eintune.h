@@ -1124,7 +1124,10 @@ et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag);
  * After et_runner_time: the peaks (database, cache, or measured), the
  * roofline table written to table (may be NULL), and with plot (may be
  * NULL) the roofline chart (.svg or .png); *drawn (may be NULL) is 1 when
- * the roofline was computed and written. No peaks or no roofline is
+ * the roofline was computed and written. A roofline is a ceiling: when
+ * the kernel's whole interval lies above it, the peaks are measured again
+ * (each figure keeps the faster of the stored and the new one), logged as
+ * a warning and noted in et_runner_json. No peaks or no roofline is
  * logged as a warning and is ET_OK with *drawn 0; a plot that cannot be
  * written is ET_ERR_INPUT / ET_ERR_IO with the reason.
  */
@@ -1136,8 +1139,10 @@ void et_runner_info(const et_runner *r, et_run_info *out);
 
 /* `eintune run`'s JSON document (cJSON_Print's formatting) of what ran so
  * far: einsum, device, opts, kernel, output (the name given), verified,
- * time_s, ci95_s, cv, runs, gops, roofline_gops, roofline_fraction.
- * Freed with et_free; NULL when out of memory. */
+ * time_s, ci95_s, cv, runs, gops, roofline_gops, roofline_fraction, and
+ * roofline_note when the peaks were measured again because this kernel's
+ * interval lay above the roof (et_runner_roofline). Freed with et_free;
+ * NULL when out of memory. */
 char *et_runner_json(const et_runner *r, const char *output);
 
 void et_runner_free(et_runner *r);

@@ -527,6 +527,34 @@ void et_peaks_apply_bandwidth(et_peaks *out, const et_peaks *ov,
             out->level[l] = ov->level[l];
 }
 
+void et_peaks_keep_max(et_peaks *p, const et_peaks *old)
+{
+    if (strcmp(p->device_name, old->device_name) ||
+        strcmp(p->backend, old->backend) ||
+        p->bench_version != old->bench_version)
+        return;
+    for (int t = 0; t < ET_DTYPE_COUNT; t++)
+        if (old->gflops[t] > p->gflops[t]) {
+            p->gflops[t] = old->gflops[t];
+            p->gflops_spread[t] = old->gflops_spread[t];
+            p->fma_variant[t] = old->fma_variant[t];
+        }
+    for (int l = 0; l < ET_MEM_LEVEL_COUNT; l++)
+        for (int k = 0; k < ET_BW_COUNT; k++) {
+            const et_level_bw *o = &old->level[l];
+            et_level_bw *n = &p->level[l];
+            /* a cache level's figure counts for the capacity measured */
+            if (o->gbs[k] > n->gbs[k] &&
+                (l == ET_MEM_DRAM || o->capacity_bytes == n->capacity_bytes)) {
+                n->gbs[k] = o->gbs[k];
+                n->spread[k] = o->spread[k];
+                n->variant[k] = o->variant[k];
+            }
+        }
+    if (p->level[ET_MEM_DRAM].gbs[ET_BW_COPY] > 0)
+        p->bandwidth_gbs = p->level[ET_MEM_DRAM].gbs[ET_BW_COPY];
+}
+
 et_status et_peaks_get(et_device *dev, const et_peaks_get_opts *opts,
                        et_peaks *out, et_error *err)
 {
@@ -581,9 +609,16 @@ et_status et_peaks_get(et_device *dev, const et_peaks_get_opts *opts,
             say(&o, "%s; measuring", err->msg);
     }
     if (st != ET_OK) {
+        et_peaks old;
+        et_error lerr;
+        lerr.msg[0] = '\0';
+        bool have_old = o.remeasure && o.keep_max &&
+                        et_peaks_load(info, &old, &lerr) == ET_OK;
         st = et_peaks_measure(dev, &o.measure, out, err);
         if (st != ET_OK)
             return st;
+        if (have_old)
+            et_peaks_keep_max(out, &old);
         et_error serr;
         serr.msg[0] = '\0';
         if (et_peaks_store(out, &serr) != ET_OK)

@@ -200,9 +200,22 @@ et_status et_peaks_parse(const char *text, const char *path, et_peaks *out,
 void et_peaks_apply_bandwidth(et_peaks *out, const et_peaks *ov,
                               unsigned given);
 
+/*
+ * Per figure (FMA throughput per dtype, read-only and copy bandwidth per
+ * level), keeps in p the larger of p's and old's, with its spread and
+ * variant. Figures of another device or micro-benchmark version are not
+ * looked at (nothing changes then).
+ */
+void et_peaks_keep_max(et_peaks *p, const et_peaks *old);
+
 /* Options of et_peaks_get. Zero value: use the cache, no override. */
 typedef struct et_peaks_get_opts {
     bool remeasure;           /* ignore the cache; store the new figures */
+    bool keep_max;            /* with remeasure: per figure, the faster of
+                                 the stored and the new one (a re-measure
+                                 because a kernel beat the roof: both are
+                                 measurements, the ceiling is at least
+                                 the larger) */
     const char *peaks_file;   /* override file; NULL -> $ET_PEAKS_FILE */
     et_peaks_opts measure;    /* how to measure when needed */
 } et_peaks_get_opts;

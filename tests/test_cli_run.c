@@ -6,7 +6,9 @@
  * run untransformed and with valid opts through build/eintune, and every
  * output element must be within the rigorous rounding bound of NumPy's
  * extended-precision result. Also: the CLI's failure modes (refused opts,
- * wrong input count, missing file, no CUDA device) and --verify --time.
+ * wrong input count, missing file, no CUDA device) and --verify --time,
+ * and the roofline as a ceiling (peaks planted far too low are measured
+ * again when a kernel beats them).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
+#include "roofline/peaks.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -358,6 +362,126 @@ static void test_verify_time(void **state)
     free(json);
 }
 
+/* Every figure of a peaks document times f: FMA rates, bandwidths and
+ * their spreads (runs, variants and byte counts stay). */
+static void scale_peaks(cJSON *o, bool in_rate, double f)
+{
+    for (cJSON *c = o ? o->child : NULL; c; c = c->next) {
+        const char *k = c->string ? c->string : "";
+        bool rate = in_rate || !strcmp(k, "gflops");
+        if (cJSON_IsNumber(c)) {
+            if (rate || !strcmp(k, "gbs") || !strcmp(k, "bandwidth_gbs") ||
+                !strcmp(k, "min") || !strcmp(k, "median") ||
+                !strcmp(k, "max"))
+                cJSON_SetNumberValue(c, c->valuedouble * f);
+        } else {
+            scale_peaks(c, rate, f);
+        }
+    }
+}
+
+/* The DRAM read-only figure of a peaks document (-1: none). */
+static double dram_read_of(const char *text)
+{
+    cJSON *doc = cJSON_Parse(text ? text : "");
+    cJSON *bw = cJSON_GetObjectItem(doc, "bandwidth");
+    cJSON *g = cJSON_GetObjectItem(cJSON_GetObjectItem(bw, "read"), "gbs");
+    double v = cJSON_IsNumber(g) ? g->valuedouble : -1;
+    cJSON_Delete(doc);
+    return v;
+}
+
+/* A roofline is a ceiling: with cached peaks a million times too low, a
+ * timed kernel's whole interval lies above the roof, so `run --time`
+ * measures the peaks again, says so (log and JSON), and the cache then
+ * holds the new, faster figures. */
+static void test_roof_ceiling(void **state)
+{
+    (void)state;
+    char bin[512], a[512], b[512], o[512], js[512], pj[512];
+    char xdg[300];
+    snprintf(bin, sizeof bin, "%s/eintune", build_dir());
+    snprintf(o, sizeof o, "%s/rc_out.npy", g_dir);
+    snprintf(js, sizeof js, "%s/rc.json", g_dir);
+    snprintf(pj, sizeof pj, "%s/rc_peaks.json", g_dir);
+    snprintf(xdg, sizeof xdg, "%s/rc_xdg", g_dir);
+    assert_int_equal(mkdir(xdg, 0700), 0);
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME"))
+                                             : NULL;
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    /* rough peaks, planted a million times lower in the per-device cache
+     * (XDG_CACHE_HOME is the test's own: no database holds peaks) */
+    char *pk[] = {bin, "peaks", "--quick", "--json", pj, NULL};
+    int rc = spawn_wait(pk, "rc_peaks");
+    if (rc != 0)
+        fail_msg("peaks: exit %d", rc);
+    char *text = slurp(pj);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    cJSON *dev = cJSON_GetObjectItem(doc, "device");
+    et_device_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.name, sizeof info.name, "%s",
+             cJSON_GetObjectItem(dev, "name")->valuestring);
+    snprintf(info.driver_version, sizeof info.driver_version, "%s",
+             cJSON_GetObjectItem(dev, "driver")->valuestring);
+    info.target = et_target_generic(ET_BACKEND_OPENCL);
+    double measured = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "bandwidth"), "read"),
+        "gbs")->valuedouble;
+    assert_true(measured > 0);
+    scale_peaks(doc, false, 1e-6);
+    char *low = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    char cache[4096];
+    et_error err0 = {{0}};
+    assert_int_equal(et_peaks_cache_path(&info, cache, sizeof cache, &err0),
+                     ET_OK);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/eintune", xdg);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    FILE *f = fopen(cache, "w");
+    assert_non_null(f);
+    fputs(low, f);
+    fclose(f);
+    cJSON_free(low);
+
+    int64_t da[2] = {64, 64}, dbm[2] = {64, 64};
+    write_array("ra.npy", 2, da, a, sizeof a);
+    write_array("rb.npy", 2, dbm, b, sizeof b);
+    char *v[] = {bin, "run", "ij,jk->ik", "-i", a, "-i", b, "-o", o,
+                 "--time", "--json", js, NULL};
+    rc = spawn_wait(v, "rc");
+    if (old_xdg) {
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+        free(old_xdg);
+    } else {
+        unsetenv("XDG_CACHE_HOME");
+    }
+    char *err = tag_file("rc", "err");
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    if (!strstr(err, "measuring the peaks again"))
+        fail_msg("no re-measure announced: %s", err);
+    free(err);
+    char *json = slurp(js);
+    doc = cJSON_Parse(json);
+    free(json);
+    assert_non_null(doc);
+    cJSON *note = cJSON_GetObjectItem(doc, "roofline_note");
+    assert_true(cJSON_IsString(note));
+    assert_non_null(strstr(note->valuestring, "measured again: now"));
+    cJSON_Delete(doc);
+    /* the planted figures were replaced by faster, measured ones */
+    char *cached = slurp(cache);
+    double now = dram_read_of(cached);
+    free(cached);
+    if (!(now > measured * 1e-3))
+        fail_msg("stored DRAM read %g GB/s after the re-measure (rough "
+                 "figure %g)", now, measured);
+}
+
 /* The files a run writes are checked before it runs: a --plot that is
  * not .svg/.png, an -o or --json in a directory that does not exist are
  * bad input (exit 2) and nothing is written. */
@@ -474,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_numpy_cases),
         cmocka_unit_test(test_failures),
         cmocka_unit_test(test_verify_time),
+        cmocka_unit_test(test_roof_ceiling),
         cmocka_unit_test(test_output_checked_first),
         cmocka_unit_test(test_json_error),
     };

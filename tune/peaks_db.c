@@ -80,9 +80,18 @@ et_status et_peaks_get_db(et_device *dev, et_db *db,
             return ET_OK;
         }
     }
+    /* keep_max: the figures stored in the database, to keep where they
+     * are the faster (the file cache's are et_peaks_get's business) */
+    et_peaks old;
+    et_error oerr;
+    oerr.msg[0] = '\0';
+    bool have_old = o.remeasure && o.keep_max &&
+                    et_peaks_db_load(db, &dev->info, &old, &oerr) == ET_OK;
     et_status st = et_peaks_get(dev, &o, out, err);
     if (st != ET_OK || out->source == ET_PEAKS_OVERRIDE)
         return st;
+    if (have_old)
+        et_peaks_keep_max(out, &old);
     int64_t id = 0;
     et_error serr;
     serr.msg[0] = '\0';

@@ -448,6 +448,68 @@ static et_device_info info_of(const char *name, const char *driver)
     return info;
 }
 
+/* A re-measure because a kernel beat the roof keeps, per figure, the
+ * faster of the stored and the new one, with its spread and variant; a
+ * cache level measured at another capacity, another device or another
+ * micro-benchmark version is left alone. */
+static void test_keep_max(void **state)
+{
+    (void)state;
+    et_peaks n, o;
+    memset(&n, 0, sizeof n);
+    snprintf(n.device_name, sizeof n.device_name, "dev A");
+    snprintf(n.backend, sizeof n.backend, "opencl");
+    n.bench_version = ET_PEAKS_BENCH_VERSION;
+    o = n;
+    n.gflops[ET_F32] = 100;
+    o.gflops[ET_F32] = 90;
+    n.gflops[ET_F64] = 40;
+    o.gflops[ET_F64] = 50;
+    o.gflops_spread[ET_F64] = (et_spread){5, 45, 48, 50};
+    o.fma_variant[ET_F64].width = 8;
+    n.level[ET_MEM_DRAM].gbs[ET_BW_READ] = 50;
+    o.level[ET_MEM_DRAM].gbs[ET_BW_READ] = 60;
+    o.level[ET_MEM_DRAM].variant[ET_BW_READ].per_item = 64;
+    n.level[ET_MEM_DRAM].gbs[ET_BW_COPY] = 45;
+    o.level[ET_MEM_DRAM].gbs[ET_BW_COPY] = 40;
+    n.level[ET_MEM_L2].capacity_bytes = 1 << 20;
+    o.level[ET_MEM_L2].capacity_bytes = 1 << 21; /* another capacity */
+    n.level[ET_MEM_L2].gbs[ET_BW_READ] = 300;
+    o.level[ET_MEM_L2].gbs[ET_BW_READ] = 400;
+    n.level[ET_MEM_L1].capacity_bytes = o.level[ET_MEM_L1].capacity_bytes =
+        32768;
+    n.level[ET_MEM_L1].gbs[ET_BW_COPY] = 700;
+    o.level[ET_MEM_L1].gbs[ET_BW_COPY] = 900;
+    n.bandwidth_gbs = 45;
+    et_peaks p = n;
+    et_peaks_keep_max(&p, &o);
+    assert_close(p.gflops[ET_F32], 100);
+    assert_close(p.gflops[ET_F64], 50);
+    assert_close(p.gflops_spread[ET_F64].max, 50);
+    assert_int_equal(p.fma_variant[ET_F64].width, 8);
+    assert_close(p.level[ET_MEM_DRAM].gbs[ET_BW_READ], 60);
+    assert_int_equal(p.level[ET_MEM_DRAM].variant[ET_BW_READ].per_item, 64);
+    assert_close(p.level[ET_MEM_DRAM].gbs[ET_BW_COPY], 45);
+    assert_close(p.bandwidth_gbs, 45);
+    assert_close(p.level[ET_MEM_L2].gbs[ET_BW_READ], 300);
+    assert_close(p.level[ET_MEM_L1].gbs[ET_BW_COPY], 900);
+    /* the DRAM copy figure is the fallback bandwidth */
+    o.level[ET_MEM_DRAM].gbs[ET_BW_COPY] = 70;
+    p = n;
+    et_peaks_keep_max(&p, &o);
+    assert_close(p.bandwidth_gbs, 70);
+    /* other device, other micro-benchmarks: nothing changes */
+    et_peaks q = o;
+    snprintf(q.device_name, sizeof q.device_name, "dev B");
+    p = n;
+    et_peaks_keep_max(&p, &q);
+    assert_memory_equal(&p, &n, sizeof p);
+    q = o;
+    q.bench_version = ET_PEAKS_BENCH_VERSION - 1;
+    et_peaks_keep_max(&p, &q);
+    assert_memory_equal(&p, &n, sizeof p);
+}
+
 static void test_cache_round_trip(void **state)
 {
     (void)state;
@@ -1463,6 +1525,7 @@ int main(void)
         cmocka_unit_test(test_missing_peak),
         cmocka_unit_test(test_ops_formula),
         cmocka_unit_test(test_table_and_json),
+        cmocka_unit_test(test_keep_max),
         cmocka_unit_test(test_cache_round_trip),
         cmocka_unit_test(test_override_file),
         cmocka_unit_test(test_peaks_get),

@@ -179,7 +179,10 @@ static void test_search_seed_reaches_optimum_sooner(void **state)
 
     /* seeded with that optimum: the start kernel, then the seed, which is
      * the optimum: reached at the second answer */
-    et_search_seed seed = {st.best_opts, st.best_n_opts};
+    /* (st is cleared when the next run starts: the opts are copied) */
+    static et_opt best_opts[ET_MAX_OPTS];
+    memcpy(best_opts, st.best_opts, sizeof best_opts);
+    et_search_seed seed = {best_opts, st.best_n_opts};
     o.seeds = &seed;
     o.n_seeds = 1;
     assert_int_equal(et_search_run(f.b, &o, eval_cb, B, &st, &d), ET_OK);

@@ -91,8 +91,9 @@ typedef struct et_tune_candidate {
  * here. Plain value.
  */
 typedef struct et_tune_seed {
-    char opts[1024];          /* in this run's names (dropped: as stored) */
-    char einsum[256];         /* the einsum text it was tuned under */
+    char opts[ET_DB_OPTS_LEN]; /* in this run's names (dropped: as
+                                * stored) */
+    char einsum[ET_MAX_TEXT]; /* the einsum text it was tuned under */
     char sizes[256];          /* its sizes in this run's names */
     double distance;          /* sum |log2 size ratio|, 0: this problem */
     bool dropped;             /* not proposed: reason says why */

@@ -751,11 +751,8 @@ static void print_seeds(const et_tune_result *res, FILE *f)
     for (int i = 0; i < res->n_seeds; i++) {
         const et_tune_seed *sd = &res->seeds[i];
         char from[600];
-        if (sd->distance == 0)
-            snprintf(from, sizeof from, "this problem tuned before");
-        else
-            snprintf(from, sizeof from, "%.250s at %.250s, distance %.3g",
-                     sd->einsum, sd->sizes, sd->distance);
+        snprintf(from, sizeof from, "%.250s at %.250s, distance %.3g",
+                 sd->einsum, sd->sizes, sd->distance);
         fprintf(f, "seed        %s (%s): ",
                 sd->opts[0] ? sd->opts : "untransformed", from);
         const et_tune_candidate *c = sd->cand >= 0 ? &res->cand[sd->cand]

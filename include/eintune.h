@@ -343,8 +343,8 @@ typedef struct et_tune_options {
     void *comm;
     /* --- seeding (docs/spaces.md, "Seeds") --- */
     /* The search first tries the best opts of the nearest tuned problems
-     * in the database on this device (this problem tuned before, the same
-     * einsum at other sizes, einsums of the same structure), re-applied
+     * in the database on this device (the same einsum at other sizes,
+     * einsums of the same structure; not this problem's own), re-applied
      * here; opts the rules refuse here are left out and logged. Seeds are
      * candidates: timed, charged to the budget, de-duplicated, marked in
      * the report (et_tune_entry.seed). no_seeding 1: none. n_seeds: how
@@ -421,7 +421,7 @@ typedef struct et_tune_entry {
                              * best opts of a nearby tuned problem */
     const char *seed_einsum; /* a seed: the einsum it was tuned under */
     const char *seed_sizes; /* its sizes, in this problem's names */
-    double seed_distance;   /* sum |log2 size ratio|; 0: this problem */
+    double seed_distance;   /* sum over axes of |log2 size ratio| */
 } et_tune_entry;
 
 /*

@@ -527,11 +527,11 @@ static void all_sizes_text(const et_einsum *e, const int64_t *tsz, char *out,
 /* Fills b's description of where trial tr comes from: its sizes tsz in
  * e's names, the distance. */
 static void describe(et_best *b, const et_einsum *e, const et_db_trial *tr,
-                     const int64_t *tsz, double distance, int open)
+                     const int64_t *tsz, double distance)
 {
     b->trial = *tr;
     b->distance = distance;
-    size_texts(e, tsz, open, b->tuned_at, b->applied_at, sizeof b->tuned_at);
+    size_texts(e, tsz, -1, b->tuned_at, b->applied_at, sizeof b->tuned_at);
     all_sizes_text(e, tsz, b->sizes, sizeof b->sizes);
 }
 
@@ -552,47 +552,17 @@ et_status et_best_nearest(et_db *db, const et_einsum *e,
     *n_out = 0;
     if (max <= 0)
         return ET_OK;
-    et_db_trial *t = malloc(sizeof *t);
     et_best *b = malloc(sizeof *b);
     fb_list l;
     memset(&l, 0, sizeof l);
     et_status st = ET_OK;
-    if (!t || !b) {
+    if (!b) {
         st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
         goto done;
     }
-    /* e's own best first (distance 0): a run tuned before */
-    bool found = false;
-    st = et_db_best(db, e, info, t, &found, err);
-    if (st != ET_OK)
-        goto done;
-    if (found) {
-        int64_t tsz[ET_MAX_INDICES];
-        for (int a = 0; a < e->n_idx; a++)
-            tsz[a] = e->idx[a].size;
-        int oa = et_einsum_open_axis(e);
-        int64_t at = tuned_at_size(t->tuned_at);
-        if (oa >= 0 && at > 0)
-            tsz[oa] = at;
-        et_error e2 = {{0}};
-        memset(b, 0, sizeof *b);
-        et_status ms = et_best_map_opts(t, e, &info->target, b, &e2);
-        if (ms == ET_ERR_NOMEM) {
-            st = et_errorf(err, ms, "%s", e2.msg);
-            goto done;
-        }
-        b->source = ET_BEST_EXACT;
-        b->e = *e;
-        b->open_axis = oa;
-        describe(b, e, t, tsz, 0, oa);
-        if (ms == ET_OK) {
-            take_distinct(out, n_out, b);
-        } else if (skip) {
-            snprintf(b->opts, sizeof b->opts, "%s", t->opts);
-            skip(arg, b, e2.msg);
-        }
-    }
-    /* then the other tuned problems of its structure, nearest first */
+    /* the other tuned problems of its structure, nearest first (not e's
+     * own trials: a run of e repeated, or resumed after it was killed,
+     * takes the path it took before) */
     st = near_list(db, e, info, &l, err);
     for (int i = 0; st == ET_OK && i < l.n && *n_out < max; i++) {
         et_error e2 = {{0}};
@@ -607,7 +577,7 @@ et_status et_best_nearest(et_db *db, const et_einsum *e,
         b->source = ET_BEST_FALLBACK;
         b->e = *e;
         b->open_axis = et_einsum_open_axis(e);
-        describe(b, e, &l.c[i].trial, l.c[i].tsz, l.c[i].distance, -1);
+        describe(b, e, &l.c[i].trial, l.c[i].tsz, l.c[i].distance);
         if (ms == ET_OK) {
             take_distinct(out, n_out, b);
         } else if (skip) {
@@ -617,7 +587,6 @@ et_status et_best_nearest(et_db *db, const et_einsum *e,
     }
 done:
     free(l.c);
-    free(t);
     free(b);
     return st;
 }

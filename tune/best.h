@@ -117,16 +117,17 @@ typedef void (*et_best_skip_fn)(void *arg, const et_best *b,
 
 /*
  * The best opts of the tuned problems nearest to e on the device
- * described by info, re-applied to e, for seeding a search: e's own best
- * (distance 0: e was tuned before) first, then the best trial of every
- * other einsum of e's structure form (the same einsum at other sizes,
- * renamings and operand orders of it, open-axis entries at their tune-at
- * size) by the distance of et_best_find's fallback (ties: the faster).
- * Each trial's opts are mapped with et_best_map_opts; those e's kernel
- * refuses are passed to skip (may be NULL) and left out, and an opts text
- * already taken is not taken again. Up to max answers into out (room for
- * max), *n_out how many; source ET_BEST_EXACT or ET_BEST_FALLBACK, sizes
- * and distance set. Errors: the database's, or out of memory.
+ * described by info, re-applied to e, for seeding a search: the best
+ * trial of every other einsum of e's structure form (the same einsum at
+ * other sizes, renamings and operand orders of it, open-axis entries at
+ * their tune-at size) by the distance of et_best_find's fallback (ties:
+ * the faster). e's own trials are not among them: a run of e repeated,
+ * or resumed after it was killed, takes the path it took before. Each
+ * trial's opts are mapped with et_best_map_opts; those e's kernel refuses
+ * are passed to skip (may be NULL) and left out, and an opts text already
+ * taken is not taken again. Up to max answers into out (room for max),
+ * *n_out how many, nearest first; source ET_BEST_FALLBACK, sizes and
+ * distance set. Errors: the database's, or out of memory.
  */
 et_status et_best_nearest(et_db *db, const et_einsum *e,
                           const et_device_info *info, int max, et_best *out,

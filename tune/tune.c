@@ -390,14 +390,11 @@ static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
     return sd;
 }
 
-/* "tuned at x=512 (distance 1)" or "this problem's best so far". */
+/* "the best of xik,kj->xij at x=512,i=16,... (distance 1)". */
 static void seed_origin(const et_tune_seed *sd, char *buf, size_t cap)
 {
-    if (sd->distance == 0)
-        snprintf(buf, cap, "this problem's best so far");
-    else
-        snprintf(buf, cap, "the best of %.200s at %.200s (distance %.3g)",
-                 sd->einsum, sd->sizes, sd->distance);
+    snprintf(buf, cap, "the best of %.200s at %.200s (distance %.3g)",
+             sd->einsum, sd->sizes, sd->distance);
 }
 
 /* et_best_nearest's skip: a nearby problem whose opts do not apply. */

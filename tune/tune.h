@@ -95,7 +95,7 @@ typedef struct et_tune_seed {
                                 * stored) */
     char einsum[ET_MAX_TEXT]; /* the einsum text it was tuned under */
     char sizes[256];          /* its sizes in this run's names */
-    double distance;          /* sum |log2 size ratio|, 0: this problem */
+    double distance;          /* sum |log2 size ratio| */
     bool dropped;             /* not proposed: reason says why */
     char reason[512];
     int cand;                 /* the candidate that proposed it; -1: none

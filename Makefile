@@ -225,7 +225,7 @@ VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_timing test_limits \
                   test_reference test_db test_search test_verify test_api \
                   test_cli_check test_cli_run test_db_cli test_faults \
                   test_tune test_worker test_measure test_base test_api_best \
-                  test_open_cli
+                  test_open_cli test_seed
 VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix \
                          test_api_kernel test_open
 VALGRIND_WORKER_TESTS ?= test_api test_tune

@@ -447,6 +447,9 @@ void campaign_tune_options(const campaign_problem *cp,
     to->log = o->log;
     to->log_arg = o->log_arg;
     to->cancel = o->cancel;
+    /* no seeds: a campaign's problems give the same trials with and
+     * without MPI (where the database is rank 0's alone) */
+    to->no_seeding = 1;
 }
 
 static cJSON *pair(double a, double b)

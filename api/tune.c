@@ -191,6 +191,11 @@ static et_status tune_opts_map(const et_tune_options *o, et_tune_opts *to,
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "bound %g is below 1: it would cut candidates "
                         "faster than the best so far", o->bound);
+    if (o->n_seeds < 0 || o->n_seeds > ET_SEARCH_MAX_SEEDS)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "n_seeds %d: from 0 to %d seeds", o->n_seeds,
+                        ET_SEARCH_MAX_SEEDS);
+    to->seeds = o->no_seeding ? 0 : o->n_seeds > 0 ? o->n_seeds : 3;
     if (o->race > ET_RACE_MAX - 1)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "race %d: at most %d candidates race the "
@@ -656,6 +661,13 @@ int et_tune_report_candidate(const et_tune_report *r, int i,
     out->cached = c->cached;
     out->elapsed_s = c->done_s;
     out->duplicate_of = c->duplicate_of;
+    if (c->seed > 0) {
+        const et_tune_seed *sd = &r->res.seeds[c->seed - 1];
+        out->seed = 1;
+        out->seed_einsum = sd->einsum;
+        out->seed_sizes = sd->sizes;
+        out->seed_distance = sd->distance;
+    }
     return 0;
 }
 
@@ -734,6 +746,35 @@ static void print_race(const et_tune_race *R, int n_ranks, FILE *f)
     }
 }
 
+/* A line per seed: where it came from and what became of it. */
+static void print_seeds(const et_tune_result *res, FILE *f)
+{
+    for (int i = 0; i < res->n_seeds; i++) {
+        const et_tune_seed *sd = &res->seeds[i];
+        char from[600];
+        snprintf(from, sizeof from, "%.250s at %.250s, distance %.3g",
+                 sd->einsum, sd->sizes, sd->distance);
+        fprintf(f, "seed        %s (%s): ",
+                sd->opts[0] ? sd->opts : "untransformed", from);
+        const et_tune_candidate *c = sd->cand >= 0 ? &res->cand[sd->cand]
+                                                   : NULL;
+        if (sd->dropped)
+            fprintf(f, "dropped, %s\n", sd->reason);
+        else if (!c)
+            fprintf(f, "not proposed (the search stopped first)\n");
+        else if (c->duplicate_of >= 0)
+            fprintf(f, "candidate %d, the same kernel as candidate %d\n",
+                    sd->cand, c->duplicate_of);
+        else if (c->outcome == ET_OUTCOME_OK)
+            fprintf(f, "candidate %d, %.4g ms%s\n", sd->cand,
+                    c->timing.median_s * 1e3,
+                    sd->cand == res->best ? ", the best" : "");
+        else
+            fprintf(f, "candidate %d, %s\n", sd->cand,
+                    et_outcome_name(c->outcome));
+    }
+}
+
 void et_tune_report_print(const et_tune_report *r, FILE *f)
 {
     const et_tune_result *res = &r->res;
@@ -757,6 +798,7 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
             "database, %d the same kernel as an earlier one; %d failed, "
             "refused or cut at the bound\n",
             res->evaluations, res->cached, res->duplicates, n_failed);
+    print_seeds(res, f);
     double race_s = res->race.ran ? res->race.elapsed_s : 0;
     if (res->evaluations > 0 && r->n_ranks > 1)
         fprintf(f,
@@ -865,7 +907,43 @@ static cJSON *candidate_json(const et_tune_candidate *c,
         cJSON_AddNumberToObject(j, "duplicate_of", c->duplicate_of);
     else
         cJSON_AddNullToObject(j, "duplicate_of");
+    if (c->seed > 0) {
+        const et_tune_seed *sd = &r->res.seeds[c->seed - 1];
+        cJSON *js = cJSON_AddObjectToObject(j, "seed");
+        cJSON_AddNumberToObject(js, "index", c->seed - 1);
+        cJSON_AddStringToObject(js, "einsum", sd->einsum);
+        cJSON_AddStringToObject(js, "sizes", sd->sizes);
+        cJSON_AddNumberToObject(js, "distance", sd->distance);
+    } else {
+        cJSON_AddNullToObject(j, "seed");
+    }
     return j;
+}
+
+/* The seeds looked at: where each came from, and the candidate that
+ * proposed it or why it was dropped. */
+static cJSON *seeds_json(const et_tune_result *res)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < res->n_seeds; i++) {
+        const et_tune_seed *sd = &res->seeds[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "opts", sd->opts);
+        cJSON_AddStringToObject(j, "einsum", sd->einsum);
+        cJSON_AddStringToObject(j, "sizes", sd->sizes);
+        cJSON_AddNumberToObject(j, "distance", sd->distance);
+        cJSON_AddBoolToObject(j, "dropped", sd->dropped);
+        if (sd->dropped)
+            cJSON_AddStringToObject(j, "reason", sd->reason);
+        else
+            cJSON_AddNullToObject(j, "reason");
+        if (sd->cand >= 0)
+            cJSON_AddNumberToObject(j, "candidate", sd->cand);
+        else
+            cJSON_AddNullToObject(j, "candidate");
+        cJSON_AddItemToArray(a, j);
+    }
+    return a;
 }
 
 /* A number, or null when it is not finite. */
@@ -1103,6 +1181,7 @@ static cJSON *report_json(const et_tune_report *r)
         cJSON_AddNumberToObject(js, "cpu_s", r->fig.cpu_s);
         cJSON_AddNumberToObject(js, "wall_s", r->fig.wall_s);
     }
+    cJSON_AddItemToObject(doc, "seeds", seeds_json(res));
     cJSON *jc = cJSON_AddArrayToObject(doc, "candidates");
     for (int i = 0; i < res->n_cand; i++)
         cJSON_AddItemToArray(jc, candidate_json(&res->cand[i], r));

@@ -19,7 +19,8 @@ static void usage(FILE *f)
         "                    [--tune-at SPEC] [--opts '..']\n"
         "                    [--search beam|random|grid]\n"
         "                    [--budget N] [--time-limit SEC] [--beam-width K]\n"
-        "                    [--seed N] [--retime] [--race K] [--plot FILE]\n"
+        "                    [--seed N] [--seeds N | --no-seed] [--retime]\n"
+        "                    [--race K] [--plot FILE]\n"
         "                    [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "Searches a transform space for the fastest verified kernel of the\n"
@@ -46,6 +47,15 @@ static void usage(FILE *f)
         "                    the final race the rest\n"
         "  --beam-width K    beam members kept per round (default 4)\n"
         "  --seed N          seed of the search and of the inputs (default 0)\n"
+        "  --seeds N         seeds: the search first tries the best opts of\n"
+        "                    the N nearest other tuned problems in the\n"
+        "                    database on this device (the same einsum at\n"
+        "                    other sizes, einsums of the same structure;\n"
+        "                    nearest by sum |log2 size ratio|), re-applied\n"
+        "                    here; opts the rules refuse here are dropped\n"
+        "                    and logged; seeds are timed and count against\n"
+        "                    the budget (default 3, at most 16)\n"
+        "  --no-seed         no seeds: the search starts from scratch\n"
         "  --retime          re-measure points the database already knows\n"
         "  --race K          final race: the K fastest distinct verified\n"
         "                    candidates and the untransformed kernel timed\n"
@@ -390,6 +400,8 @@ int cmd_tune(int argc, char **argv)
         {"plot", required_argument, 0, 2009},
         {"race", required_argument, 0, 2010},
         {"tune-at", required_argument, 0, 2011},
+        {"seeds", required_argument, 0, 2012},
+        {"no-seed", no_argument, 0, 2013},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -457,10 +469,22 @@ int cmd_tune(int argc, char **argv)
                 to.race = -1;
             break;
         case 2011: tune_at = optarg; break;
+        case 2012:
+            errno = 0;
+            to.n_seeds = (int)strtol(optarg, &end, 10);
+            if (errno || *end || !*optarg || to.n_seeds < 1 ||
+                to.n_seeds > 16)
+                return cli_usage_error("tune", "--seeds must be an integer "
+                                       "in [1, 16], not '%s'", optarg);
+            break;
+        case 2013: to.no_seeding = 1; break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("tune", "bad flag");
         }
     }
+    if (to.no_seeding && to.n_seeds)
+        return cli_usage_error("tune", "--seeds and --no-seed exclude each "
+                               "other");
     const char *text = optind < argc ? argv[optind++] : NULL;
     if (optind < argc)
         return cli_usage_error("tune", "unexpected argument '%s'",

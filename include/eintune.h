@@ -341,6 +341,16 @@ typedef struct et_tune_options {
      * runs at exit). Without MPI in the build such a run fails with
      * ET_ERR_UNSUPPORTED ("scale-out is off"). */
     void *comm;
+    /* --- seeding (docs/spaces.md, "Seeds") --- */
+    /* The search first tries the best opts of the nearest tuned problems
+     * in the database on this device (the same einsum at other sizes,
+     * einsums of the same structure; not this problem's own), re-applied
+     * here; opts the rules refuse here are left out and logged. Seeds are
+     * candidates: timed, charged to the budget, de-duplicated, marked in
+     * the report (et_tune_entry.seed). no_seeding 1: none. n_seeds: how
+     * many at most; 0: 3 (at most 16). */
+    int no_seeding;
+    int n_seeds;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -406,6 +416,12 @@ typedef struct et_tune_entry {
                              * (the search's convergence against time) */
     int duplicate_of;       /* the candidate (index) whose kernel this is,
                              * answered from it; -1: none */
+    /* --- seeding --- */
+    int seed;               /* 1: a seed (et_tune_options.n_seeds), the
+                             * best opts of a nearby tuned problem */
+    const char *seed_einsum; /* a seed: the einsum it was tuned under */
+    const char *seed_sizes; /* its sizes, in this problem's names */
+    double seed_distance;   /* sum over axes of |log2 size ratio| */
 } et_tune_entry;
 
 /*

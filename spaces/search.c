@@ -395,6 +395,15 @@ typedef struct srch {
      * once it is answered (flush) */
     struct dup_later *later;
     int n_later, cap_later;
+    /* seeds: their kernels (NULL: dropped), the one propose() is
+     * proposing (1 + index, 0: none), whether they were proposed */
+    et_kernel *seed_k[ET_SEARCH_MAX_SEEDS];
+    int cur_seed;
+    bool seeds_done;
+    /* the fastest point answered (the actions search starts there) */
+    bool has_bp;
+    et_point bp;
+    double bp_t;
 } srch;
 
 /* A candidate waiting in the batch; its et_candidate's pointers are set
@@ -420,6 +429,7 @@ typedef struct dup_later {
     bool has_point;
     et_point pt;
     int n_opts, n_actions;
+    int seed;
     et_opt opts[ET_MAX_OPTS];
     char opts_text[4096], params_text[1024];
 } dup_later;
@@ -466,6 +476,11 @@ static void record_answer(srch *S, uint64_t key, const et_point *pt,
         S->st->cached++;
     if (r->status != ET_EVAL_OK)
         S->st->failed++;
+    if (r->status == ET_EVAL_OK && pt && (!S->has_bp || time < S->bp_t)) {
+        S->has_bp = true;
+        S->bp = *pt;
+        S->bp_t = time;
+    }
     if (r->status == ET_EVAL_OK &&
         (!S->st->has_best || time < S->st->best_time_s)) {
         S->st->has_best = true;
@@ -516,6 +531,7 @@ static int enqueue(srch *S, const et_point *pt, const et_kernel *k,
     snprintf(e->params_text, sizeof e->params_text, "%s", params_text);
     snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
     e->c.seq = S->seq++;
+    e->c.seed = S->cur_seed;
     e->c.n_actions = n_actions;
     e->c.key = key;
     e->c.bound_s = bound;
@@ -564,6 +580,7 @@ static void defer_duplicate(srch *S, int slot, const et_candidate *c)
     if (l->n_opts > 0)
         memcpy(l->opts, c->opts, sizeof(et_opt) * (size_t)l->n_opts);
     l->n_actions = c->n_actions;
+    l->seed = c->seed;
     snprintf(l->opts_text, sizeof l->opts_text, "%s", c->opts_text);
     snprintf(l->params_text, sizeof l->params_text, "%s", c->params_text);
 }
@@ -584,6 +601,7 @@ static void tell_deferred(srch *S)
         c.has_point = l->has_point;
         c.point = l->pt;
         c.n_actions = l->n_actions;
+        c.seed = l->seed;
         c.n_opts = l->n_opts;
         c.opts = l->opts;
         c.opts_text = l->opts_text;
@@ -682,6 +700,13 @@ static void maybe_flush(srch *S)
     }
 }
 
+/* A kernel's de-duplication key for the binding's backend. */
+static uint64_t key_of(const srch *S, const et_kernel *k)
+{
+    return et_kernel_dedupe_key(k, S->b ? et_binding_base(S->b)->target.backend
+                                        : ET_BACKEND_OPENCL);
+}
+
 /*
  * Proposes one candidate. k is the kernel (NULL when refused, with
  * reason). On P_ANSWERED and P_DUPLICATE *t gets its time (INFINITY for a
@@ -718,6 +743,9 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
     c.kernel = k;
     c.bound_s = INFINITY;
     c.reason = "";
+    c.seed = S->cur_seed;
+    if (S->cur_seed)
+        S->st->seeds++;
     et_eval_result r;
     memset(&r, 0, sizeof(r));
     if (!k && S->many)
@@ -733,8 +761,7 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
             set_stop(S, "stopped by the caller");
         return P_REFUSED;
     }
-    c.key = et_kernel_dedupe_key(k, S->b ? et_binding_base(S->b)->target.backend
-                                         : ET_BACKEND_OPENCL);
+    c.key = key_of(S, k);
     double known;
     uint64_t said = fnv(fnv(1469598103934665603ULL, opts_text,
                             strlen(opts_text)),
@@ -744,7 +771,10 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
         if (t)
             *t = known;
         double first = -1;
-        if (S->o.on_duplicate && !kmap_find(&S->said, said, NULL) &&
+        /* a seed is told even when its text was seen: it is a proposal
+         * of its own (the untransformed kernel as a seed) */
+        if (S->o.on_duplicate &&
+            (S->cur_seed || !kmap_find(&S->said, said, NULL)) &&
             kmap_find(&S->seen_seq, c.key, &first)) {
             if (!kmap_put(&S->said, said, 0))
                 S->nomem = true;
@@ -761,7 +791,8 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
         if (slot >= 0) {
             S->st->duplicates++;
             S->last_slot = slot;
-            if (S->o.on_duplicate && !kmap_find(&S->said, said, NULL)) {
+            if (S->o.on_duplicate &&
+                (S->cur_seed || !kmap_find(&S->said, said, NULL))) {
                 if (!kmap_put(&S->said, said, 0))
                     S->nomem = true;
                 c.seq = S->seq++;
@@ -856,6 +887,122 @@ static int try_point(srch *S, const et_point *pt, double *t, et_kernel **keep)
     return res;
 }
 
+/* ---- seeds ------------------------------------------------------------------ */
+
+typedef struct member {
+    et_point pt;
+    et_kernel *k;    /* action beam only */
+    double t;
+    long order;      /* tie-break: proposal order */
+    int slot;        /* batched: the pending slot its time comes from,
+                        -1 when known */
+} member;
+
+/*
+ * The seeds' kernels: each seed's opts applied to the untransformed
+ * kernel, kept when the kernel accepts them and they begin with the start
+ * opts as S->start resolved them (the search builds on those); the others
+ * are told to on_seed_dropped.
+ */
+static void seeds_build(srch *S)
+{
+    char start_text[4096], head[4096], reason[512];
+    et_opts_format(S->start->opts, S->start->n_opts, start_text,
+                   sizeof start_text);
+    for (int i = 0; i < S->o.n_seeds; i++) {
+        const et_search_seed *sd = &S->o.seeds[i];
+        et_kernel *k = et_kernel_clone(et_binding_base(S->b));
+        if (!k) {
+            S->nomem = true;
+            return;
+        }
+        reason[0] = '\0';
+        if (et_kernel_apply_opts(k, sd->opts, sd->n_opts, reason,
+                                 sizeof reason) != ET_OK) {
+            et_kernel_free(k);
+            k = NULL;
+        } else if (S->start->n_opts > 0) {
+            head[0] = '\0';
+            if (k->n_opts >= S->start->n_opts)
+                et_opts_format(k->opts, S->start->n_opts, head, sizeof head);
+            if (strcmp(head, start_text) != 0) {
+                snprintf(reason, sizeof reason,
+                         "it does not begin with the start opts %.400s",
+                         start_text);
+                et_kernel_free(k);
+                k = NULL;
+            }
+        }
+        S->seed_k[i] = k;
+        if (!k) {
+            S->st->seeds_dropped++;
+            if (S->o.on_seed_dropped)
+                S->o.on_seed_dropped(S->user, i, reason);
+        }
+    }
+}
+
+/*
+ * Proposes the seeds, once in a run, as candidates of no point. With out
+ * (the beam's first step), each seed answered or waiting in the batch
+ * becomes a member with a clone of its kernel, and after the first time
+ * the seeds already answered come back with their known times (a
+ * parametric phase proposed them; those of key skip_key, the start
+ * kernel, or of a member already taken are left out). Returns false when
+ * the search must stop.
+ */
+static bool seeds_propose(srch *S, member *out, int *n_out, long *order,
+                          uint64_t skip_key)
+{
+    bool again = S->seeds_done;
+    S->seeds_done = true;
+    uint64_t taken[ET_SEARCH_MAX_SEEDS];
+    int n_taken = 0;
+    for (int i = 0; i < S->o.n_seeds; i++) {
+        et_kernel *k = S->seed_k[i];
+        if (!k)
+            continue;
+        double t = INFINITY;
+        int res;
+        if (again) {
+            if (!out)
+                continue;
+            uint64_t key = key_of(S, k);
+            bool dup = key == skip_key;
+            for (int j = 0; j < n_taken; j++)
+                dup = dup || taken[j] == key;
+            if (dup || !kmap_find(&S->seen, key, &t))
+                continue;
+            taken[n_taken++] = key;
+            S->last_slot = -1;
+            res = P_ANSWERED;
+        } else {
+            S->cur_seed = i + 1;
+            res = propose(S, NULL, k, NULL, 0, k->n_opts - S->start->n_opts,
+                          NULL, &t);
+            S->cur_seed = 0;
+            if (res == P_STOP)
+                return false;
+        }
+        if (out && (res == P_ANSWERED || res == P_PENDING)) {
+            member *m = &out[(*n_out)++];
+            memset(m, 0, sizeof *m);
+            m->k = et_kernel_clone(k);
+            if (!m->k) {
+                S->nomem = true;
+                (*n_out)--;
+                return false;
+            }
+            m->t = t;
+            m->slot = S->last_slot;
+            m->order = (*order)++;
+        } else if (!out) {
+            maybe_flush(S);
+        }
+    }
+    return !S->stop;
+}
+
 /* ---- the parametric space as an index set ----------------------------------- */
 
 #define HUGE_COUNT ((uint64_t)1 << 62)
@@ -918,6 +1065,8 @@ static void param_random(srch *S)
     uint64_t total = total_count(S);
     kmap drawn = {0};
     int idle = 0;
+    if (!seeds_propose(S, NULL, NULL, NULL, 0))
+        return;
     while (!must_stop(S)) {
         if (total < HUGE_COUNT && drawn.n >= total) {
             set_stop(S, "exhausted");
@@ -951,6 +1100,8 @@ static void param_random(srch *S)
 static void param_grid(srch *S)
 {
     uint64_t total = total_count(S);
+    if (!seeds_propose(S, NULL, NULL, NULL, 0))
+        return;
     for (uint64_t i = 0; i < total; i++) {
         et_point pt;
         point_at(S, i, &pt);
@@ -960,15 +1111,6 @@ static void param_grid(srch *S)
     }
     set_stop(S, "exhausted");
 }
-
-typedef struct member {
-    et_point pt;
-    et_kernel *k;    /* action beam only */
-    double t;
-    long order;      /* tie-break: proposal order */
-    int slot;        /* batched: the pending slot its time comes from,
-                        -1 when known */
-} member;
 
 /*
  * Batched mode, after a step's candidates were proposed: flushes them and
@@ -1023,6 +1165,8 @@ static void param_beam(srch *S)
         S->nomem = true;
         return;
     }
+    if (!seeds_propose(S, NULL, NULL, NULL, 0))
+        goto done;
     /* round 0: every mapping with nothing decided */
     for (int m = 0; m < n_maps; m++) {
         et_point pt;
@@ -1121,31 +1265,54 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
     int nstart = start->n_opts;
     member *beam = calloc((size_t)K, sizeof(member));
     member *next = calloc((size_t)K * (size_t)(na ? na : 1), sizeof(member));
-    int nb = 0;
+    member *first = calloc((size_t)S->o.n_seeds + 1, sizeof(member));
+    int nb = 0, nf = 0;
     long order = 0;
-    if (!beam || !next) {
+    if (!beam || !next || !first) {
         S->nomem = true;
         goto done;
     }
+    /* the first step: the starting kernel and the seeds (one batch) */
     double t;
     int res = propose(S, pt, start, NULL, 0, 0, NULL, &t);
-    if (res == P_PENDING) {
-        /* the starting kernel is a step of its own */
-        beam[0].slot = S->last_slot;
-        if (settle(S, beam, 1) == 0)
-            goto done;
-        t = beam[0].t;
-    }
     if (res == P_STOP)
         goto done;
+    first[0].k = et_kernel_clone(start);
+    if (!first[0].k) {
+        S->nomem = true;
+        goto done;
+    }
+    first[0].t = t;
+    first[0].slot = S->last_slot;
+    first[0].order = order++;
+    nf = 1;
+    seeds_propose(S, first, &nf, &order, key_of(S, start));
+    nf = settle(S, first, nf);
+    if (nf == 0 || first[0].order != 0)
+        goto done; /* the starting kernel was not answered */
     if (!pt)
-        S->st->start_time_s = t;
-    beam[0].k = et_kernel_clone(start);
-    beam[0].t = t;
-    if (pt)
-        beam[0].pt = *pt;
-    nb = beam[0].k ? 1 : 0;
-    for (int d = 0; d < depth && nb > 0; d++) {
+        S->st->start_time_s = first[0].t;
+    /* the beam: the fastest of them; a seed that failed is no member */
+    int keep = 1;
+    for (int i = 1; i < nf; i++) {
+        if (isfinite(first[i].t))
+            first[keep++] = first[i];
+        else
+            et_kernel_free(first[i].k);
+    }
+    nf = keep;
+    qsort(first, (size_t)nf, sizeof(member), member_cmp);
+    nb = nf < K ? nf : K;
+    for (int i = 0; i < nf; i++) {
+        if (pt)
+            first[i].pt = *pt;
+        if (i < nb)
+            beam[i] = first[i];
+        else
+            et_kernel_free(first[i].k);
+    }
+    nf = 0;
+    for (int d = 0; d < depth && nb > 0 && !S->stop; d++) {
         int nn = 0;
         et_kernel *scratch = NULL;
         for (int i = 0; i < nb && !S->stop; i++) {
@@ -1203,6 +1370,9 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
 done:
     for (int i = 0; beam && i < nb; i++)
         et_kernel_free(beam[i].k);
+    for (int i = 0; first && i < nf; i++)
+        et_kernel_free(first[i].k);
+    free(first);
     free(beam);
     free(next);
     return 0;
@@ -1218,6 +1388,10 @@ static void action_random(srch *S, et_kernel *start, const et_point *pt)
     int nstart = start->n_opts;
     if (!perm) {
         S->nomem = true;
+        return;
+    }
+    if (!seeds_propose(S, NULL, NULL, NULL, 0)) {
+        free(perm);
         return;
     }
     while (!must_stop(S)) {
@@ -1262,6 +1436,8 @@ static void action_grid(srch *S, et_kernel *start, const et_point *pt)
     int na = et_binding_actions(S->b, &acts);
     int nstart = start->n_opts;
     if (propose(S, pt, start, NULL, 0, 0, NULL, NULL) == P_STOP)
+        return;
+    if (!seeds_propose(S, NULL, NULL, NULL, 0))
         return;
     for (int a = 0; a < na; a++) {
         et_kernel *k1 = et_kernel_clone(start);
@@ -1334,6 +1510,13 @@ static et_status run(const et_binding *b, const et_search_opts *o,
                      ET_MAX_OPTS / 2);
         return ET_ERR_INPUT;
     }
+    if (S.o.n_seeds < 0 || S.o.n_seeds > ET_SEARCH_MAX_SEEDS ||
+        (S.o.n_seeds > 0 && !S.o.seeds)) {
+        if (d)
+            snprintf(d->msg, sizeof(d->msg), "at most %d seeds",
+                     ET_SEARCH_MAX_SEEDS);
+        return ET_ERR_INPUT;
+    }
     S.fn = fn;
     S.user = user;
     S.st = stats;
@@ -1361,6 +1544,7 @@ static et_status run(const et_binding *b, const et_search_opts *o,
         return ET_ERR_INPUT;
     }
     et_status st = ET_OK;
+    seeds_build(&S);
     S.budget = has_param && has_act ? (S.o.budget + 1) / 2 : S.o.budget;
     if (has_param) {
         if (S.o.kind == ET_SEARCH_RANDOM)
@@ -1382,8 +1566,10 @@ static et_status run(const et_binding *b, const et_search_opts *o,
         et_kernel *best = NULL;
         et_point bp;
         const et_point *ppt = NULL;
-        if (has_param && stats->has_best && stats->best_has_point) {
-            bp = stats->best_point;
+        if (has_param && S.has_bp) {
+            /* the fastest point (a seed may be faster still: the beam's
+             * first step has the seeds too) */
+            bp = S.bp;
             ppt = &bp;
             et_opt opts[ET_MAX_OPTS];
             int n;
@@ -1411,6 +1597,8 @@ static et_status run(const et_binding *b, const et_search_opts *o,
     kmap_free(&S.seen);
     kmap_free(&S.seen_seq);
     kmap_free(&S.said);
+    for (int i = 0; i < S.o.n_seeds; i++)
+        et_kernel_free(S.seed_k[i]);
     et_kernel_free(S.start);
     free(S.later);
     free(S.pend);

@@ -78,7 +78,29 @@ typedef struct et_search_opts {
      * callback's user pointer. NULL: duplicates stay silent. */
     void (*on_duplicate)(void *user, const struct et_candidate *c,
                          long first_seq);
+    /* Seeds: opt lists proposed before anything else the search would
+     * propose (docs/spaces.md, "Seeds"), as whole opt lists applied to
+     * the untransformed kernel; a seed whose list does not begin with
+     * the start opts' (as the kernel resolves them), or that the kernel
+     * refuses, is dropped and told to on_seed_dropped (may be NULL). The
+     * beam's first step takes the start kernel and the seeds and keeps
+     * the fastest beam_width of them (the start kernel always, when
+     * fewer passed); random and grid searches, and a parametric beam,
+     * propose them before their own candidates. A seed is a candidate
+     * like any other: it counts against the budget and is
+     * de-duplicated. */
+    const struct et_search_seed *seeds;
+    int n_seeds;                /* at most ET_SEARCH_MAX_SEEDS */
+    void (*on_seed_dropped)(void *user, int seed, const char *reason);
 } et_search_opts;
+
+#define ET_SEARCH_MAX_SEEDS 16
+
+/* One seed: an opt list (the caller's memory, read during the run). */
+typedef struct et_search_seed {
+    const et_opt *opts;
+    int n_opts;
+} et_search_seed;
 
 typedef struct et_candidate {
     long seq;                   /* 0, 1, 2 ... in proposal order */
@@ -95,6 +117,8 @@ typedef struct et_candidate {
     double bound_s;             /* early-cut bound, INFINITY if none */
     bool refused;
     const char *reason;         /* why refused ("" otherwise) */
+    int seed;                   /* 1 + its index in et_search_opts.seeds
+                                 * when it is a seed; 0 otherwise */
 } et_candidate;
 
 typedef enum et_eval_status {
@@ -132,6 +156,8 @@ typedef struct et_search_stats {
     double start_time_s; /* the starting kernel's time (beam), INFINITY */
     double elapsed_s;
     char stop_reason[64]; /* "budget", "time limit", "exhausted", ... */
+    int seeds;           /* seeds proposed (duplicates included) */
+    int seeds_dropped;   /* seeds that did not apply (on_seed_dropped) */
 } et_search_stats;
 
 /*

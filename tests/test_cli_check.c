@@ -431,6 +431,25 @@ static void test_output_paths_checked(void **state)
     run_free(&r);
 }
 
+/* tune's seeds: a count from 1 to 16, not with --no-seed (exit 2 before
+ * any device is opened). */
+static void test_seed_flags(void **state)
+{
+    (void)state;
+    run_result r = run("tune", "ij->", "--shape", "i=2,j=3", "--seeds", "0",
+                       NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--seeds must be an integer in [1, 16], "
+                                  "not '0'"));
+    run_free(&r);
+    r = run("tune", "ij->", "--shape", "i=2,j=3", "--seeds", "2",
+            "--no-seed", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--seeds and --no-seed exclude each "
+                                  "other"));
+    run_free(&r);
+}
+
 /* A space whose constraint cannot be evaluated at any point: tune exits 2
  * naming the constraint's file, line and column (before any candidate). */
 static void test_space_without_points(void **state)
@@ -613,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_device_count_grammar),
         cmocka_unit_test(test_json_error_every_command),
         cmocka_unit_test(test_output_paths_checked),
+        cmocka_unit_test(test_seed_flags),
         cmocka_unit_test(test_space_without_points),
     };
     return cmocka_run_group_tests_name("cli_check", tests, setup, teardown);

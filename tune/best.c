@@ -374,26 +374,36 @@ static int fb_cmp(const void *a, const void *b)
     return x->trial.id < y->trial.id ? -1 : x->trial.id > y->trial.id;
 }
 
+/* The best trial of every other einsum of e's structure form on the
+ * device, nearest first (l->c, l->n; free l->c). No device row: none. */
+static et_status near_list(et_db *db, const et_einsum *e,
+                           const et_device_info *info, fb_list *l,
+                           et_error *err)
+{
+    memset(l, 0, sizeof *l);
+    l->db = db;
+    l->e = e;
+    l->err = err;
+    et_einsum_canonical(e, l->canon, sizeof l->canon);
+    bool have_dev = false;
+    et_status st = et_db_device_find(db, info, &l->device_id, &have_dev, err);
+    if (st != ET_OK || !have_dev)
+        return st;
+    st = et_db_einsums_like(db, e, fb_row, l, err);
+    if (st == ET_OK)
+        st = l->st;
+    if (st == ET_OK && l->n > 1)
+        qsort(l->c, (size_t)l->n, sizeof *l->c, fb_cmp);
+    return st;
+}
+
 /* Step 3 of et_best_find. */
 static et_status find_fallback(et_db *db, const et_einsum *e,
                                const et_device_info *info, et_best *out,
                                bool *found, et_error *err)
 {
     fb_list l;
-    memset(&l, 0, sizeof l);
-    l.db = db;
-    l.e = e;
-    l.err = err;
-    et_einsum_canonical(e, l.canon, sizeof l.canon);
-    bool have_dev = false;
-    et_status st = et_db_device_find(db, info, &l.device_id, &have_dev, err);
-    if (st != ET_OK || !have_dev)
-        return st;
-    st = et_db_einsums_like(db, e, fb_row, &l, err);
-    if (st == ET_OK)
-        st = l.st;
-    if (st == ET_OK && l.n > 1)
-        qsort(l.c, (size_t)l.n, sizeof *l.c, fb_cmp);
+    et_status st = near_list(db, e, info, &l, err);
     for (int i = 0; st == ET_OK && i < l.n; i++) {
         et_error e2 = {{0}};
         et_best b;
@@ -498,6 +508,85 @@ et_status et_best_find(et_db *db, const et_einsum *e,
 done:
     free(t);
     free(eo);
+    free(b);
+    return st;
+}
+
+/* "x=512,i=16,k=16,j=16": every axis of e at the sizes tsz (by e's
+ * index), in e's names. */
+static void all_sizes_text(const et_einsum *e, const int64_t *tsz, char *out,
+                           size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int a = 0; a < e->n_idx && n < cap; a++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s=%lld", a ? "," : "",
+                              e->idx[a].name, (long long)tsz[a]);
+}
+
+/* Fills b's description of where trial tr comes from: its sizes tsz in
+ * e's names, the distance. */
+static void describe(et_best *b, const et_einsum *e, const et_db_trial *tr,
+                     const int64_t *tsz, double distance)
+{
+    b->trial = *tr;
+    b->distance = distance;
+    size_texts(e, tsz, -1, b->tuned_at, b->applied_at, sizeof b->tuned_at);
+    all_sizes_text(e, tsz, b->sizes, sizeof b->sizes);
+}
+
+/* Takes b into out[*n] unless its opts are there already. */
+static void take_distinct(et_best *out, int *n, const et_best *b)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(out[i].opts, b->opts) == 0)
+            return;
+    out[(*n)++] = *b;
+}
+
+et_status et_best_nearest(et_db *db, const et_einsum *e,
+                          const et_device_info *info, int max, et_best *out,
+                          int *n_out, et_best_skip_fn skip, void *arg,
+                          et_error *err)
+{
+    *n_out = 0;
+    if (max <= 0)
+        return ET_OK;
+    et_best *b = malloc(sizeof *b);
+    fb_list l;
+    memset(&l, 0, sizeof l);
+    et_status st = ET_OK;
+    if (!b) {
+        st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* the other tuned problems of its structure, nearest first (not e's
+     * own trials: a run of e repeated, or resumed after it was killed,
+     * takes the path it took before) */
+    st = near_list(db, e, info, &l, err);
+    for (int i = 0; st == ET_OK && i < l.n && *n_out < max; i++) {
+        et_error e2 = {{0}};
+        memset(b, 0, sizeof *b);
+        et_status ms = et_best_map_opts(&l.c[i].trial, e, &info->target, b,
+                                        &e2);
+        if (ms == ET_ERR_NOMEM) {
+            st = et_errorf(err, ms, "%s", e2.msg);
+            break;
+        }
+        b->exact = false;
+        b->source = ET_BEST_FALLBACK;
+        b->e = *e;
+        b->open_axis = et_einsum_open_axis(e);
+        describe(b, e, &l.c[i].trial, l.c[i].tsz, l.c[i].distance);
+        if (ms == ET_OK) {
+            take_distinct(out, n_out, b);
+        } else if (skip) {
+            snprintf(b->opts, sizeof b->opts, "%s", l.c[i].trial.opts);
+            skip(arg, b, e2.msg);
+        }
+    }
+done:
+    free(l.c);
     free(b);
     return st;
 }

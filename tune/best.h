@@ -74,6 +74,9 @@ typedef struct et_best {
     char tuned_at[256];
     char applied_at[256];
     double distance;            /* ET_BEST_FALLBACK: sum |log2 ratio| */
+    /* et_best_nearest: every size the trial was measured at, in the
+     * asker's names ("x=512,i=16,k=16,j=16") */
+    char sizes[256];
 } et_best;
 
 /*
@@ -105,5 +108,30 @@ et_status et_best_map_opts(const et_db_trial *trial, const et_einsum *e,
 et_status et_best_find(et_db *db, const et_einsum *e,
                        const et_device_info *info, bool exact_only,
                        et_best *out, bool *found, et_error *err);
+
+/* Told of a tuned problem whose opts e's kernel refuses: b has the
+ * trial, its sizes and distance (b->opts: the stored opts text); why is
+ * the refusal. */
+typedef void (*et_best_skip_fn)(void *arg, const et_best *b,
+                                const char *why);
+
+/*
+ * The best opts of the tuned problems nearest to e on the device
+ * described by info, re-applied to e, for seeding a search: the best
+ * trial of every other einsum of e's structure form (the same einsum at
+ * other sizes, renamings and operand orders of it, open-axis entries at
+ * their tune-at size) by the distance of et_best_find's fallback (ties:
+ * the faster). e's own trials are not among them: a run of e repeated,
+ * or resumed after it was killed, takes the path it took before. Each
+ * trial's opts are mapped with et_best_map_opts; those e's kernel refuses
+ * are passed to skip (may be NULL) and left out, and an opts text already
+ * taken is not taken again. Up to max answers into out (room for max),
+ * *n_out how many, nearest first; source ET_BEST_FALLBACK, sizes and
+ * distance set. Errors: the database's, or out of memory.
+ */
+et_status et_best_nearest(et_db *db, const et_einsum *e,
+                          const et_device_info *info, int max, et_best *out,
+                          int *n_out, et_best_skip_fn skip, void *arg,
+                          et_error *err);
 
 #endif /* ET_TUNE_BEST_H */

@@ -5,6 +5,7 @@
 #include "db/db.h"
 #include "measure/remote.h"
 #include "transforms/kernel.h"
+#include "tune/best.h"
 
 #include <inttypes.h>
 
@@ -50,6 +51,10 @@ typedef struct tune_ctx {
     /* an open axis: the awkward sizes every verified candidate is checked
      * at too (1 and a prime), with their verifiers */
     et_tune_awkward awk;
+    /* seeding: the search's seed i is res->seeds[seed_entry[i]], its
+     * opts in seed_best[i] */
+    int seed_entry[ET_SEARCH_MAX_SEEDS];
+    et_best *seed_best;
 } tune_ctx;
 
 /* The largest prime below n (0 when none). */
@@ -354,6 +359,118 @@ static void report(tune_ctx *t, et_tune_candidate *c)
         t->cancelled = true;
 }
 
+/* A seed's candidate: marked with its entry, and the entry with it. */
+static void mark_seed(tune_ctx *t, et_tune_candidate *tc,
+                      const et_candidate *c)
+{
+    if (c->seed <= 0 || c->seed > ET_SEARCH_MAX_SEEDS || !t->seed_best)
+        return;
+    int e = t->seed_entry[c->seed - 1];
+    tc->seed = 1 + e;
+    if (t->res->seeds[e].cand < 0)
+        t->res->seeds[e].cand = (int)(tc - t->res->cand);
+}
+
+/* Appends a seed entry from a nearby problem's answer b. */
+static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
+{
+    et_tune_result *res = t->res;
+    et_tune_seed *g = realloc(res->seeds,
+                              (size_t)(res->n_seeds + 1) * sizeof *g);
+    if (!g)
+        return NULL;
+    res->seeds = g;
+    et_tune_seed *sd = &g[res->n_seeds++];
+    memset(sd, 0, sizeof *sd);
+    copy_str(sd->opts, sizeof sd->opts, b->opts);
+    copy_str(sd->einsum, sizeof sd->einsum, b->trial.einsum_text);
+    copy_str(sd->sizes, sizeof sd->sizes, b->sizes);
+    sd->distance = b->distance;
+    sd->cand = -1;
+    return sd;
+}
+
+/* "the best of xik,kj->xij at x=512,i=16,... (distance 1)". */
+static void seed_origin(const et_tune_seed *sd, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "the best of %.200s at %.200s (distance %.3g)",
+             sd->einsum, sd->sizes, sd->distance);
+}
+
+/* et_best_nearest's skip: a nearby problem whose opts do not apply. */
+static void seed_skipped(void *arg, const et_best *b, const char *why)
+{
+    tune_ctx *t = arg;
+    et_tune_seed *sd = seed_push(t, b);
+    if (!sd)
+        return;
+    sd->dropped = true;
+    copy_str(sd->reason, sizeof sd->reason, why);
+    char from[512];
+    seed_origin(sd, from, sizeof from);
+    say(t, ET_TUNE_INFO, "seed dropped: %s, %s, does not apply here: %s",
+        sd->opts[0] ? sd->opts : "untransformed", from, why);
+}
+
+/* The search's on_seed_dropped. */
+static void seed_dropped_cb(void *user, int i, const char *reason)
+{
+    tune_ctx *t = user;
+    et_tune_seed *sd = &t->res->seeds[t->seed_entry[i]];
+    sd->dropped = true;
+    copy_str(sd->reason, sizeof sd->reason, reason);
+    say(t, ET_TUNE_INFO, "seed dropped: %s: %s",
+        sd->opts[0] ? sd->opts : "untransformed", reason);
+}
+
+/*
+ * The seeds of a run: up to o->seeds best opts of the nearest tuned
+ * problems on this device (et_best_nearest), into ss (the opts live in
+ * t->seed_best). A database that cannot answer costs the run its seeds,
+ * not the run: a warning, and no seeds.
+ */
+static et_status seeds_find(tune_ctx *t, const et_device_info *info,
+                            et_search_seed *ss, int *n)
+{
+    *n = 0;
+    int max = t->o->seeds < ET_SEARCH_MAX_SEEDS ? t->o->seeds
+                                                : ET_SEARCH_MAX_SEEDS;
+    t->seed_best = calloc((size_t)max, sizeof *t->seed_best);
+    if (!t->seed_best)
+        return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+    int found = 0;
+    et_error e2 = {{0}};
+    double t0 = et_now_s();
+    et_status st = et_best_nearest(t->o->db, et_binding_einsum(t->b), info,
+                                   max, t->seed_best, &found, seed_skipped,
+                                   t, &e2);
+    t->res->db_s += et_now_s() - t0;
+    if (st == ET_ERR_NOMEM)
+        return et_errorf(t->err, st, "%s", e2.msg);
+    if (st != ET_OK) {
+        say(t, ET_TUNE_WARN, "no seeds: the database did not answer: %s",
+            e2.msg);
+        return ET_OK;
+    }
+    for (int i = 0; i < found; i++) {
+        et_tune_seed *sd = seed_push(t, &t->seed_best[i]);
+        if (!sd)
+            return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+        t->seed_entry[i] = t->res->n_seeds - 1;
+        ss[i].opts = t->seed_best[i].opt;
+        ss[i].n_opts = t->seed_best[i].n_opts;
+        char from[512];
+        seed_origin(sd, from, sizeof from);
+        say(t, ET_TUNE_INFO, "seed %d: %s, %s", i + 1,
+            sd->opts[0] ? sd->opts : "untransformed", from);
+    }
+    *n = found;
+    if (found == 0)
+        say(t, ET_TUNE_INFO, "no seeds: no tuned problem near this one "
+            "on this device has opts that apply here");
+    return ET_OK;
+}
+
 /* A candidate between its proposal and its answer. */
 typedef struct tune_job {
     int ci;                 /* its index in res->cand */
@@ -392,6 +509,7 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
     tc->key = c->refused ? 0 : c->key;
     tc->n_opts = c->n_opts;
     tc->load_1m = sample_load(res);
+    mark_seed(t, tc, c);
     copy_str(tc->params, sizeof tc->params, c->params_text);
     copy_str(tc->opts, sizeof tc->opts, c->opts_text);
     char ptext[512];
@@ -857,6 +975,7 @@ static void dup_cb(void *user, const et_candidate *c, long first_seq)
     tc->key = c->key;
     tc->n_opts = c->n_opts;
     tc->duplicate_of = first;
+    mark_seed(t, tc, c);
     copy_str(tc->params, sizeof tc->params, c->params_text);
     copy_str(tc->opts, sizeof tc->opts, c->opts_text);
     copy_str(tc->kernel, sizeof tc->kernel, f->kernel);
@@ -1274,6 +1393,16 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
 
     et_search_opts so = o->search;
     so.on_duplicate = dup_cb;
+    so.seeds = NULL;
+    so.n_seeds = 0;
+    so.on_seed_dropped = seed_dropped_cb;
+    et_search_seed seeds[ET_SEARCH_MAX_SEEDS];
+    if (o->seeds > 0 && o->db) {
+        st = seeds_find(&t, info, seeds, &so.n_seeds);
+        if (st != ET_OK)
+            goto done;
+        so.seeds = seeds;
+    }
     /* the final race gets what the search leaves of the time limit */
     if (so.time_limit_s > 0 && o->race_k > 0)
         so.time_limit_s = 0.85 * so.time_limit_s - (et_now_s() - t0);
@@ -1311,6 +1440,7 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
 done:
     res->elapsed_s = et_now_s() - t0;
     et_rendered_free(&t.best_rend);
+    free(t.seed_best);
     if (t.ver) {
         et_verifier_release(t.ver);
         et_verifier_free(t.ver);
@@ -1326,4 +1456,7 @@ void et_tune_result_free(et_tune_result *res)
     free(res->cand);
     res->cand = NULL;
     res->n_cand = res->cap_cand = 0;
+    free(res->seeds);
+    res->seeds = NULL;
+    res->n_seeds = 0;
 }

@@ -80,7 +80,27 @@ typedef struct et_tune_candidate {
                                * unknown) */
     int rank;                 /* with an executor: the slot (MPI rank)
                                  that evaluated it; 0 otherwise */
+    int seed;                 /* a seed: 1 + its entry in the result's
+                               * seeds; 0 otherwise */
 } et_tune_candidate;
+
+/*
+ * A seed of the run: the best opts of a tuned problem near this one
+ * (et_best_nearest), re-applied here and proposed before the search's
+ * own candidates; or one left out because the rules refuse its opts
+ * here. Plain value.
+ */
+typedef struct et_tune_seed {
+    char opts[ET_DB_OPTS_LEN]; /* in this run's names (dropped: as
+                                * stored) */
+    char einsum[ET_MAX_TEXT]; /* the einsum text it was tuned under */
+    char sizes[256];          /* its sizes in this run's names */
+    double distance;          /* sum |log2 size ratio| */
+    bool dropped;             /* not proposed: reason says why */
+    char reason[512];
+    int cand;                 /* the candidate that proposed it; -1: none
+                               * (dropped, or the search stopped first) */
+} et_tune_seed;
 
 /* One kernel of the final race. Plain value. */
 typedef struct et_tune_race_entry {
@@ -206,6 +226,10 @@ typedef struct et_tune_opts {
     struct et_db *db;         /* NULL: no database */
     const et_tune_store *store; /* instead of db (db NULL) */
     int64_t db_space_id;      /* the space's row in db (0: none) */
+    /* Seeding (docs/spaces.md): up to this many seeds, the best opts of
+     * the nearest tuned problems in db (not a store), proposed first; 0:
+     * none. search.seeds and on_seed_dropped are set by the loop. */
+    int seeds;
     /* Set asynchronously (SIGINT): the trial in flight finishes, the
      * search stops, the result is complete up to there. */
     volatile sig_atomic_t *stop;
@@ -253,6 +277,10 @@ typedef struct et_tune_result {
     int retime_rank;
     et_outcome retime_outcome;
     et_timing retime;
+    /* the seeds looked at, nearest first, those dropped among them;
+     * malloc'ed */
+    et_tune_seed *seeds;
+    int n_seeds;
 } et_tune_result;
 
 /* A candidate's timing is noisy above this coefficient of variation, and

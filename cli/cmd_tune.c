@@ -19,7 +19,8 @@ static void usage(FILE *f)
         "                    [--tune-at SPEC] [--opts '..']\n"
         "                    [--search beam|random|grid]\n"
         "                    [--budget N] [--time-limit SEC] [--beam-width K]\n"
-        "                    [--seed N] [--retime] [--race K] [--plot FILE]\n"
+        "                    [--seed N] [--retime] [--race K] [--model on|off]\n"
+        "                    [--plot FILE]\n"
         "                    [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "Searches a transform space for the fastest verified kernel of the\n"
@@ -56,6 +57,11 @@ static void usage(FILE *f)
         "                    (default 3, at most 8; 0: no race); an open\n"
         "                    axis races at the tune-at size, several\n"
         "                    problems one race each\n"
+        "  --model on|off    the cost model (default on): fitted on the\n"
+        "                    database's trials of the device and this run's\n"
+        "                    candidates, it ranks each search step's new\n"
+        "                    candidates and only the promising ones are\n"
+        "                    timed; off: every candidate is timed\n"
         "  --db FILE         tuning database (default\n"
         "                    $XDG_CACHE_HOME/eintune/tuning.db); every trial\n"
         "                    is committed as it completes, so a killed run\n"
@@ -390,6 +396,7 @@ int cmd_tune(int argc, char **argv)
         {"plot", required_argument, 0, 2009},
         {"race", required_argument, 0, 2010},
         {"tune-at", required_argument, 0, 2011},
+        {"model", required_argument, 0, 2012},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -457,6 +464,12 @@ int cmd_tune(int argc, char **argv)
                 to.race = -1;
             break;
         case 2011: tune_at = optarg; break;
+        case 2012:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+                return cli_usage_error("tune", "--model must be on or off, "
+                                       "not '%s'", optarg);
+            to.model = strcmp(optarg, "off") ? 0 : -1;
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("tune", "bad flag");
         }

@@ -341,6 +341,12 @@ typedef struct et_tune_options {
      * runs at exit). Without MPI in the build such a run fails with
      * ET_ERR_UNSUPPORTED ("scale-out is off"). */
     void *comm;
+    /* --- the cost model (docs/model.md) --- */
+    /* 0: on: a model fitted on the database's trials of the device (and
+     * on this run's candidates as they are timed) ranks each step's new
+     * candidates once it is fitted, and only the promising ones are
+     * timed; < 0: off (every candidate the search proposes is timed). */
+    int model;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -368,6 +374,10 @@ typedef struct et_tune_summary {
     double speedup;
     double speedup_ci95[2];
     int duplicates;         /* proposals answered from an earlier one */
+    /* --- the cost model (docs/model.md) --- */
+    int model_used;         /* it was fitted and ranked candidates */
+    int model_samples;      /* samples of its last fit (0: never fitted) */
+    int model_skipped;      /* candidates it kept from being timed */
 } et_tune_summary;
 
 /*
@@ -453,7 +463,9 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * The report as a JSON document (cJSON_Print's formatting): einsum,
  * device {name, backend, driver}, space, search, evaluations, cached,
  * failures {outcome: count}, elapsed_s, time_s {baseline, build, verify,
- * timing, other}, stop_reason, duplicates, noise {...}, baseline {time_s,
+ * timing, other}, stop_reason, duplicates, model {on, used, samples,
+ * db_samples, run_samples, ranked, skipped, r2, note}, noise {...},
+ * baseline {time_s,
  * source}, best (null or {params, opts, kernel, time_s, ci95_s, source,
  * speedup, speedup_ci95, gops, roofline_gops, roofline_note, verified
  * {trials, max_norm_err, p_value}}), race {ran, note, verdict, kernels

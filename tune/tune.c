@@ -50,6 +50,9 @@ typedef struct tune_ctx {
     /* an open axis: the awkward sizes every verified candidate is checked
      * at too (1 and a prime), with their verifiers */
     et_tune_awkward awk;
+    /* the cost model, when on (learn.h) */
+    bool learning;
+    et_tune_learn learn;
 } tune_ctx;
 
 /* The largest prime below n (0 when none). */
@@ -546,6 +549,25 @@ static int answer(tune_ctx *t, tune_job *j, et_eval_result *r)
     return stopping(t);
 }
 
+/* The cost model learns a candidate timed in this run: its time, or the
+ * bound a cut one exceeded. */
+static void learn(tune_ctx *t, const et_candidate *c,
+                  const et_tune_candidate *tc, double bound)
+{
+    if (!t->learning || c->refused || !c->kernel || tc->cached)
+        return;
+    if (tc->outcome == ET_OUTCOME_OK && tc->timed)
+        et_tune_learn_add(&t->learn, c->kernel, tc->timing.median_s);
+    else if (tc->outcome == ET_OUTCOME_SLOWER_THAN_BOUND && bound > 0)
+        et_tune_learn_add(&t->learn, c->kernel, bound);
+}
+
+static double predict_cb(void *user, const et_kernel *k)
+{
+    const tune_ctx *t = user;
+    return et_tune_learn_predict(&t->learn, k);
+}
+
 static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
 {
     tune_ctx *t = user;
@@ -587,7 +609,9 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
                 "(%.2f s)", res->evaluations, et_now_s() - tr0);
         }
     }
-    return answer(t, &j, r);
+    int stop = answer(t, &j, r);
+    learn(t, c, &res->cand[j.ci], j.to.bound_s);
+    return stop;
 }
 
 /*
@@ -631,6 +655,7 @@ static int eval_many(void *user, et_eval_batch *B)
             if (k == BEGIN_ANSWERED) {
                 et_eval_result *r = &B->r[next];
                 stop |= answer(t, j, r);
+                learn(t, c, &t->res->cand[j->ci], j->to.bound_s);
                 r->answered = true;
                 if (r->status == ET_EVAL_OK && r->time_s < best)
                     best = r->time_s;
@@ -669,6 +694,7 @@ static int eval_many(void *user, et_eval_batch *B)
         t->res->cand[j->ci].rank = where;
         et_eval_result *r = &B->r[id];
         stop |= answer(t, j, r);
+        learn(t, &B->c[id], &t->res->cand[j->ci], j->to.bound_s);
         r->answered = true;
         if (r->status == ET_EVAL_OK && r->time_s < best)
             best = r->time_s;
@@ -781,6 +807,32 @@ static et_status baseline(tune_ctx *t)
         say(t, ET_TUNE_INFO, "untransformed kernel %s: %s", name, line);
     }
     return st;
+}
+
+/* The cost model before the search: learns from the database's trials
+ * of the device and fits (learn.h); logs what it knows. */
+static et_status model_start(tune_ctx *t, const et_device_info *info)
+{
+    const et_tune_opts *o = t->o;
+    et_tune_result *res = t->res;
+    et_status st = et_tune_learn_init(&t->learn, o->db, t->device_id,
+                                      et_binding_einsum(t->b), &info->target,
+                                      o->peaks, res->baseline.median_s,
+                                      &res->model, t->err);
+    if (st != ET_OK) {
+        et_tune_learn_free(&t->learn, 0, 0);
+        return st;
+    }
+    t->learning = true;
+    const et_tune_model_report *m = &res->model;
+    if (m->fitted_at_start)
+        say(t, ET_TUNE_INFO, "cost model: fitted on %d trials of the "
+            "database (R^2 %.2f); it ranks the candidates of each step",
+            m->fitted_on, m->r2);
+    else
+        say(t, ET_TUNE_INFO, "cost model: not fitted (%s); it learns from "
+            "this run's candidates", m->note);
+    return ET_OK;
 }
 
 /* One warning at the end when the run's timings may be disturbed: the
@@ -1274,6 +1326,12 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
 
     et_search_opts so = o->search;
     so.on_duplicate = dup_cb;
+    if (o->model >= 0) {
+        st = model_start(&t, info);
+        if (st != ET_OK)
+            goto done;
+        so.predict = predict_cb;
+    }
     /* the final race gets what the search leaves of the time limit */
     if (so.time_limit_s > 0 && o->race_k > 0)
         so.time_limit_s = 0.85 * so.time_limit_s - (et_now_s() - t0);
@@ -1309,6 +1367,14 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     sample_load(res);
     noise_summary(&t);
 done:
+    if (t.learning) {
+        et_tune_learn_free(&t.learn, res->stats.model_ranked,
+                           res->stats.model_skipped);
+        if (res->model.used)
+            say(&t, ET_TUNE_INFO, "cost model: %d of the %d new kernels it "
+                "ranked were not timed", res->model.skipped,
+                res->model.ranked);
+    }
     res->elapsed_s = et_now_s() - t0;
     et_rendered_free(&t.best_rend);
     if (t.ver) {

@@ -4,7 +4,10 @@
  * Every proposal goes through propose(): de-duplication (a kernel seen
  * before is not evaluated again; its known time is reused where the
  * parametric beam needs it), the callback, the statistics, the best so far
- * and the stop conditions (budget, time limit, callback). The PRNG is
+ * and the stop conditions (budget, time limit, callback). With a
+ * predictor (et_search_opts.predict), a beam round or a random pool is
+ * built first and choose() decides which of its new kernels are proposed
+ * at all; without one, the loops propose as they build. The PRNG is
  * xoshiro256** seeded by splitmix64, so a seed gives the same sequence on
  * every machine.
  */
@@ -945,15 +948,20 @@ static int choose(srch *S, held *h, int n, int *order)
         if (h[i].first < 0 && is_new(S, h[i].key))
             fresh[n_new++].i = i;
     }
-    int keep = keep_count(S, n_new);
-    if (n_new <= keep)
+    if (n_new <= keep_count(S, n_new))
         goto all;
+    int n_free = 0;
     for (int f = 0; f < n_new; f++) {
         fresh[f].pred = S->o.predict(S->user, h[fresh[f].i].k);
         if (isnan(fresh[f].pred))
             goto all;
+        n_free += fresh[f].pred == -INFINITY;
     }
+    /* the free ones (-INFINITY) sort first and are always kept */
     qsort(fresh, (size_t)n_new, sizeof(ranked), ranked_cmp);
+    int keep = n_free + keep_count(S, n_new - n_free);
+    if (keep >= n_new)
+        goto all;
     int rest = n_new - keep;
     int explore = S->o.explore_frac < 0
                       ? 0
@@ -970,7 +978,7 @@ static int choose(srch *S, held *h, int n, int *order)
     int n_send = keep + explore;
     for (int f = 0; f < n_send; f++)
         sent[fresh[f].i] = true;
-    S->st->model_ranked += n_new;
+    S->st->model_ranked += n_new - n_free;
     /* the known kernels first, then the kept and explored ones; each
      * followed by its later proposals in the step */
     for (int i = 0; i < n; i++)
@@ -1555,7 +1563,7 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
         if (ranking_on(S)) {
             nn = action_step_ranked(S, beam, nb, acts, na, nstart, pt, next,
                                     &order);
-            goto settle;
+            goto step_settle;
         }
         for (int i = 0; i < nb && !S->stop; i++) {
             for (int a = 0; a < na; a++) {
@@ -1587,7 +1595,7 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
             }
         }
         et_kernel_free(scratch);
-    settle:
+    step_settle:
         nn = settle(S, next, nn);
         if (nn == 0) {
             set_stop(S, "no new kernels");

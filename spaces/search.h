@@ -80,7 +80,8 @@ typedef struct et_search_opts {
                          long first_seq);
     /* Optional ranking by a cost model (docs/model.md): the predicted
      * cost of a kernel (lower is better, any monotone scale; NaN: no
-     * opinion), called with the callback's user pointer. When a beam step
+     * opinion; -INFINITY: free to answer, e.g. a cache holds it, always
+     * proposed), called with the callback's user pointer. When a beam step
      * (every beam member with every value or action), or a random
      * search's pool of draws, holds more new kernels than it keeps, the
      * search predicts each new kernel and proposes only the best

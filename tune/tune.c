@@ -562,10 +562,35 @@ static void learn(tune_ctx *t, const et_candidate *c,
         et_tune_learn_add(&t->learn, c->kernel, bound);
 }
 
+/* The search's predictor: a kernel the database already answers costs
+ * nothing to answer (-INFINITY: always proposed, so that a resumed run
+ * takes what it knows); else the model's prediction (NaN while it is not
+ * fitted). */
 static double predict_cb(void *user, const et_kernel *k)
 {
-    const tune_ctx *t = user;
-    return et_tune_learn_predict(&t->learn, k);
+    tune_ctx *t = user;
+    double p = et_tune_learn_predict(&t->learn, k);
+    if (isnan(p) || !(t->o->db || t->o->store) || t->o->retime)
+        return p;
+    et_rendered rend;
+    if (et_kernel_render(k, t->backend, NULL, &rend) != ET_OK)
+        return p;
+    char opts[ET_DB_OPTS_LEN];
+    et_opts_format(k->opts, k->n_opts, opts, sizeof opts);
+    et_db_trial tr;
+    et_error e2 = {{0}};
+    bool found = false;
+    double t0 = et_now_s();
+    const et_tune_store *sto = t->o->store;
+    if (et_db_trial_init(&tr, t->einsum_id, et_binding_einsum(t->b),
+                         t->device_id, opts, rend.source, &rend.launch,
+                         &e2) == ET_OK &&
+        (sto ? sto->lookup(sto->ctx, &tr, &tr, &found, &e2)
+             : et_db_trial_lookup(t->o->db, &tr, &tr, &found, &e2)) != ET_OK)
+        found = false;
+    t->res->db_s += et_now_s() - t0;
+    et_rendered_free(&rend);
+    return found ? -INFINITY : p;
 }
 
 static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)

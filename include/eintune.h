@@ -465,8 +465,8 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * failures {outcome: count}, elapsed_s, time_s {baseline, build, verify,
  * timing, other}, stop_reason, duplicates, model {on, used, samples,
  * db_samples, run_samples, ranked, skipped, r2, note}, noise {...},
- * baseline {time_s,
- * source}, best (null or {params, opts, kernel, time_s, ci95_s, source,
+ * baseline {time_s, source}, best (null or {params, opts, kernel, time_s,
+ * ci95_s, source,
  * speedup, speedup_ci95, gops, roofline_gops, roofline_note, verified
  * {trials, max_norm_err, p_value}}), race {ran, note, verdict, kernels
  * [...], ...} (docs/api.md) and candidates [{params, opts, status,

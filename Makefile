@@ -47,7 +47,7 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(MPI_LIBS) \
            -ldl -lm -lpthread
 
 LAYERS  := base einsum transforms spaces measure measure/opencl measure/cuda db \
-           roofline tune scale api
+           roofline model tune scale api
 LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC := $(wildcard cli/*.c)

@@ -208,6 +208,7 @@ static et_status tune_opts_map(const et_tune_options *o, et_tune_opts *to,
     to->search.seed = o->seed;
     to->verify.seed = o->seed;
     to->retime = o->retime != 0;
+    to->model = o->model < 0 ? -1 : 0;
     int n_start = 0;
     if (o->start_opts && *o->start_opts) {
         et_status st = et_opts_parse(o->start_opts, start, ET_MAX_OPTS,
@@ -523,6 +524,7 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
         tune_roofline_db(p, o, info, db, r);
 
     tb.roof = r->have_roof ? &r->roof : NULL;
+    to.peaks = r->have_roof ? &r->peaks : NULL;
     tb.ops_total = r->ops_total;
     to.progress = bridge_progress;
     to.new_best = bridge_new_best;
@@ -620,6 +622,9 @@ void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out)
     }
     out->raced = res->race.ran;
     out->duplicates = res->duplicates;
+    out->model_used = res->model.used;
+    out->model_samples = res->model.fitted_on;
+    out->model_skipped = res->model.skipped;
 }
 
 et_status et_tune(const et_problem *p, const et_tune_options *o,
@@ -799,6 +804,15 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
             "refused or cut at the bound\n",
             res->evaluations, res->cached, res->duplicates, n_failed);
     print_seeds(res, f);
+    if (res->model.used)
+        fprintf(f, "cost model  fitted on %d samples (%d from the database), "
+                   "%d of the %d new kernels it ranked not timed\n",
+                res->model.fitted_on, res->model.db_samples,
+                res->model.skipped, res->model.ranked);
+    else if (res->model.on)
+        fprintf(f, "cost model  not used: %s\n", res->model.note);
+    else
+        fprintf(f, "cost model  off\n");
     double race_s = res->race.ran ? res->race.elapsed_s : 0;
     if (res->evaluations > 0 && r->n_ranks > 1)
         fprintf(f,
@@ -1071,6 +1085,16 @@ static cJSON *report_json(const et_tune_report *r)
                                 res->verify_s - res->timing_s);
     cJSON_AddStringToObject(doc, "stop_reason", res->stop_reason);
     cJSON_AddNumberToObject(doc, "duplicates", res->duplicates);
+    cJSON *jm = cJSON_AddObjectToObject(doc, "model");
+    cJSON_AddBoolToObject(jm, "on", res->model.on);
+    cJSON_AddBoolToObject(jm, "used", res->model.used);
+    cJSON_AddNumberToObject(jm, "samples", res->model.fitted_on);
+    cJSON_AddNumberToObject(jm, "db_samples", res->model.db_samples);
+    cJSON_AddNumberToObject(jm, "run_samples", res->model.run_samples);
+    cJSON_AddNumberToObject(jm, "ranked", res->model.ranked);
+    cJSON_AddNumberToObject(jm, "skipped", res->model.skipped);
+    cJSON_AddItemToObject(jm, "r2", num_or_null(res->model.r2));
+    cJSON_AddStringToObject(jm, "note", res->model.note);
     cJSON *jn = cJSON_AddObjectToObject(doc, "noise");
     cJSON_AddNumberToObject(jn, "cv_limit", ET_TUNE_NOISY_CV);
     cJSON_AddNumberToObject(jn, "high_cv", res->noisy);

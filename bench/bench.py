@@ -15,6 +15,8 @@ what every number means. Environment knobs:
   BENCH_DEVICE=N     OpenCL device index (eintune's opencl:N), default 0
   BENCH_TUNE_BUDGET, BENCH_TUNE_TIME   per case/dtype tuning budget
   BENCH_CURVE_TIME1, BENCH_CURVE_TIME2 search-efficiency time limits (s)
+  BENCH_MODEL_DB=F   the database the search-efficiency runs with the cost
+                     model start from (default: the previous run's)
   BENCH_CASES=1,2,.. only these cases (ids 1 2 3 4a 4b 5)
   BENCH_ROUNDS=N     back-to-back rounds (default 3; QUICK 1)
   BENCH_OPEN=0       skip the open-axis row (case 1 f64 tuned with x=*,
@@ -58,8 +60,16 @@ CURVE_TIME = {
     # the target's own limit: case 2 within 10 % of the reference in 5 min
     "2": float(os.environ.get("BENCH_CURVE_TIME2", 120 if QUICK else 300)),
 }
-# QUICK runs only the beam search's curve
-CURVE_SEARCHES = ("beam",) if QUICK else ("beam", "random")
+# The search-efficiency series: (label, search, cost model on). The
+# default beam runs with and without the cost model (docs/model.md); QUICK
+# runs only those two.
+CURVE_SEARCHES = ((("beam", "beam", True), ("beam, no model", "beam", False))
+                  + ((("random", "random", True),) if not QUICK else ()))
+# A database the runs with the model start from (trials of other problems
+# on this device); default: a copy of the search-efficiency run finished
+# last (another case or dtype, so no answer comes from it as a cache hit)
+MODEL_DB = os.environ.get("BENCH_MODEL_DB")
+CURVE_DBS = []
 CURVE_BUDGET = 1000
 
 T0 = time.time()
@@ -355,39 +365,52 @@ def curve_case(case, ref, db_dir, tmp):
     out["target_time_s"] = ref_t / 0.9
     limit = CURVE_TIME[case["id"]]
     series = []
-    for search in CURVE_SEARCHES:
+    for label, search, model in CURVE_SEARCHES:
+        tag = search + ("" if model else "_nomodel")
         csv = os.path.join(RESDIR, "curve_case%s_%s_%s.csv" %
-                           (case["id"], dtype, search))
+                           (case["id"], dtype, tag))
         db = os.path.join(db_dir, "curve_%s_%s_%s.db" % (case["id"], dtype,
-                                                         search))
-        cmd = [os.path.join(BB, "search_curve"), case["einsum"],
+                                                         tag))
+        seed_db = MODEL_DB or (CURVE_DBS[-1] if CURVE_DBS else None)
+        if model and seed_db and os.path.exists(seed_db):
+            shutil.copyfile(seed_db, db)
+        cmd = [os.path.join(BB, "search_curve"), "--model",
+               "on" if model else "off", case["einsum"],
                shape_str(case["shape"]), dtype, search, CURVE_BUDGET, limit,
                db, csv, "-"]
         doc, err = run_json(cmd, timeout=limit * 3 + 600)
-        s = dict(search=search, time_limit_s=limit, budget=CURVE_BUDGET,
-                 csv=os.path.relpath(csv, ROOT))
+        s = dict(search=search, label=label, model=model, time_limit_s=limit,
+                 budget=CURVE_BUDGET, csv=os.path.relpath(csv, ROOT),
+                 model_db=os.path.basename(seed_db) if model and seed_db
+                 else None)
         if doc is None:
             s["error"] = err
-            log("  %s: %s" % (search, err))
+            log("  %s: %s" % (label, err))
             series.append(s)
             continue
+        if not model:
+            CURVE_DBS.append(db)
         s.update(evaluations=doc["evaluations"], cached=doc["cached"],
                  elapsed_s=doc["elapsed_s"], space=doc["space"],
                  best=doc.get("best"), race=doc.get("race"),
-                 stop_reason=doc["stop_reason"])
+                 stop_reason=doc["stop_reason"],
+                 model_report=doc.get("model"))
         rows = load_csv(csv)
         s["reached"] = None
-        timed = 0
+        timed = timed_ok = 0
         for row in rows:
-            if not math.isnan(row["cand_time_s"]) and row["status"] == "ok":
+            if row["cached"] == "0" and row["status"] != "refused":
                 timed += 1
+            if not math.isnan(row["cand_time_s"]) and row["status"] == "ok":
+                timed_ok += 1
             if row["best_time_s"] <= out["target_time_s"]:
                 s["reached"] = dict(t_s=row["t_s"], answered=row["answered"],
-                                    timed_ok=timed, best_time_s=row["best_time_s"])
+                                    timed=timed, timed_ok=timed_ok,
+                                    best_time_s=row["best_time_s"])
                 break
         if rows and rows[-1]["best_time_s"] == rows[-1]["best_time_s"]:
             s["final_pct_of_reference"] = 100.0 * ref_t / rows[-1]["best_time_s"]
-        log("  %s: %s" % (search, "reached 90%% of the reference after "
+        log("  %s: %s" % (label, "reached 90%% of the reference after "
                           "%.1f s, %d candidates" % (s["reached"]["t_s"],
                                                     s["reached"]["answered"])
                           if s["reached"] else
@@ -404,7 +427,7 @@ def curve_case(case, ref, db_dir, tmp):
                 ref["opts"]), ref_t]
     for s in series:
         if "error" not in s:
-            args += ["default %s" % s["search"], os.path.join(ROOT, s["csv"])]
+            args += ["default %s" % s["label"], os.path.join(ROOT, s["csv"])]
     if len(args) > 4:
         rc, _, err = run(args)
         if rc == 0:
@@ -553,16 +576,28 @@ def report(doc):
                  "of the reference best, re-timed in this run):")
         L.append("")
         L.append("| case | dtype | reference (ms) | search | reached after (s) "
-                 "| candidates answered | final % of reference | limit (s) |")
-        L.append("|---|---|---|---|---|---|---|---|")
+                 "| candidates answered | candidates timed | final % of "
+                 "reference | timed in all | skipped by the model "
+                 "| limit (s) |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
         for c in doc["search"]:
             for s in c["searches"]:
                 rr = s.get("reached")
-                L.append("| %s | %s | %.4g | %s | %s | %s | %s | %g |" % (
+                mr = s.get("model_report") or {}
+                L.append("| %s | %s | %.4g | %s | %s | %s | %s | %s | %s | %s "
+                         "| %g |" % (
                     c["case"], c["dtype"], c["reference_time_s"] * 1e3,
-                    s["search"], fmt(rr and rr["t_s"], "%.1f") if rr else
-                    "not reached", rr["answered"] if rr else "-",
+                    s.get("label", s["search"]),
+                    fmt(rr and rr["t_s"], "%.1f") if rr else "not reached",
+                    rr["answered"] if rr else "-",
+                    rr.get("timed", "-") if rr else "-",
                     fmt(s.get("final_pct_of_reference"), "%.0f"),
+                    s.get("evaluations", "-"),
+                    ("%d (fitted on %d)" % (mr.get("skipped", 0),
+                                            mr.get("samples", 0))
+                     if mr.get("used") else "off" if not s.get("model",
+                                                              True)
+                     else "not used"),
                     s["time_limit_s"]))
     op = doc.get("open_axis")
     if op:

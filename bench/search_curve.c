@@ -4,9 +4,11 @@
  * answered candidate, the wall time since the session started and the best
  * verified time so far: the search-efficiency curve of bench/README.md.
  *
- *   search_curve EINSUM SHAPE DTYPE SEARCH BUDGET TIME_LIMIT DB OUT.csv
- *                [SPACE.yaml|-] [BEAM_WIDTH] [SEED]
+ *   search_curve [--model on|off] EINSUM SHAPE DTYPE SEARCH BUDGET
+ *                TIME_LIMIT DB OUT.csv [SPACE.yaml|-] [BEAM_WIDTH] [SEED]
  *
+ * --model off turns the cost model off (docs/model.md): every candidate
+ * the search proposes is timed; on (the default) is `eintune tune`'s.
  * SEARCH is beam, random or grid; TIME_LIMIT in seconds (0: none); DB the
  * tuning database (a scratch file for fresh results); SPACE '-' or absent:
  * the built-in action pool, as `eintune tune` without --space. The
@@ -16,7 +18,8 @@
  *
  * OUT.csv columns: t_s, answered, status, cached, cand_time_s, best_time_s,
  * opts. A summary JSON object goes to stdout: evaluations, cached,
- * elapsed_s, best {opts, time_s}, stop_reason.
+ * elapsed_s, best {opts, time_s}, stop_reason, model {on, used, samples,
+ * db_samples, ranked, skipped}.
  */
 #include "einsum/einsum.h"
 #include "db/db.h"
@@ -111,11 +114,23 @@ static void print_race(const et_tune_race *R)
 
 int main(int argc, char **argv)
 {
+    int model = 0;
+    if (argc > 2 && strcmp(argv[1], "--model") == 0) {
+        if (strcmp(argv[2], "on") && strcmp(argv[2], "off")) {
+            fprintf(stderr, "search_curve: --model must be on or off, not "
+                    "'%s'\n", argv[2]);
+            return 2;
+        }
+        model = strcmp(argv[2], "off") ? 0 : -1;
+        argv[2] = argv[0];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc < 9) {
         fprintf(stderr,
-                "usage: search_curve EINSUM SHAPE DTYPE beam|random|grid "
-                "BUDGET TIME_LIMIT DB OUT.csv [SPACE|-] [BEAM_WIDTH] "
-                "[SEED]\n");
+                "usage: search_curve [--model on|off] EINSUM SHAPE DTYPE "
+                "beam|random|grid BUDGET TIME_LIMIT DB OUT.csv [SPACE|-] "
+                "[BEAM_WIDTH] [SEED]\n");
         return 2;
     }
     const char *text = argv[1], *shape = argv[2], *dtype = argv[3];
@@ -135,6 +150,7 @@ int main(int argc, char **argv)
         to.search.seed = strtoull(argv[11], NULL, 10);
     to.verify.seed = to.search.seed;
     to.race_k = 3; /* the final race, as `eintune tune` runs it */
+    to.model = model;
 
     static et_subscripts sub;
     static et_shape_spec sp;
@@ -216,6 +232,11 @@ int main(int argc, char **argv)
         printf(", \"best\": {\"opts\": \"%s\", \"time_s\": %.9g}",
                res.cand[res.best].opts, res.cand[res.best].timing.median_s);
     print_race(&res.race);
+    printf(", \"model\": {\"on\": %s, \"used\": %s, \"samples\": %d, "
+           "\"db_samples\": %d, \"ranked\": %d, \"skipped\": %d}",
+           res.model.on ? "true" : "false", res.model.used ? "true" : "false",
+           res.model.fitted_on, res.model.db_samples, res.model.ranked,
+           res.model.skipped);
     printf("}\n");
     status = res.best >= 0 ? 0 : 1;
 out:

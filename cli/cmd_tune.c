@@ -20,7 +20,7 @@ static void usage(FILE *f)
         "                    [--search beam|random|grid]\n"
         "                    [--budget N] [--time-limit SEC] [--beam-width K]\n"
         "                    [--seed N] [--seeds N | --no-seed] [--retime]\n"
-        "                    [--race K] [--plot FILE]\n"
+        "                    [--race K] [--model on|off] [--plot FILE]\n"
         "                    [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "Searches a transform space for the fastest verified kernel of the\n"
@@ -66,6 +66,11 @@ static void usage(FILE *f)
         "                    (default 3, at most 8; 0: no race); an open\n"
         "                    axis races at the tune-at size, several\n"
         "                    problems one race each\n"
+        "  --model on|off    the cost model (default on): fitted on the\n"
+        "                    database's trials of the device and this run's\n"
+        "                    candidates, it ranks each search step's new\n"
+        "                    candidates and only the promising ones are\n"
+        "                    timed; off: every candidate is timed\n"
         "  --db FILE         tuning database (default\n"
         "                    $XDG_CACHE_HOME/eintune/tuning.db); every trial\n"
         "                    is committed as it completes, so a killed run\n"
@@ -402,6 +407,7 @@ int cmd_tune(int argc, char **argv)
         {"tune-at", required_argument, 0, 2011},
         {"seeds", required_argument, 0, 2012},
         {"no-seed", no_argument, 0, 2013},
+        {"model", required_argument, 0, 2014},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -478,6 +484,12 @@ int cmd_tune(int argc, char **argv)
                                        "in [1, 16], not '%s'", optarg);
             break;
         case 2013: to.no_seeding = 1; break;
+        case 2014:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+                return cli_usage_error("tune", "--model must be on or off, "
+                                       "not '%s'", optarg);
+            to.model = strcmp(optarg, "off") ? 0 : -1;
+            break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("tune", "bad flag");
         }

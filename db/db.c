@@ -1528,6 +1528,58 @@ et_status et_db_integrity(et_db *db, char *msg, size_t cap, et_error *err)
     return s;
 }
 
+et_status et_db_samples(et_db *db, int64_t device_id, int64_t limit,
+                        et_db_sample_fn fn, void *arg, et_error *err)
+{
+    static const char sql[] =
+        "SELECT * FROM (SELECT t.id, t.einsum_id, t.einsum_text, e.text, "
+        "e.sizes, e.dtypes, t.tuned_at, t.opts, t.median_s, "
+        "(SELECT min(b.median_s) FROM trials b WHERE "
+        "b.einsum_id = t.einsum_id AND b.device_id = t.device_id AND "
+        "b.opts = '' AND b.outcome = 'ok' AND b.renderer_version = ?2 AND "
+        "b.tuned_at = t.tuned_at AND b.median_s > 0) AS base "
+        "FROM trials t JOIN einsums e ON e.id = t.einsum_id "
+        "WHERE t.device_id = ?1 AND t.outcome = 'ok' AND "
+        "t.renderer_version = ?2 AND t.median_s > 0 "
+        "ORDER BY t.id DESC LIMIT ?3) WHERE base IS NOT NULL "
+        "ORDER BY einsum_id, id";
+    sqlite3_stmt *st;
+    et_status s = prep(db, sql, &st, err);
+    if (s != ET_OK)
+        return s;
+    sqlite3_bind_int64(st, 1, device_id);
+    sqlite3_bind_int(st, 2, ET_RENDERER_VERSION);
+    sqlite3_bind_int64(st, 3, limit > 0 ? limit : -1);
+    et_db_sample *row = malloc(sizeof(*row));
+    if (!row) {
+        sqlite3_finalize(st);
+        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int c = 0;
+        row->trial_id = sqlite3_column_int64(st, c++);
+        row->einsum_id = sqlite3_column_int64(st, c++);
+        col_text(st, c++, row->einsum_text, sizeof(row->einsum_text));
+        col_text(st, c++, row->einsum, sizeof(row->einsum));
+        col_text(st, c++, row->sizes, sizeof(row->sizes));
+        col_text(st, c++, row->dtypes, sizeof(row->dtypes));
+        col_text(st, c++, row->tuned_at, sizeof(row->tuned_at));
+        col_text(st, c++, row->opts, sizeof(row->opts));
+        row->median_s = col_real(st, c++);
+        row->base_s = col_real(st, c++);
+        if (fn(arg, row) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        s = sql_fail(db, rc, "reading the trials a model learns from", err);
+    free(row);
+    sqlite3_finalize(st);
+    return s;
+}
+
 et_status et_db_list(et_db *db, const et_db_filter *f, et_db_list_fn fn,
                      void *arg, et_error *err)
 {

@@ -462,6 +462,33 @@ typedef int (*et_db_list_fn)(void *arg, const et_db_row *row);
 et_status et_db_list(et_db *db, const et_db_filter *f, et_db_list_fn fn,
                      void *arg, et_error *err);
 
+/* A verified trial with its problem's untransformed time: a sample a
+ * cost model learns from (et_db_samples). Plain value. */
+typedef struct et_db_sample {
+    int64_t trial_id;
+    int64_t einsum_id;
+    char einsum_text[ET_MAX_TEXT]; /* the text the opts name */
+    char einsum[ET_MAX_TEXT];      /* the einsum row's text (first seen) */
+    char sizes[1024];              /* in that text's names, "x=*" open */
+    char dtypes[256];              /* "f32,f32->f32" */
+    char tuned_at[256];            /* an open einsum's trial: "x=4096" */
+    char opts[ET_DB_OPTS_LEN];
+    double median_s;
+    double base_s;                 /* the untransformed kernel's median */
+} et_db_sample;
+
+typedef int (*et_db_sample_fn)(void *arg, const et_db_sample *s);
+
+/*
+ * Calls fn for the verified trials (outcome ok, the current renderer
+ * version, a median) of every einsum on the device whose untransformed
+ * kernel (opts "") has a verified trial too, at the same tuned_at sizes:
+ * base_s is the smallest such median. The latest `limit` trials (0: all),
+ * ordered by einsum then row id. Reads only.
+ */
+et_status et_db_samples(et_db *db, int64_t device_id, int64_t limit,
+                        et_db_sample_fn fn, void *arg, et_error *err);
+
 /*
  * What et_db_prune deletes: the trials that meet every criterion given
  * (at least one must be). Devices, einsums and spaces stay: they are

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define ET_VERSION "0.3.0"
+#define ET_VERSION "0.4.0"
 /* The shared library's major version (its soname: libeintune.so.N). */
 #define ET_VERSION_MAJOR 0
 
@@ -341,6 +341,7 @@ typedef struct et_tune_options {
      * runs at exit). Without MPI in the build such a run fails with
      * ET_ERR_UNSUPPORTED ("scale-out is off"). */
     void *comm;
+    /* --- since 0.4 --- */
     /* --- seeding (docs/spaces.md, "Seeds") --- */
     /* The search first tries the best opts of the nearest tuned problems
      * in the database on this device (the same einsum at other sizes,
@@ -351,6 +352,12 @@ typedef struct et_tune_options {
      * many at most; 0: 3 (at most 16). */
     int no_seeding;
     int n_seeds;
+    /* --- the cost model (docs/model.md) --- */
+    /* 0: on: a model fitted on the database's trials of the device (and
+     * on this run's candidates as they are timed) ranks each step's new
+     * candidates once it is fitted, and only the promising ones are
+     * timed; < 0: off (every candidate the search proposes is timed). */
+    int model;
 } et_tune_options;
 
 /* The outcome of a tuning run. Plain value. */
@@ -378,6 +385,10 @@ typedef struct et_tune_summary {
     double speedup;
     double speedup_ci95[2];
     int duplicates;         /* proposals answered from an earlier one */
+    /* --- since 0.4: the cost model (docs/model.md) --- */
+    int model_used;         /* it was fitted and ranked candidates */
+    int model_samples;      /* samples of its last fit (0: never fitted) */
+    int model_skipped;      /* candidates it kept from being timed */
 } et_tune_summary;
 
 /*
@@ -416,7 +427,7 @@ typedef struct et_tune_entry {
                              * (the search's convergence against time) */
     int duplicate_of;       /* the candidate (index) whose kernel this is,
                              * answered from it; -1: none */
-    /* --- seeding --- */
+    /* --- since 0.4: seeding --- */
     int seed;               /* 1: a seed (et_tune_options.n_seeds), the
                              * best opts of a nearby tuned problem */
     const char *seed_einsum; /* a seed: the einsum it was tuned under */
@@ -469,8 +480,10 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * The report as a JSON document (cJSON_Print's formatting): einsum,
  * device {name, backend, driver}, space, search, evaluations, cached,
  * failures {outcome: count}, elapsed_s, time_s {baseline, build, verify,
- * timing, other}, stop_reason, duplicates, noise {...}, baseline {time_s,
- * source}, best (null or {params, opts, kernel, time_s, ci95_s, source,
+ * timing, other}, stop_reason, duplicates, model {on, used, samples,
+ * db_samples, run_samples, ranked, skipped, r2, note}, noise {...},
+ * baseline {time_s, source}, best (null or {params, opts, kernel, time_s,
+ * ci95_s, source,
  * speedup, speedup_ci95, gops, roofline_gops, roofline_note, verified
  * {trials, max_norm_err, p_value}}), race {ran, note, verdict, kernels
  * [...], ...} (docs/api.md) and candidates [{params, opts, status,

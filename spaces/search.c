@@ -4,7 +4,10 @@
  * Every proposal goes through propose(): de-duplication (a kernel seen
  * before is not evaluated again; its known time is reused where the
  * parametric beam needs it), the callback, the statistics, the best so far
- * and the stop conditions (budget, time limit, callback). The PRNG is
+ * and the stop conditions (budget, time limit, callback). With a
+ * predictor (et_search_opts.predict), a beam round or a random pool is
+ * built first and choose() decides which of its new kernels are proposed
+ * at all; without one, the loops propose as they build. The PRNG is
  * xoshiro256** seeded by splitmix64, so a seed gives the same sequence on
  * every machine.
  */
@@ -434,6 +437,11 @@ typedef struct dup_later {
     char opts_text[4096], params_text[1024];
 } dup_later;
 
+static et_backend_kind backend_of(const srch *S)
+{
+    return S->b ? et_binding_base(S->b)->target.backend : ET_BACKEND_OPENCL;
+}
+
 static double elapsed(const srch *S)
 {
     return et_now_s() - S->t0;
@@ -712,9 +720,9 @@ static uint64_t key_of(const srch *S, const et_kernel *k)
  * reason). On P_ANSWERED and P_DUPLICATE *t gets its time (INFINITY for a
  * failure or an unknown duplicate).
  */
-static int propose(srch *S, const et_point *pt, const et_kernel *k,
-                   const et_opt *opts, int n_opts, int n_actions,
-                   const char *reason, double *t)
+static int propose_key(srch *S, const et_point *pt, const et_kernel *k,
+                       const et_opt *opts, int n_opts, int n_actions,
+                       const char *reason, double *t, const uint64_t *key)
 {
     if (t)
         *t = INFINITY;
@@ -761,7 +769,7 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
             set_stop(S, "stopped by the caller");
         return P_REFUSED;
     }
-    c.key = key_of(S, k);
+    c.key = key ? *key : key_of(S, k);
     double known;
     uint64_t said = fnv(fnv(1469598103934665603ULL, opts_text,
                             strlen(opts_text)),
@@ -829,6 +837,13 @@ static int propose(srch *S, const et_point *pt, const et_kernel *k,
     if (t)
         *t = time;
     return P_ANSWERED;
+}
+
+static int propose(srch *S, const et_point *pt, const et_kernel *k,
+                   const et_opt *opts, int n_opts, int n_actions,
+                   const char *reason, double *t)
+{
+    return propose_key(S, pt, k, opts, n_opts, n_actions, reason, t, NULL);
 }
 
 /* Builds the kernel of a point on top of the start kernel. */
@@ -1003,6 +1018,153 @@ static bool seeds_propose(srch *S, member *out, int *n_out, long *order,
     return !S->stop;
 }
 
+/* ---- ranking by a cost model (et_search_opts.predict) ------------------------ */
+
+/* A proposal of a step held back to be ranked before it is proposed. */
+typedef struct held {
+    et_kernel *k;        /* owned until proposed */
+    bool has_pt;
+    et_point pt;
+    int n_actions;
+    int src;             /* the caller's (the beam member it came from) */
+    uint64_t key;        /* et_kernel_dedupe_key; 0: not yet known */
+    double pred;         /* predicted cost (new kernels) */
+    int first;           /* an earlier held proposal of the same kernel,
+                            -1: none */
+} held;
+
+static bool ranking_on(const srch *S)
+{
+    return S->o.predict != NULL;
+}
+
+/* Is this kernel new: never answered, not waiting in the batch? */
+static bool is_new(const srch *S, uint64_t key)
+{
+    return !kmap_find(&S->seen, key, NULL) &&
+           !(S->many && pending_slot(S, key) >= 0);
+}
+
+/* How many of n new kernels a step keeps. */
+static int keep_count(const srch *S, int n)
+{
+    int k = (int)ceil(S->o.keep_frac * n);
+    return k > S->o.keep_min ? k : S->o.keep_min;
+}
+
+/* A new kernel's place in the ranking. */
+typedef struct ranked {
+    double pred;
+    int i;               /* its held index */
+} ranked;
+
+static int ranked_cmp(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    if (a->pred < b->pred)
+        return -1;
+    if (a->pred > b->pred)
+        return 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/*
+ * The model's choice among a step's n held proposals: writes into order
+ * the indices to propose and returns their number. Kernels already known
+ * (answered, waiting) come first in their order; when the new ones are
+ * more than keep_count, the kept ones follow best predicted first, then
+ * the explored ones; a later proposal of a kept kernel in the step right
+ * after it. The others are counted as skipped. Without a ranking (too
+ * few new kernels, a NaN prediction) every proposal in its own order.
+ */
+static int choose(srch *S, held *h, int n, int *order)
+{
+    int n_new = 0, no = 0;
+    ranked *fresh = malloc(sizeof(ranked) * (size_t)(n ? n : 1));
+    bool *sent = calloc((size_t)(n ? n : 1), sizeof(bool));
+    if (!fresh || !sent) {
+        S->nomem = true;
+        goto all;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!h[i].key)
+            h[i].key = et_kernel_dedupe_key(h[i].k, backend_of(S));
+        h[i].first = -1;
+        for (int j = 0; j < i && h[i].first < 0; j++)
+            if (h[j].key == h[i].key)
+                h[i].first = h[j].first >= 0 ? h[j].first : j;
+        if (h[i].first < 0 && is_new(S, h[i].key))
+            fresh[n_new++].i = i;
+    }
+    if (n_new <= keep_count(S, n_new))
+        goto all;
+    int n_free = 0;
+    for (int f = 0; f < n_new; f++) {
+        fresh[f].pred = S->o.predict(S->user, h[fresh[f].i].k);
+        if (isnan(fresh[f].pred))
+            goto all;
+        n_free += fresh[f].pred == -INFINITY;
+    }
+    /* the free ones (-INFINITY) sort first and are always kept */
+    qsort(fresh, (size_t)n_new, sizeof(ranked), ranked_cmp);
+    int keep = n_free + keep_count(S, n_new - n_free);
+    if (keep >= n_new)
+        goto all;
+    int rest = n_new - keep;
+    int explore = S->o.explore_frac < 0
+                      ? 0
+                      : (int)ceil(S->o.explore_frac * rest);
+    if (explore > rest)
+        explore = rest;
+    /* exploration: a partial shuffle of the rest with the search's PRNG */
+    for (int e = 0; e < explore; e++) {
+        int j = keep + e + (int)rng_below(&S->r, (uint64_t)(rest - e));
+        ranked tmp = fresh[keep + e];
+        fresh[keep + e] = fresh[j];
+        fresh[j] = tmp;
+    }
+    int n_send = keep + explore;
+    for (int f = 0; f < n_send; f++)
+        sent[fresh[f].i] = true;
+    S->st->model_ranked += n_new - n_free;
+    /* the known kernels first, then the kept and explored ones; each
+     * followed by its later proposals in the step */
+    for (int i = 0; i < n; i++)
+        if (h[i].first < 0 && !is_new(S, h[i].key))
+            sent[i] = true;
+    for (int pass = 0; pass < 2; pass++)
+        for (int f = 0; f < (pass ? n_send : n); f++) {
+            int r = pass ? fresh[f].i : f;
+            if (!pass && !(h[r].first < 0 && sent[r] && !is_new(S, h[r].key)))
+                continue;
+            order[no++] = r;
+            for (int i = r + 1; i < n; i++)
+                if (h[i].first == r)
+                    order[no++] = i;
+        }
+    for (int i = 0; i < n; i++)
+        if (!sent[h[i].first >= 0 ? h[i].first : i])
+            S->st->model_skipped++;
+    free(fresh);
+    free(sent);
+    return no;
+all:
+    free(fresh);
+    free(sent);
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    return n;
+}
+
+/* Frees the held kernels left (those not proposed or not kept). */
+static void held_free(held *h, int n)
+{
+    for (int i = 0; i < n; i++) {
+        et_kernel_free(h[i].k);
+        h[i].k = NULL;
+    }
+}
+
 /* ---- the parametric space as an index set ----------------------------------- */
 
 #define HUGE_COUNT ((uint64_t)1 << 62)
@@ -1060,8 +1222,125 @@ static void point_random(srch *S, et_point *pt)
     }
 }
 
+/* A random search's pool: room for this many held proposals, of which
+ * pool_new() new kernels. */
+static int pool_new(const srch *S)
+{
+    return (int)ceil(S->o.keep_min / S->o.keep_frac);
+}
+
+/* Is key among h[0..n-1]? */
+static bool held_has(const held *h, int n, uint64_t key)
+{
+    for (int i = 0; i < n; i++)
+        if (h[i].key == key)
+            return true;
+    return false;
+}
+
+/*
+ * Proposes what the model chooses of a random search's pool and frees
+ * the pool. Returns 1 when a proposal was answered or is waiting (the
+ * search is not idle).
+ */
+static int pool_propose(srch *S, held *h, int nh, int *ord)
+{
+    int ns = choose(S, h, nh, ord), fresh = 0;
+    for (int s = 0; s < ns && !S->stop; s++) {
+        held *e = &h[ord[s]];
+        int res = propose_key(S, e->has_pt ? &e->pt : NULL, e->k, NULL, 0,
+                              e->n_actions, NULL, NULL, &e->key);
+        fresh |= res == P_ANSWERED || res == P_PENDING;
+        maybe_flush(S);
+        if (res == P_STOP)
+            break;
+    }
+    held_free(h, nh);
+    return fresh;
+}
+
+/* param_random through the model: pools of drawn points' kernels. */
+static void param_random_ranked(srch *S)
+{
+    uint64_t total = total_count(S);
+    kmap drawn = {0};
+    int idle = 0, want = pool_new(S), cap = 4 * want;
+    held *h = calloc((size_t)cap, sizeof *h);
+    int *ord = malloc(sizeof(int) * (size_t)cap);
+    if (!h || !ord) {
+        S->nomem = true;
+        goto done;
+    }
+    while (!must_stop(S)) {
+        int nh = 0, n_new = 0;
+        bool exhausted = false;
+        while (n_new < want && nh < cap && !S->stop) {
+            if ((total < HUGE_COUNT && drawn.n >= total) ||
+                idle >= S->o.max_draws) {
+                exhausted = true;
+                break;
+            }
+            et_point pt;
+            uint64_t id;
+            if (total < HUGE_COUNT) {
+                id = rng_below(&S->r, total);
+                point_at(S, id, &pt);
+            } else {
+                point_random(S, &pt);
+                id = fnv(1469598103934665603ULL, &pt, sizeof(pt));
+            }
+            if (kmap_find(&drawn, id, NULL)) {
+                idle++;
+                continue;
+            }
+            if (!kmap_put(&drawn, id, 0))
+                S->nomem = true;
+            et_opt opts[ET_MAX_OPTS];
+            char reason[512] = "";
+            int n = 0;
+            et_kernel *k = NULL;
+            et_point_status ps = point_kernel(S, &pt, &k, opts, &n, reason,
+                                              sizeof(reason));
+            if (ps == ET_POINT_INVALID) {
+                S->st->invalid++;
+                idle++;
+                continue;
+            }
+            if (!k) {
+                propose(S, &pt, NULL, opts, n, 0, reason, NULL);
+                maybe_flush(S);
+                idle++;
+                continue;
+            }
+            h[nh].k = k;
+            h[nh].has_pt = true;
+            h[nh].pt = pt;
+            h[nh].key = et_kernel_dedupe_key(k, backend_of(S));
+            if (is_new(S, h[nh].key) && !held_has(h, nh, h[nh].key))
+                n_new++;
+            else
+                idle++;
+            nh++;
+        }
+        if (pool_propose(S, h, nh, ord))
+            idle = 0;
+        if (exhausted) {
+            set_stop(S, "exhausted");
+            break;
+        }
+    }
+done:
+    free(h);
+    free(ord);
+    kmap_free(&drawn);
+}
+
 static void param_random(srch *S)
 {
+    if (ranking_on(S)) {
+        param_random_ranked(S);
+        return;
+    }
     uint64_t total = total_count(S);
     kmap drawn = {0};
     int idle = 0;
@@ -1150,6 +1429,76 @@ static int member_cmp(const void *x, const void *y)
     return (a->order > b->order) - (a->order < b->order);
 }
 
+/*
+ * One step of the parametric beam through the model: the kernel of every
+ * beam member with every value of parameter q is built first (refused
+ * points are proposed at once, invalid ones counted), the model chooses
+ * (choose), the chosen are proposed. Returns the members of the next
+ * step in next (room for cap).
+ */
+static int param_step_ranked(srch *S, member *beam, int nb, int q,
+                             size_t cap, member *next, long *order)
+{
+    held *h = calloc(cap ? cap : 1, sizeof *h);
+    int *ord = malloc(sizeof(int) * (cap ? cap : 1));
+    int nh = 0, nn = 0;
+    if (!h || !ord) {
+        S->nomem = true;
+        goto done;
+    }
+    for (int i = 0; i < nb && !S->stop; i++) {
+        const int64_t *v;
+        int nv = et_binding_domain(S->b, beam[i].pt.map, q, &v);
+        for (int j = 0; j < nv && !S->stop; j++) {
+            et_point pt = beam[i].pt;
+            pt.v[q] = v[j];
+            pt.decided |= (uint64_t)1 << q;
+            et_opt opts[ET_MAX_OPTS];
+            char reason[512] = "";
+            int n = 0;
+            et_kernel *k = NULL;
+            et_point_status ps = point_kernel(S, &pt, &k, opts, &n, reason,
+                                              sizeof(reason));
+            if (ps == ET_POINT_INVALID) {
+                S->st->invalid++;
+                continue;
+            }
+            if (!k) {
+                /* refused: recorded, free of charge */
+                if (propose(S, &pt, NULL, opts, n, 0, reason, NULL) == P_STOP)
+                    goto done;
+                continue;
+            }
+            h[nh].k = k;
+            h[nh].has_pt = true;
+            h[nh].pt = pt;
+            h[nh].src = i;
+            nh++;
+        }
+    }
+    int ns = choose(S, h, nh, ord);
+    for (int s = 0; s < ns; s++) {
+        held *e = &h[ord[s]];
+        double t;
+        int res = propose_key(S, &e->pt, e->k, NULL, 0, 0, NULL, &t, &e->key);
+        if (res == P_STOP)
+            break;
+        if (res == P_ANSWERED || res == P_DUPLICATE || res == P_PENDING) {
+            next[nn].pt = e->pt;
+            next[nn].t = t;
+            next[nn].order = (*order)++;
+            next[nn].slot = S->last_slot;
+            nn++;
+        }
+    }
+done:
+    if (h)
+        held_free(h, nh);
+    free(h);
+    free(ord);
+    return nn;
+}
+
 static void param_beam(srch *S)
 {
     const et_space *s = S->s;
@@ -1211,6 +1560,10 @@ static void param_beam(srch *S)
             goto done;
         }
         int nn = 0;
+        if (ranking_on(S)) {
+            nn = param_step_ranked(S, beam, nb, q, ncap, next, &order);
+            goto step_done;
+        }
         for (int i = 0; i < nb; i++) {
             const int64_t *v;
             int nv = et_binding_domain(S->b, beam[i].pt.map, q, &v);
@@ -1255,6 +1608,66 @@ done:
 }
 
 /* ---- action pools ------------------------------------------------------------ */
+
+/*
+ * One step of the action beam through the model: every beam member with
+ * every action is built first, the model chooses (choose), the chosen
+ * are proposed. Returns the members of the next step in next.
+ */
+static int action_step_ranked(srch *S, member *beam, int nb,
+                              const et_opt *acts, int na, int nstart,
+                              const et_point *pt, member *next, long *order)
+{
+    held *h = calloc((size_t)nb * (size_t)(na ? na : 1), sizeof *h);
+    int *ord = malloc(sizeof(int) * (size_t)nb * (size_t)(na ? na : 1));
+    int nh = 0, nn = 0;
+    if (!h || !ord) {
+        S->nomem = true;
+        goto done;
+    }
+    for (int i = 0; i < nb && !S->stop; i++)
+        for (int a = 0; a < na; a++) {
+            et_kernel *k = et_kernel_clone(beam[i].k);
+            if (!k) {
+                S->nomem = true;
+                goto done;
+            }
+            if (et_kernel_apply_opt(k, &acts[a], NULL, 0) != ET_OK) {
+                S->st->actions_refused++;
+                et_kernel_free(k);
+                continue;
+            }
+            h[nh].k = k;
+            h[nh].src = i;
+            h[nh].n_actions = k->n_opts - nstart;
+            nh++;
+        }
+    int ns = choose(S, h, nh, ord);
+    for (int s = 0; s < ns; s++) {
+        held *e = &h[ord[s]];
+        double t;
+        int res = propose_key(S, pt, e->k, NULL, 0, e->n_actions, NULL, &t,
+                              &e->key);
+        if (res == P_STOP)
+            break;
+        if (res == P_ANSWERED || res == P_PENDING) {
+            next[nn].k = e->k;
+            next[nn].t = t;
+            next[nn].slot = S->last_slot;
+            next[nn].order = (*order)++;
+            if (pt)
+                next[nn].pt = *pt;
+            nn++;
+            e->k = NULL;
+        }
+    }
+done:
+    if (h)
+        held_free(h, nh);
+    free(h);
+    free(ord);
+    return nn;
+}
 
 static int action_beam(srch *S, et_kernel *start, const et_point *pt)
 {
@@ -1315,6 +1728,11 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
     for (int d = 0; d < depth && nb > 0 && !S->stop; d++) {
         int nn = 0;
         et_kernel *scratch = NULL;
+        if (ranking_on(S)) {
+            nn = action_step_ranked(S, beam, nb, acts, na, nstart, pt, next,
+                                    &order);
+            goto step_settle;
+        }
         for (int i = 0; i < nb && !S->stop; i++) {
             for (int a = 0; a < na; a++) {
                 if (!scratch && !(scratch = et_kernel_clone(beam[i].k))) {
@@ -1345,6 +1763,7 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
             }
         }
         et_kernel_free(scratch);
+    step_settle:
         nn = settle(S, next, nn);
         if (nn == 0) {
             set_stop(S, "no new kernels");
@@ -1378,9 +1797,95 @@ done:
     return 0;
 }
 
+/* One random sequence of up to max_depth valid actions on a clone of
+ * start (NULL when out of memory). */
+static et_kernel *random_sequence(srch *S, const et_kernel *start,
+                                  const et_opt *acts, int na, int *perm)
+{
+    et_kernel *k = et_kernel_clone(start);
+    if (!k) {
+        S->nomem = true;
+        return NULL;
+    }
+    int depth = 1 + (int)rng_below(&S->r, (uint64_t)S->s->max_depth);
+    for (int d = 0; d < depth; d++) {
+        for (int i = 0; i < na; i++)
+            perm[i] = i;
+        bool applied = false;
+        for (int i = 0; i < na && !applied; i++) {
+            int j = i + (int)rng_below(&S->r, (uint64_t)(na - i));
+            int tmp = perm[i];
+            perm[i] = perm[j];
+            perm[j] = tmp;
+            applied = et_kernel_apply_opt(k, &acts[perm[i]], NULL, 0) == ET_OK;
+            if (!applied)
+                S->st->actions_refused++;
+        }
+        if (!applied)
+            break;
+    }
+    return k;
+}
+
+/* action_random through the model: pools of random sequences. */
+static void action_random_ranked(srch *S, et_kernel *start, const et_point *pt)
+{
+    const et_opt *acts;
+    int na = et_binding_actions(S->b, &acts);
+    int nstart = start->n_opts;
+    int idle = 0, want = pool_new(S), cap = 4 * want;
+    int *perm = malloc(sizeof(int) * (size_t)(na ? na : 1));
+    held *h = calloc((size_t)cap, sizeof *h);
+    int *ord = malloc(sizeof(int) * (size_t)cap);
+    if (!perm || !h || !ord) {
+        S->nomem = true;
+        goto done;
+    }
+    while (!must_stop(S)) {
+        int nh = 0, n_new = 0;
+        bool exhausted = false;
+        while (n_new < want && nh < cap && !S->nomem) {
+            if (idle >= S->o.max_draws) {
+                exhausted = true;
+                break;
+            }
+            et_kernel *k = random_sequence(S, start, acts, na, perm);
+            if (!k)
+                break;
+            h[nh].k = k;
+            h[nh].has_pt = pt != NULL;
+            if (pt)
+                h[nh].pt = *pt;
+            h[nh].n_actions = k->n_opts - nstart;
+            h[nh].key = et_kernel_dedupe_key(k, backend_of(S));
+            if (is_new(S, h[nh].key) && !held_has(h, nh, h[nh].key))
+                n_new++;
+            else
+                idle++;
+            nh++;
+        }
+        if (pool_propose(S, h, nh, ord))
+            idle = 0;
+        if (exhausted) {
+            set_stop(S, "exhausted");
+            break;
+        }
+        if (S->nomem)
+            break;
+    }
+done:
+    free(perm);
+    free(h);
+    free(ord);
+}
+
 /* Random sequences of up to max_depth valid actions. */
 static void action_random(srch *S, et_kernel *start, const et_point *pt)
 {
+    if (ranking_on(S)) {
+        action_random_ranked(S, start, pt);
+        return;
+    }
     const et_opt *acts;
     int na = et_binding_actions(S->b, &acts);
     int *perm = malloc(sizeof(int) * (size_t)(na ? na : 1));
@@ -1501,6 +2006,12 @@ static et_status run(const et_binding *b, const et_search_opts *o,
         S.o.max_draws = 100000;
     if (S.o.batch <= 0)
         S.o.batch = 8;
+    if (!(S.o.keep_frac > 0 && S.o.keep_frac <= 1))
+        S.o.keep_frac = 0.3;
+    if (S.o.keep_min <= 0)
+        S.o.keep_min = 2 * S.o.beam_width;
+    if (S.o.explore_frac == 0)
+        S.o.explore_frac = 0.1;
     S.many = many;
     S.last_slot = -1;
     if (S.o.n_start < 0 || S.o.n_start > ET_MAX_OPTS / 2 ||

@@ -92,6 +92,27 @@ typedef struct et_search_opts {
     const struct et_search_seed *seeds;
     int n_seeds;                /* at most ET_SEARCH_MAX_SEEDS */
     void (*on_seed_dropped)(void *user, int seed, const char *reason);
+    /* Optional ranking by a cost model (docs/model.md): the predicted
+     * cost of a kernel (lower is better, any monotone scale; NaN: no
+     * opinion; -INFINITY: free to answer, e.g. a cache holds it, always
+     * proposed), called with the callback's user pointer. When a beam step
+     * (every beam member with every value or action), or a random
+     * search's pool of draws, holds more new kernels than it keeps, the
+     * search predicts each new kernel and proposes only the best
+     * predicted, best first, then a few of the others drawn with the seed
+     * (exploration); the rest are counted in stats.model_skipped and are
+     * never proposed to the callback nor charged to the budget. Kernels
+     * already answered or waiting are proposed as usual. NULL, or a NaN
+     * among a step's predictions: every candidate is proposed, in the
+     * order and with the answers of a search without it. Grid searches
+     * are never ranked. */
+    double (*predict)(void *user, const et_kernel *k);
+    double keep_frac;       /* share of a step's new kernels kept; 0 = 0.3 */
+    int keep_min;           /* and at least this many; 0 = 2 x beam_width;
+                               a random search's pool is keep_min /
+                               keep_frac new kernels */
+    double explore_frac;    /* of the others, this share proposed anyway
+                               (at least one); 0 = 0.1; < 0: none */
 } et_search_opts;
 
 #define ET_SEARCH_MAX_SEEDS 16
@@ -158,6 +179,10 @@ typedef struct et_search_stats {
     char stop_reason[64]; /* "budget", "time limit", "exhausted", ... */
     int seeds;           /* seeds proposed (duplicates included) */
     int seeds_dropped;   /* seeds that did not apply (on_seed_dropped) */
+    /* ranking (et_search_opts.predict): new kernels the predictor scored,
+     * and of those the ones never proposed */
+    int model_ranked;
+    int model_skipped;
 } et_search_stats;
 
 /*

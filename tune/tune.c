@@ -55,6 +55,9 @@ typedef struct tune_ctx {
      * opts in seed_best[i] */
     int seed_entry[ET_SEARCH_MAX_SEEDS];
     et_best *seed_best;
+    /* the cost model, when on (learn.h) */
+    bool learning;
+    et_tune_learn learn;
 } tune_ctx;
 
 /* The largest prime below n (0 when none). */
@@ -664,6 +667,50 @@ static int answer(tune_ctx *t, tune_job *j, et_eval_result *r)
     return stopping(t);
 }
 
+/* The cost model learns a candidate timed in this run: its time, or the
+ * bound a cut one exceeded. */
+static void learn(tune_ctx *t, const et_candidate *c,
+                  const et_tune_candidate *tc, double bound)
+{
+    if (!t->learning || c->refused || !c->kernel || tc->cached)
+        return;
+    if (tc->outcome == ET_OUTCOME_OK && tc->timed)
+        et_tune_learn_add(&t->learn, c->kernel, tc->timing.median_s);
+    else if (tc->outcome == ET_OUTCOME_SLOWER_THAN_BOUND && bound > 0)
+        et_tune_learn_add(&t->learn, c->kernel, bound);
+}
+
+/* The search's predictor: a kernel the database already answers costs
+ * nothing to answer (-INFINITY: always proposed, so that a resumed run
+ * takes what it knows); else the model's prediction (NaN while it is not
+ * fitted). */
+static double predict_cb(void *user, const et_kernel *k)
+{
+    tune_ctx *t = user;
+    double p = et_tune_learn_predict(&t->learn, k);
+    if (isnan(p) || !(t->o->db || t->o->store) || t->o->retime)
+        return p;
+    et_rendered rend;
+    if (et_kernel_render(k, t->backend, NULL, &rend) != ET_OK)
+        return p;
+    char opts[ET_DB_OPTS_LEN];
+    et_opts_format(k->opts, k->n_opts, opts, sizeof opts);
+    et_db_trial tr;
+    et_error e2 = {{0}};
+    bool found = false;
+    double t0 = et_now_s();
+    const et_tune_store *sto = t->o->store;
+    if (et_db_trial_init(&tr, t->einsum_id, et_binding_einsum(t->b),
+                         t->device_id, opts, rend.source, &rend.launch,
+                         &e2) == ET_OK &&
+        (sto ? sto->lookup(sto->ctx, &tr, &tr, &found, &e2)
+             : et_db_trial_lookup(t->o->db, &tr, &tr, &found, &e2)) != ET_OK)
+        found = false;
+    t->res->db_s += et_now_s() - t0;
+    et_rendered_free(&rend);
+    return found ? -INFINITY : p;
+}
+
 static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
 {
     tune_ctx *t = user;
@@ -705,7 +752,9 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
                 "(%.2f s)", res->evaluations, et_now_s() - tr0);
         }
     }
-    return answer(t, &j, r);
+    int stop = answer(t, &j, r);
+    learn(t, c, &res->cand[j.ci], j.to.bound_s);
+    return stop;
 }
 
 /*
@@ -749,6 +798,7 @@ static int eval_many(void *user, et_eval_batch *B)
             if (k == BEGIN_ANSWERED) {
                 et_eval_result *r = &B->r[next];
                 stop |= answer(t, j, r);
+                learn(t, c, &t->res->cand[j->ci], j->to.bound_s);
                 r->answered = true;
                 if (r->status == ET_EVAL_OK && r->time_s < best)
                     best = r->time_s;
@@ -787,6 +837,7 @@ static int eval_many(void *user, et_eval_batch *B)
         t->res->cand[j->ci].rank = where;
         et_eval_result *r = &B->r[id];
         stop |= answer(t, j, r);
+        learn(t, &B->c[id], &t->res->cand[j->ci], j->to.bound_s);
         r->answered = true;
         if (r->status == ET_EVAL_OK && r->time_s < best)
             best = r->time_s;
@@ -899,6 +950,32 @@ static et_status baseline(tune_ctx *t)
         say(t, ET_TUNE_INFO, "untransformed kernel %s: %s", name, line);
     }
     return st;
+}
+
+/* The cost model before the search: learns from the database's trials
+ * of the device and fits (learn.h); logs what it knows. */
+static et_status model_start(tune_ctx *t, const et_device_info *info)
+{
+    const et_tune_opts *o = t->o;
+    et_tune_result *res = t->res;
+    et_status st = et_tune_learn_init(&t->learn, o->db, t->device_id,
+                                      et_binding_einsum(t->b), &info->target,
+                                      o->peaks, res->baseline.median_s,
+                                      &res->model, t->err);
+    if (st != ET_OK) {
+        et_tune_learn_free(&t->learn, 0, 0);
+        return st;
+    }
+    t->learning = true;
+    const et_tune_model_report *m = &res->model;
+    if (m->fitted_at_start)
+        say(t, ET_TUNE_INFO, "cost model: fitted on %d trials of the "
+            "database (R^2 %.2f); it ranks the candidates of each step",
+            m->fitted_on, m->r2);
+    else
+        say(t, ET_TUNE_INFO, "cost model: not fitted (%s); it learns from "
+            "this run's candidates", m->note);
+    return ET_OK;
 }
 
 /* One warning at the end when the run's timings may be disturbed: the
@@ -1403,6 +1480,12 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
             goto done;
         so.seeds = seeds;
     }
+    if (o->model >= 0) {
+        st = model_start(&t, info);
+        if (st != ET_OK)
+            goto done;
+        so.predict = predict_cb;
+    }
     /* the final race gets what the search leaves of the time limit */
     if (so.time_limit_s > 0 && o->race_k > 0)
         so.time_limit_s = 0.85 * so.time_limit_s - (et_now_s() - t0);
@@ -1438,6 +1521,14 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     sample_load(res);
     noise_summary(&t);
 done:
+    if (t.learning) {
+        et_tune_learn_free(&t.learn, res->stats.model_ranked,
+                           res->stats.model_skipped);
+        if (res->model.used)
+            say(&t, ET_TUNE_INFO, "cost model: %d of the %d new kernels it "
+                "ranked were not timed", res->model.skipped,
+                res->model.ranked);
+    }
     res->elapsed_s = et_now_s() - t0;
     et_rendered_free(&t.best_rend);
     free(t.seed_best);

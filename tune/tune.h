@@ -44,6 +44,7 @@
 #include "measure/verify.h"
 #include "spaces/search.h"
 #include "spaces/space.h"
+#include "tune/learn.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -244,6 +245,13 @@ typedef struct et_tune_opts {
     /* After each new best. */
     void (*new_best)(void *arg, const et_tune_candidate *best);
     void *arg;
+    /* The cost model (tune/learn.h, docs/model.md): 0: on, learning from
+     * db's trials of the device and this run's candidates, ranking the
+     * search's candidates once it is fitted; < 0: off. */
+    int model;
+    /* The device's peaks, for the model's roofline feature; NULL:
+     * unknown. */
+    const et_peaks *peaks;
 } et_tune_opts;
 
 typedef struct et_tune_result {
@@ -281,6 +289,7 @@ typedef struct et_tune_result {
      * malloc'ed */
     et_tune_seed *seeds;
     int n_seeds;
+    et_tune_model_report model; /* what the cost model did */
 } et_tune_result;
 
 /* A candidate's timing is noisy above this coefficient of variation, and

@@ -191,7 +191,8 @@ def eintune_run(case, inputs, d, opts):
     return dict(opts=opts, time_s=doc["time_s"], ci95_s=doc["ci95_s"],
                 runs=doc.get("runs"), cv=doc.get("cv"), gops=doc["gops"],
                 roofline_gops=doc["roofline_gops"],
-                roofline_memory=doc.get("roofline_memory"))
+                roofline_memory=doc.get("roofline_memory"),
+                roofline_note=doc.get("roofline_note"))
 
 
 def peer(kind, variants, dtype, ops):
@@ -570,6 +571,15 @@ def report(doc):
             "`%s`" % (t.get("opts") or "(no opts)"),
             (r.get("clblast") or {}).get("variant", "none"),
             (r.get("openblas") or {}).get("variant", "none")))
+    notes = [(r, (r.get("tuned") or {}).get("roofline_note"))
+             for r in doc["cases"]]
+    notes = [(r, n) for r, n in notes if n]
+    if notes:
+        L.append("")
+        L.append("Peaks measured again (a tuned kernel's interval was above "
+                 "the roofline of the stored peaks):")
+        for r, n in notes:
+            L.append("- case %s %s: %s" % (r["case"], r["dtype"], n))
     if doc.get("search"):
         L.append("")
         L.append("Search efficiency (time and candidates to reach within 10 % "

@@ -12,8 +12,12 @@
  *   - per global axis its base index `<axis>_idx` (UPCAST parts are added
  *     as constants per accumulator);
  *   - one accumulator per UPCAST combination, `acc_<values>`;
+ *   - STAGE: the staged inputs copied into local memory, a barrier;
  *   - the reduce loops (plain loops outermost, then the PREFETCH chunk loop
- *     with its cooperative copy and barriers, then the `_p` loop);
+ *     with its cooperative copy and barriers, then the `_p` loop); with
+ *     FACTOR, partial sums `t_<values>` zeroed before the innermost
+ *     reduce loop and multiplied into the accumulators after it by the
+ *     operands that do not use its index;
  *   - in the innermost body: every operand's values loaded once per
  *     combination of the UPCAST/UNROLL parts it uses (`a<k>_<values>`),
  *     vector loads where the part is contiguous and aligned, then one FMA
@@ -240,6 +244,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     c->D = &rd_dialects[b];
     c->n_ops = k->e.n_ops;
     c->open_axis = et_einsum_open_axis(&k->e);
+    c->factor_axis = k->factor ? et_kernel_factor_axis(k) : -1;
     st = et_kernel_launch(k, b, &c->launch);
     if (st != ET_OK)
         goto done;
@@ -295,7 +300,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     rd_put(s, ")\n{\n");
     s->indent = 1;
     for (int op = 0; op < k->e.n_ops; op++)
-        if (k->prefetch_axis >= 0 && k->prefetch_op[op])
+        if (et_kernel_op_local(k, op))
             rd_line(s, "%s %s tile_in%d[%lld];", c->D->local_kw, c->acc, op,
                     (long long)et_kernel_tile_elems(k, op));
     plist ups;
@@ -321,6 +326,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
             rd_line(s, "%s %s = %s;", c->acc, accn, c->zero);
         }
     }
+    rd_emit_stage(c);
     rd_emit_loops(c);
     if (c->vmode && !rd_vstores_direct_ok(c))
         rd_emit_vacc_unpack(c);

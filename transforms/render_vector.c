@@ -17,6 +17,8 @@ static int lane_access(const ctx *c, int op, int p)
     const et_part *pt = &c->k->part[p];
     if (!rd_op_uses(c, op, pt->axis))
         return 0;
+    if (et_kernel_staged(c->k, op)) /* laid out with the lanes first */
+        return et_kernel_tile_part(c->k, op, p) ? 1 : 2;
     if (c->k->prefetch_axis >= 0 && c->k->prefetch_op[op]) {
         int64_t ts[MAXP];
         rd_tile_strides(c, op, ts);
@@ -149,7 +151,7 @@ bool rd_direct_vec(const ctx *c, int op)
     const et_kernel *k = c->k;
     if (!c->vmode || lane_access(c, op, c->vpart) != 1)
         return false;
-    if (k->prefetch_axis >= 0 && k->prefetch_op[op])
+    if (et_kernel_op_local(k, op))
         return true; /* the local copy holds accumulator values, no masks */
     if (k->e.op[op].dtype != k->e.acc_dtype)
         return false;
@@ -168,7 +170,7 @@ void rd_emit_direct_vec_loads(ctx *c, int op)
     rd_plist_without(&consts, c->vpart, &rest);
     int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
     int nch = vchunks(c, st, w);
-    bool tile = k->prefetch_axis >= 0 && k->prefetch_op[op];
+    bool tile = et_kernel_op_local(k, op);
     int64_t ts[MAXP];
     char base[512], ptr[32];
     if (tile) {
@@ -274,6 +276,92 @@ static void emit_hoisted_vector(ctx *c, int last, const plist *hp, int nch,
     }
 }
 
+/* FACTOR's partial sums as vectors: tv_<values>_c<chunk>, one per
+ * combination of the partial sums' parts but the vector part. */
+static void vfactor_parts(const ctx *c, plist *l)
+{
+    plist tp;
+    rd_factor_tparts(c, &tp);
+    rd_plist_without(&tp, c->vpart, l);
+}
+
+void rd_emit_vfactor_decls(ctx *c)
+{
+    plist l;
+    vfactor_parts(c, &l);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t n = rd_plist_count(c, &l);
+    int64_t vals[MAXP] = {0};
+    char base[256], name[300], ty[32];
+    for (int64_t ci = 0; ci < n; ci++) {
+        rd_combo_fill(c, &l, ci, vals);
+        rd_combo_name(c, base, sizeof base, "tv", &l, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(name, sizeof name, base, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            rd_line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
+        }
+    }
+}
+
+/* FACTOR with vector accumulators: phase 1 adds the inner operands'
+ * product into the partial sums (one per chunk and combination of the
+ * unrolled parts but the vector part), phase 2 multiplies the outer
+ * operands (vectors or broadcasts) into them and adds them to the
+ * accumulators. The lanes of an UNROLL vector part stay lanes of the
+ * partial sums: an outer operand does not depend on them (or is a vector
+ * along them), so multiplying before the lanes are summed is the same. */
+static void emit_factor_vector(ctx *c, int nch, const int64_t *st,
+                               const int64_t *w)
+{
+    const et_kernel *k = c->k;
+    plist all, rest, accl, tl;
+    rd_const_parts(c, &all, -2);
+    rd_plist_without(&all, c->vpart, &rest);
+    vacc_parts(c, &accl);
+    vfactor_parts(c, &tl);
+    const plist *over = c->phase == 1 ? &rest : &tl;
+    int last = -1;
+    for (int op = 0; op < k->e.n_ops; op++)
+        if (rd_phase_op(c, op))
+            last = op;
+    int64_t n = rd_plist_count(c, over);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, over, ci, vals);
+        char tb[256], ab[256], ty[32];
+        rd_combo_name(c, tb, sizeof tb, "tv", &tl, vals);
+        rd_combo_name(c, ab, sizeof ab, "accv", &accl, vals);
+        for (int q = 0; q < nch; q++) {
+            char tn[300], an[300], v[340], prod[4096];
+            chunk_name(tn, sizeof tn, tb, nch, st[q]);
+            chunk_name(an, sizeof an, ab, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            et_sbuf pb;
+            et_sbuf_fixed(&pb, prod, sizeof prod);
+            for (int op = 0; op < k->e.n_ops; op++) {
+                if (!rd_phase_op(c, op) || (op == last && c->phase == 1))
+                    continue;
+                operand_chunk(c, op, vals, nch, st, w, q, v, sizeof v);
+                et_sbuf_printf(&pb, "%s%s", pb.len ? " * " : "", v);
+            }
+            if (c->phase == 2) {
+                rd_line(&c->s, "%s = %s(%s, %s, %s);", an, c->fma, prod, tn,
+                        an);
+                continue;
+            }
+            operand_chunk(c, last, vals, nch, st, w, q, v, sizeof v);
+            if (pb.len == 0)
+                rd_line(&c->s, "%s += %s;", tn, v);
+            else
+                rd_line(&c->s, "%s = %s(%s, %s, %s);", tn, c->fma, prod, v,
+                        tn);
+        }
+    }
+}
+
 /* The vector multiply-adds: one per chunk and combination of the unrolled
  * parts but the vector part; an operand's lanes are vectors it loaded, or
  * built from its values, or one value broadcast. */
@@ -292,7 +380,8 @@ static void emit_fmas_vector(ctx *c)
     char name[256], ty[32], cn[300];
     /* lane vectors of the other operands that use the vector part's axis */
     for (int op = 0; op < k->e.n_ops; op++) {
-        if (!rd_op_uses(c, op, k->part[vp].axis) || rd_direct_vec(c, op))
+        if (!rd_op_uses(c, op, k->part[vp].axis) || rd_direct_vec(c, op) ||
+            !rd_phase_op(c, op))
             continue;
         plist consts, orest;
         rd_const_parts(c, &consts, op);
@@ -323,6 +412,10 @@ static void emit_fmas_vector(ctx *c)
                     rd_line(s, "%s %s = (%s)(%s);", ty, cn, ty, list);
             }
         }
+    }
+    if (c->phase) {
+        emit_factor_vector(c, nch, st, w);
+        return;
     }
     /* HOIST: the operand with the most unrolled values is multiplied
      * last; the others' product is formed once per chunk and combination

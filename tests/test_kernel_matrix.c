@@ -307,33 +307,52 @@ static et_opt pair_opt(bool three, et_opt_kind kind, bool second,
 static bool needs_group(et_opt_kind k)
 {
     return k == ET_OPT_LOCAL || k == ET_OPT_GROUP || k == ET_OPT_GROUPTOP ||
-           k == ET_OPT_PREFETCH;
+           k == ET_OPT_PREFETCH || k == ET_OPT_STAGE;
+}
+
+/* HOIST needs three operands; FACTOR an operand without the innermost
+ * reduce index (xik,kj->xij has none). */
+static bool three_only(int k)
+{
+    return k == ET_OPT_HOIST || k == ET_OPT_FACTOR;
 }
 
 /* The rule that refuses the pair (a, b), or NULL when it is valid. */
-static const char *pair_rule(et_opt_kind a, et_opt_kind b)
+static const char *pair_rule(bool three, et_opt_kind a, et_opt_kind b)
 {
     bool ga = a == ET_OPT_GROUP || a == ET_OPT_GROUPTOP;
     bool gb = b == ET_OPT_GROUP || b == ET_OPT_GROUPTOP;
     if (ga && gb)
         return "at most one GROUP or GROUPTOP per kernel";
     if (needs_group(a) && b == ET_OPT_NOLOCALS)
-        return "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP or PREFETCH";
+        return "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP, PREFETCH or "
+               "STAGE";
     if (a == ET_OPT_NOLOCALS && needs_group(b))
         return "needs an explicit work-group; NOLOCALS was applied";
     if (a == ET_OPT_NOLOCALS && b == ET_OPT_NOLOCALS)
         return "NOLOCALS already applied";
     if (a == ET_OPT_HOIST && b == ET_OPT_HOIST)
         return "HOIST already applied";
+    if (a == ET_OPT_FACTOR && b == ET_OPT_FACTOR)
+        return "FACTOR already applied";
+    if ((a == ET_OPT_HOIST && b == ET_OPT_FACTOR) ||
+        (a == ET_OPT_FACTOR && b == ET_OPT_HOIST))
+        return "HOIST and FACTOR are refused together";
+    if (a == ET_OPT_STAGE && b == ET_OPT_STAGE)
+        return "STAGE already applied";
+    /* both operands of xik,kj->xij use k: with GROUP lanes on it no input
+     * is read alike by a work-group (in xre,rij,xej->xei, xej is) */
+    if (!three && ((a == ET_OPT_STAGE && gb) || (ga && b == ET_OPT_STAGE)))
+        return "STAGE: no input is read alike";
     return NULL;
 }
 
 /* Every ordered pair (a, b) on one einsum: refused pairs are asserted
  * refused with their rule, valid ones verified on the device - in the
  * dtype of parity a+b (f32 or f64) by default, in both with
- * ET_MATRIX_FULL. HOIST needs three operands: the two-operand einsum
- * leaves its pairs out, and `hoist_only` runs just the pairs with a
- * HOIST on the three-operand one. */
+ * ET_MATRIX_FULL. HOIST and FACTOR need three operands here: the
+ * two-operand einsum leaves their pairs out, and `hoist_only` runs just
+ * the pairs with one of them on the three-operand one. */
 static void run_pairs(et_device *dev, bool three, bool hoist_only,
                       int *valid, int *refused)
 {
@@ -341,12 +360,13 @@ static void run_pairs(et_device *dev, bool three, bool hoist_only,
     const char *shape = three ? "x=3,e=8,i=8,r=12,j=4" : "x=3,i=8,k=12,j=8";
     for (int a = 0; a < ET_OPT_COUNT; a++) {
         for (int b = 0; b < ET_OPT_COUNT; b++) {
-            bool h = a == ET_OPT_HOIST || b == ET_OPT_HOIST;
+            bool h = three_only(a) || three_only(b);
             if ((!three && h) || (hoist_only && !h))
                 continue;
             et_opt oa = pair_opt(three, (et_opt_kind)a, false, ET_OPT_COUNT);
             et_opt ob = pair_opt(three, (et_opt_kind)b, true, (et_opt_kind)a);
-            const char *rule = pair_rule((et_opt_kind)a, (et_opt_kind)b);
+            const char *rule =
+                pair_rule(three, (et_opt_kind)a, (et_opt_kind)b);
             for (int t = 0; t < 2; t++) {
                 if (!full && t != (a + b) % 2)
                     continue;
@@ -386,12 +406,16 @@ static void test_opt_pairs(void **state)
     int valid = 0, refused = 0;
     run_pairs(dev, false, false, &valid, &refused);
     run_pairs(dev, true, !full, &valid, &refused);
-    /* Of the 100 ordered pairs without HOIST, 13 break a rule; of the 21
-     * with a HOIST, 1 (HOIST twice). By default: the 100 on the
-     * two-operand einsum and the 21 on the three-operand one, in one
-     * dtype; full: all 121 on the three-operand one too, in both. */
-    int want_refused = full ? 2 * 13 + 2 * 14 : 13 + 1;
-    int want_valid = full ? 2 * 87 + 2 * 107 : 87 + 20;
+    /* Of the 121 ordered pairs without HOIST or FACTOR, 20 break a rule
+     * on the two-operand einsum (13, then STAGE twice, with NOLOCALS
+     * either way and with GROUP or GROUPTOP either way); of the 48 with
+     * HOIST or FACTOR, 4 (either twice, or both). By default: the 121 on
+     * the two-operand einsum and the 48 on the three-operand one, in one
+     * dtype; full: all 169 on the three-operand one too (20 refused: 14,
+     * STAGE twice or with NOLOCALS, and the 3 of HOIST and FACTOR), in
+     * both. */
+    int want_refused = full ? 2 * 20 + 2 * 20 : 20 + 4;
+    int want_valid = full ? 2 * 101 + 2 * 149 : 101 + 44;
     assert_int_equal(refused, want_refused);
     assert_int_equal(valid, want_valid);
     print_message("ordered pairs: %d valid, %d refusals asserted%s\n",

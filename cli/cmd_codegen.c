@@ -21,8 +21,9 @@ static void usage(FILE *f)
             "UNROLL(k,0)'\n"
             "                  opts: LOCAL UPCAST UNROLL GROUP GROUPTOP "
             "PADTO SPLIT (axis,n),\n"
-            "                  SWAP(a,b), NOLOCALS, HOIST, "
-            "PREFETCH(operand,axis,n)\n"
+            "                  SWAP(a,b), NOLOCALS, HOIST, FACTOR, "
+            "STAGE,\n"
+            "                  PREFETCH(operand,axis,n)\n"
             "  --backend B     opencl (default) or cuda\n\n"
             "Exit status: 0 printed, 2 bad einsum, shape, dtype or opts (a\n"
             "refused opt prints the rule on stderr).\n");

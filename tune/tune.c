@@ -21,7 +21,9 @@ const char et_builtin_space_yaml[] =
     "# that do not divide an axis are refused without being timed; SPLIT\n"
     "# spreads a reduction over work-groups (a full reduction has no other\n"
     "# parallelism); HOIST forms the product of all operands but one once\n"
-    "# (three or more operands)\n"
+    "# (three or more operands); FACTOR multiplies the operands without the\n"
+    "# innermost reduce index after its loop; STAGE copies the inputs a\n"
+    "# work-group shares to local memory once, vector lanes contiguous\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
@@ -31,6 +33,8 @@ const char et_builtin_space_yaml[] =
     "  - {op: GROUPTOP, axis: any_reduce, amt: [16, 64]}\n"
     "  - {op: SPLIT,    axis: any_reduce, amt: [4, 16, 64]}\n"
     "  - {op: HOIST}\n"
+    "  - {op: FACTOR}\n"
+    "  - {op: STAGE}\n"
     "max_depth: 6\n";
 
 typedef struct tune_ctx {

@@ -14,7 +14,7 @@
 static const char *const opt_names[] = {
     "LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP",
     "PADTO", "SWAP",   "NOLOCALS", "PREFETCH", "SPLIT", "HOIST",
-    "FACTOR", "STAGE",
+    "FACTOR", "STAGE", "LOOP",
 };
 static_assert(sizeof(opt_names) / sizeof(opt_names[0]) == ET_OPT_COUNT,
               "opt_names must match et_opt_kind");
@@ -32,7 +32,7 @@ static void opt_name_list(char *out, size_t cap)
 
 /* name suffix of the inner part each split kind makes */
 static const char *const part_suffix[] = {"", "", "l", "u", "r", "g", "p",
-                                          "s"};
+                                          "s", "o"};
 static_assert(sizeof(part_suffix) / sizeof(part_suffix[0]) == ET_PART_COUNT,
               "part_suffix must match et_part_kind");
 
@@ -504,7 +504,8 @@ bool et_kernel_staged(const et_kernel *k, int op)
         return false;
     for (int p = 0; p < k->n_parts; p++)
         if ((k->part[p].kind == ET_PART_LOCAL ||
-             k->part[p].kind == ET_PART_GROUP) &&
+             k->part[p].kind == ET_PART_GROUP ||
+             k->part[p].kind == ET_PART_LOOP) &&
             op_uses(&k->e, op, k->part[p].axis))
             return false;
     return true;
@@ -894,9 +895,12 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     case ET_OPT_GROUPTOP: kind = ET_PART_GROUP; break;
     case ET_OPT_PREFETCH: kind = ET_PART_PREFETCH; break;
     case ET_OPT_SPLIT: kind = ET_PART_SPLIT; break;
+    case ET_OPT_LOOP: kind = ET_PART_LOOP; break;
     default: return refuse(reason, cap, o, "unknown opt");
     }
-    if ((kind == ET_PART_LOCAL || kind == ET_PART_UPCAST) && !global)
+    if ((kind == ET_PART_LOCAL || kind == ET_PART_UPCAST ||
+         kind == ET_PART_LOOP) &&
+        !global)
         return refuse(reason, cap, o,
                       "%s applies to global axes only; %s is a reduce axis",
                       nm, an);
@@ -957,6 +961,12 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     }
     int64_t S = k->part[k->outer[a]].size;
     int64_t n = o->amt == 0 ? S : o->amt;
+    if (kind == ET_PART_LOOP && k->e.idx[a].open)
+        return refuse(reason, cap, o,
+                      "%s is an open axis: a loop over it inside a "
+                      "work-item would run past its size (use LOCAL or "
+                      "UPCAST)",
+                      an);
     if (k->e.idx[a].open) {
         /* the launch covers the size rounded up; stores are masked */
         if (o->amt == 0)

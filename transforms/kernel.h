@@ -17,6 +17,11 @@
  * PADTO(axis, m) rounds the size of a not yet split axis up to a multiple
  * of m; loads past the true size read 0, stores past it are skipped.
  *
+ * LOOP(axis, n) splits a global axis' outer part by n into a part `<axis>_o`
+ * that each work-item iterates in a loop around all its work (n times
+ * fewer work-groups): what it computes before the loop (STAGE copies) is
+ * shared by the n iterations.
+ *
  * STAGE copies, once per work-group before the reduce loops, the inputs
  * that all its work-items read alike into local memory (et_kernel_staged),
  * laid out so that the vector part's lanes are contiguous.
@@ -83,6 +88,7 @@ typedef enum et_opt_kind {
     ET_OPT_HOIST,
     ET_OPT_FACTOR,
     ET_OPT_STAGE,
+    ET_OPT_LOOP,
     ET_OPT_COUNT
 } et_opt_kind;
 
@@ -126,7 +132,7 @@ et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt);
  *   list := ws* [opt (ws+ opt)*] ws*
  *   opt  := NAME [ "(" [arg ("," arg)*] ")" ]
  *   arg  := ws* (integer | axis-name) ws*
- * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO SPLIT (axis, int), SWAP
+ * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO SPLIT LOOP (axis, int), SWAP
  * (axis, axis), PREFETCH (int, axis, int), NOLOCALS, HOIST, FACTOR and
  * STAGE none.
  * Writes at most cap opts to out and their number to *n. Returns ET_OK or
@@ -150,6 +156,7 @@ typedef enum et_part_kind {
     ET_PART_GROUP,      /* work-group lanes splitting a reduce */
     ET_PART_PREFETCH,   /* loop inside a PREFETCH chunk */
     ET_PART_SPLIT,      /* reduce chunks spread over work-groups (SPLIT) */
+    ET_PART_LOOP,       /* a loop of a global axis inside a work-item */
     ET_PART_COUNT
 } et_part_kind;
 
@@ -251,7 +258,8 @@ int et_kernel_factor_axis(const et_kernel *k);
  * STAGE: is input op copied into local memory once per work-group, before
  * the reduce loops? Those are the inputs, not prefetched, whose indices
  * use no LOCAL part and no GROUP lane (every work-item of the group reads
- * the same elements of them); the copy holds every value of their UPCAST,
+ * the same elements of them) nor a LOOP part (staged before the LOOP
+ * loops); the copy holds every value of their UPCAST,
  * UNROLL, reduce-loop and PREFETCH parts.
  */
 bool et_kernel_staged(const et_kernel *k, int op);

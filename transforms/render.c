@@ -9,10 +9,11 @@
  *   - header comments: einsum, opts, launch geometry, arguments;
  *   - local arrays (PREFETCH tiles, the GROUP reduction buffer);
  *   - group id and local id decoded into the parts (running divisors);
+ *   - STAGE: the staged inputs copied into local memory, a barrier;
+ *   - LOOP: a loop per LOOP part around all that follows;
  *   - per global axis its base index `<axis>_idx` (UPCAST parts are added
  *     as constants per accumulator);
  *   - one accumulator per UPCAST combination, `acc_<values>`;
- *   - STAGE: the staged inputs copied into local memory, a barrier;
  *   - the reduce loops (plain loops outermost, then the PREFETCH chunk loop
  *     with its cooperative copy and barriers, then the `_p` loop); with
  *     FACTOR, partial sums `t_<values>` zeroed before the innermost
@@ -195,7 +196,7 @@ void et_kernel_name(const et_kernel *k, char *buf, size_t cap)
 {
     static const et_part_kind order[] = {
         ET_PART_GLOBAL, ET_PART_SPLIT, ET_PART_LOCAL, ET_PART_GROUP,
-        ET_PART_REDUCE,
+        ET_PART_LOOP, ET_PART_REDUCE,
         ET_PART_PREFETCH, ET_PART_UNROLL, ET_PART_UPCAST};
     size_t len = (size_t)snprintf(buf, cap, "%s",
                                   k->e.n_idx > k->e.n_out ? "r" : "E");
@@ -310,13 +311,29 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         rd_line(s, "%s %s red[%lld];", c->D->local_kw, c->acc,
                 (long long)(c->wg * nacc));
     rd_emit_ids(c);
+    /* before anything else is live: PoCL keeps the values that live
+     * across a barrier in per-work-item memory, not in registers */
+    rd_choose_vector(c); /* before the copies: it decides their layout */
+    rd_emit_stage(c);
+    /* LOOP: everything from here to the stores, once per value */
+    int n_loops = 0;
+    for (int p = 0; p < k->n_parts; p++) {
+        if (k->part[p].kind != ET_PART_LOOP)
+            continue;
+        if (!n_loops)
+            rd_line(s, "// the LOOP parts: the rest once per value");
+        rd_line(s, "for (%s %s = 0; %s < %lld; %s++) {", c->itype,
+                k->part[p].name, k->part[p].name,
+                (long long)k->part[p].size, k->part[p].name);
+        s->indent++;
+        n_loops++;
+    }
     if (k->e.n_out > 0) {
         rd_line(s, "// output indices (UPCAST parts added per accumulator)");
         rd_emit_axis_bases(c, true);
     }
     int64_t vals[MAXP] = {0};
     char accn[256];
-    rd_choose_vector(c);
     if (c->vmode) {
         rd_emit_vacc_decls(c);
     } else {
@@ -326,7 +343,6 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
             rd_line(s, "%s %s = %s;", c->acc, accn, c->zero);
         }
     }
-    rd_emit_stage(c);
     rd_emit_loops(c);
     if (c->vmode && !rd_vstores_direct_ok(c))
         rd_emit_vacc_unpack(c);
@@ -334,6 +350,10 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         rd_emit_group_combine(c);
     else
         rd_emit_stores(c);
+    for (int i = 0; i < n_loops; i++) {
+        s->indent--;
+        rd_line(s, "}");
+    }
     s->indent = 0;
     rd_put(s, "}\n");
     out->source = et_sbuf_take(&s->b);

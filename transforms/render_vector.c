@@ -477,9 +477,75 @@ static void emit_fmas_vector(ctx *c)
     }
 }
 
+/* Mode 2: the chunks of accumulator vector `vbase` folded into one
+ * vector of the narrowest chunk's width (halving a wider sum, lo + hi,
+ * before adding the next narrower chunk), declared as `out`. */
+static void fold_chunks(ctx *c, const char *vbase, int nch, const int64_t *st,
+                        const int64_t *w, const char *out)
+{
+    char cur[400], nx[400], ty[32];
+    chunk_name(cur, sizeof cur, vbase, nch, st[0]);
+    int64_t cw = w[0];
+    int step = 0;
+    for (int q = 1; q < nch; q++) {
+        char cq[340];
+        chunk_name(cq, sizeof cq, vbase, nch, st[q]);
+        while (cw > w[q]) {
+            snprintf(nx, sizeof nx, "%s_f%d", out, step++);
+            vtype(c, cw / 2, ty, sizeof ty);
+            rd_line(&c->s, "%s %s = %s.lo + %s.hi;", ty, nx, cur, cur);
+            snprintf(cur, sizeof cur, "%s", nx);
+            cw /= 2;
+        }
+        snprintf(nx, sizeof nx, "%s_f%d", out, step++);
+        vtype(c, cw, ty, sizeof ty);
+        rd_line(&c->s, "%s %s = %s + %s;", ty, nx, cur, cq);
+        snprintf(cur, sizeof cur, "%s", nx);
+    }
+    vtype(c, cw, ty, sizeof ty);
+    rd_line(&c->s, "%s %s = %s;", ty, out, cur);
+}
+
+/*
+ * Mode 2: the lanes of g accumulators summed together (g a power of two,
+ * each folded to width W >= g): while there are several vectors they are
+ * taken in pairs, (a.even, b.even) + (a.odd, b.odd), so that each holds
+ * the partial sums of twice as many accumulators in half as many lanes
+ * each; the last one then sums its own pairs (v.even + v.odd) down to g
+ * lanes, the g sums in order (a scalar for g = 1). A few shuffles and
+ * adds per accumulator instead of a reduction tree each. The result's
+ * name is left in names[0].
+ */
+static void reduce_group(ctx *c, char names[][64], int g, int64_t W,
+                         const char *res, int gi)
+{
+    char ty[32], nx[64];
+    int n = g, lvl = 0;
+    int64_t cw = W;
+    vtype(c, cw, ty, sizeof ty);
+    for (; n > 1; n /= 2, lvl++) {
+        for (int i = 0; i < n; i += 2) {
+            snprintf(nx, sizeof nx, "%s%d_%d_%d", res, gi, lvl, i / 2);
+            rd_line(&c->s, "%s %s = (%s)(%s.even, %s.even) + "
+                           "(%s)(%s.odd, %s.odd);",
+                    ty, nx, ty, names[i], names[i + 1], ty, names[i],
+                    names[i + 1]);
+            snprintf(names[i / 2], 64, "%s", nx);
+        }
+    }
+    for (; cw > g; cw /= 2, lvl++) {
+        snprintf(nx, sizeof nx, "%s%d_%d", res, gi, lvl);
+        vtype(c, cw / 2, ty, sizeof ty);
+        rd_line(&c->s, "%s %s = %s.even + %s.odd;", ty, nx, names[0],
+                names[0]);
+        snprintf(names[0], 64, "%s", nx);
+    }
+}
+
 /* After the reduce loops: the scalar accumulators acc_<upcast values>
- * from the vectors (mode 1: a lane each; mode 2: the lanes of each chunk
- * summed pairwise, then the chunks in order). */
+ * from the vectors (mode 1: a lane each; mode 2: each accumulator's
+ * chunks folded into one vector, then the lanes of up to that many
+ * accumulators summed together, see reduce_group). */
 void rd_emit_vacc_unpack(ctx *c)
 {
     rd_out *s = &c->s;
@@ -492,6 +558,38 @@ void rd_emit_vacc_unpack(ctx *c)
     char accn[256], vbase[256], vname[300];
     if (c->vmode == 2) {
         int64_t m = rd_plist_count(c, &accl);
+        int64_t W = w[nch - 1];
+        if (W >= 2 && m <= 256) {
+            /* fold, then reduce in groups of a power of two <= W */
+            char names[256][64];
+            for (int64_t ci = 0; ci < m; ci++) {
+                rd_combo_fill(c, &accl, ci, vals);
+                rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+                snprintf(names[ci], 64, "red_%lld", (long long)ci);
+                fold_chunks(c, vbase, nch, st, w, names[ci]);
+            }
+            int gi = 0;
+            for (int64_t at = 0; at < m; gi++) {
+                int g = 1;
+                while ((int64_t)g * 2 <= W && at + g * 2 <= m)
+                    g *= 2;
+                char grp[256][64];
+                for (int i = 0; i < g; i++)
+                    snprintf(grp[i], 64, "%s", names[at + i]);
+                reduce_group(c, grp, g, W, "sum", gi);
+                for (int i = 0; i < g; i++) {
+                    rd_combo_fill(c, &accl, at + i, vals);
+                    rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+                    if (g == 1)
+                        rd_line(s, "%s %s = %s;", c->acc, accn, grp[0]);
+                    else
+                        rd_line(s, "%s %s = %s.%s;", c->acc, accn, grp[0],
+                                c->D->comp[i]);
+                }
+                at += g;
+            }
+            return;
+        }
         for (int64_t ci = 0; ci < m; ci++) {
             rd_combo_fill(c, &accl, ci, vals);
             rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);

@@ -294,6 +294,7 @@ static et_opt pair_opt(bool three, et_opt_kind kind, bool second,
         break;
     case ET_OPT_NOLOCALS: break;
     case ET_OPT_SPLIT: o = et_opt_make(kind, rk, 2); break;
+    case ET_OPT_LOOP: o = et_opt_make(kind, gx, 0); break;
     case ET_OPT_PREFETCH:
         o = et_opt_make(kind, rk, 2);
         /* a second PREFETCH stages the other operand in the same chunks */
@@ -340,6 +341,8 @@ static const char *pair_rule(bool three, et_opt_kind a, et_opt_kind b)
         return "HOIST and FACTOR are refused together";
     if (a == ET_OPT_STAGE && b == ET_OPT_STAGE)
         return "STAGE already applied";
+    if (a == ET_OPT_LOOP && b == ET_OPT_PADTO)
+        return "PADTO applies to an axis not yet split";
     /* both operands of xik,kj->xij use k: with GROUP lanes on it no input
      * is read alike by a work-group (in xre,rij,xej->xei, xej is) */
     if (!three && ((a == ET_OPT_STAGE && gb) || (ga && b == ET_OPT_STAGE)))
@@ -406,16 +409,17 @@ static void test_opt_pairs(void **state)
     int valid = 0, refused = 0;
     run_pairs(dev, false, false, &valid, &refused);
     run_pairs(dev, true, !full, &valid, &refused);
-    /* Of the 121 ordered pairs without HOIST or FACTOR, 20 break a rule
+    /* Of the 144 ordered pairs without HOIST or FACTOR, 21 break a rule
      * on the two-operand einsum (13, then STAGE twice, with NOLOCALS
-     * either way and with GROUP or GROUPTOP either way); of the 48 with
-     * HOIST or FACTOR, 4 (either twice, or both). By default: the 121 on
-     * the two-operand einsum and the 48 on the three-operand one, in one
-     * dtype; full: all 169 on the three-operand one too (20 refused: 14,
-     * STAGE twice or with NOLOCALS, and the 3 of HOIST and FACTOR), in
+     * either way and with GROUP or GROUPTOP either way, and PADTO(x)
+     * after LOOP(x)); of the 52 with HOIST or FACTOR, 4 (either twice, or
+     * both). By default: the 144 on the two-operand einsum and the 52 on
+     * the three-operand one, in one dtype; full: all 196 on the
+     * three-operand one too (21 refused: 14, STAGE twice or with
+     * NOLOCALS, PADTO after LOOP, and the 3 of HOIST and FACTOR), in
      * both. */
-    int want_refused = full ? 2 * 20 + 2 * 20 : 20 + 4;
-    int want_valid = full ? 2 * 101 + 2 * 149 : 101 + 44;
+    int want_refused = full ? 2 * 21 + 2 * 21 : 21 + 4;
+    int want_valid = full ? 2 * 123 + 2 * 175 : 123 + 48;
     assert_int_equal(refused, want_refused);
     assert_int_equal(valid, want_valid);
     print_message("ordered pairs: %d valid, %d refusals asserted%s\n",
@@ -619,6 +623,7 @@ static bool draw_opt(et_kernel *k, uint64_t *s, bool prefetch, et_opt *o)
     switch (kind) {
     case ET_OPT_LOCAL:
     case ET_OPT_UPCAST:
+    case ET_OPT_LOOP:
     case ET_OPT_SWAP:
         if (n_out == 0 || (kind == ET_OPT_SWAP && n_out < 2))
             return false;
@@ -646,6 +651,7 @@ static bool draw_opt(et_kernel *k, uint64_t *s, bool prefetch, et_opt *o)
     switch (kind) {
     case ET_OPT_LOCAL: o->amt = divisor(s, S, 64); break;
     case ET_OPT_UPCAST:
+    case ET_OPT_LOOP:
     case ET_OPT_UNROLL: o->amt = divisor(s, S, 8); break;
     case ET_OPT_GROUP:
     case ET_OPT_GROUPTOP:

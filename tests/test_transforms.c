@@ -241,6 +241,16 @@ static void test_rules(void **state)
                    "PREFETCH(1,k,4): FACTOR: every operand uses k");
     expect_refused("ik,kl,kl->i", "i=4,k=8,l=8", "PREFETCH(1,k,4) FACTOR",
                    "FACTOR: FACTOR: every operand uses k");
+    /* LOOP: global axes that are not open */
+    expect_refused(mm, sh, "LOOP(k,4)",
+                   "LOOP(k,4): LOOP applies to global axes only; k is a "
+                   "reduce axis");
+    expect_refused(mm, sh, "LOOP(i,3)", "must divide the size");
+    expect_refused(mm, "i=*,k=64,j=64", "LOOP(i,4)",
+                   "LOOP(i,4): i is an open axis: a loop over it inside a "
+                   "work-item would run past its size");
+    expect_refused(mm, sh, "LOOP(i,4) PADTO(i,80)",
+                   "PADTO applies to an axis not yet split");
     /* STAGE: an input every work-item of a group reads alike */
     expect_refused(mm, sh, "STAGE STAGE", "STAGE already applied");
     expect_refused(mm, sh, "NOLOCALS STAGE",
@@ -279,8 +289,8 @@ static void test_rules(void **state)
     expect_refused(mm, sh, "GROUP(k,4) GROUPTOP(k,2)",
                    "at most one GROUP or GROUPTOP");
     expect_refused(mm, sh, "LOCAL(i,4) NOLOCALS",
-                   "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP or "
-                   "PREFETCH");
+                   "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP, "
+                   "PREFETCH or STAGE");
     expect_refused(mm, sh, "GROUP(k,4) NOLOCALS", "NOLOCALS is refused");
     expect_refused(mm, sh, "PREFETCH(0,k,8) NOLOCALS", "NOLOCALS is refused");
     expect_refused(mm, sh, "NOLOCALS LOCAL(i,4)",
@@ -643,19 +653,33 @@ static void test_source(void **state)
     expect_in(s, "__local double tile_in1[120];");
     expect_in(s, "// copy the 120 elements of operand 1 the work-group "
                  "reads (STAGE)");
-    expect_in(s, "tile_in1[cp] = in1[r_ci*160 + i_ci*20 + j_ci];");
-    expect_in(s, "barrier(CLK_LOCAL_MEM_FENCE);\n    for (int r = 0;");
+    expect_in(s, "tile_in1[cp] = in1[i_ci*5 + r_ci*40 + j_ci];");
+    expect_in(s, "int i_u_c = cp % 8;");
+    expect_in(s, "barrier(CLK_LOCAL_MEM_FENCE);\n    // output indices");
     expect_in(s, "double8 tv_0 = (double8)(0.0);");
     expect_in(s, "double8 vec1 = vload8(0, tile_in1 + in1_t);");
-    expect_in(s, "tv_1 = fma((double8)(a2_1), vec1, tv_1);");
+    expect_in(s, "tv_1 = fma(vec1, (double8)(a2_1), tv_1);");
     expect_in(s, "accv_1 = fma((double8)(a0_1), tv_1, accv_1);");
     expect_not_in(s, "in0[in0_addr] *");
     et_rendered_free(&r);
     s = render(k, ET_BACKEND_CUDA, &r);
     expect_in(s, "__shared__ double tile_in1[120];");
-    expect_in(s, "double t_7_1 = 0.0;");
+    expect_in(s, "        double t_7_1 = 0.0;");
     expect_in(s, "t_7_1 = fma(a1_7, a2_1, t_7_1);");
     expect_in(s, "acc_7_1 = fma(a0_1, t_7_1, acc_7_1);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    /* LOOP: 64 values of x per work-item, rij copied once for them all
+     * (it uses no LOOP part) */
+    k = make("xre,rij,xej->xei", "x=256,r=3,e=4,i=8,j=6", "f64");
+    expect_ok(k, "UPCAST(i,0) FACTOR STAGE LOOP(x,64)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "// global: 1x4x4 local: 1x1x1");
+    expect_in(s, "tile_in1[cp] = in1[i_ci*6 + r_ci*48 + j_ci];\n    }\n"
+                 "    // the LOOP parts: the rest once per value\n"
+                 "    for (int x_o = 0; x_o < 64; x_o++) {");
+    expect_in(s, "        int x_idx = x*64 + x_o;");
+    expect_not_in(s, "barrier");
     et_rendered_free(&r);
     et_kernel_free(k);
     /* an UNROLL of another axis that the outer operand uses indexes the
@@ -933,6 +957,14 @@ static const kcase combo_cases[] = {
      "LOCAL(x,3) FACTOR UNROLL(r,2) UPCAST(e,2) PREFETCH(1,j,3) UPCAST(i,2)"},
     {"xre,rij,xej->xei", "x=3,r=4,e=2,i=8,j=3", "f32",
      "FACTOR PREFETCH(0,r,2) LOCAL(e,2) UPCAST(i,4) STAGE"},
+    /* LOOP: the staged copy shared by the loop's values; with GROUP's
+     * combine and PREFETCH's copies inside the loop; padded */
+    {"xre,rij,xej->xei", "x=8,r=3,e=4,i=12,j=5", "f64",
+     "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,4)"},
+    {"ik,kj->ij", "i=16,k=36,j=8", "f32",
+     "LOOP(i,2) LOCAL(i,4) GROUP(k,4) UPCAST(j,4) PREFETCH(1,k,3)"},
+    {"ik,kj->ij", "i=7,k=35,j=5", "f64",
+     "PADTO(i,8) LOOP(i,2) LOCAL(i,2) UPCAST(j,5) STAGE"},
     /* STAGE with padding and GROUP lanes on another axis than the staged
      * input's; SPLIT */
     {"ik,kj->ij", "i=7,k=35,j=5", "f32",

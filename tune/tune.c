@@ -23,7 +23,9 @@ const char et_builtin_space_yaml[] =
     "# parallelism); HOIST forms the product of all operands but one once\n"
     "# (three or more operands); FACTOR multiplies the operands without the\n"
     "# innermost reduce index after its loop; STAGE copies the inputs a\n"
-    "# work-group shares to local memory once, vector lanes contiguous\n"
+    "# work-group shares to local memory once, vector lanes contiguous;\n"
+    "# LOOP iterates a global axis inside a work-item (so that such a copy\n"
+    "# serves many of its values)\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
@@ -35,6 +37,7 @@ const char et_builtin_space_yaml[] =
     "  - {op: HOIST}\n"
     "  - {op: FACTOR}\n"
     "  - {op: STAGE}\n"
+    "  - {op: LOOP,     axis: any_global, amt: [64]}\n"
     "max_depth: 6\n";
 
 typedef struct tune_ctx {

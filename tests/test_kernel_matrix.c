@@ -434,8 +434,9 @@ static void test_opt_pairs(void **state)
                   valid, refused,
                   vg ? " (under valgrind 1 valid pair in 5 run on the device)"
                   : full ? "; every valid pair verified on the device"
-                         : "; every valid pair verified on the device but "
-                           "2 in 3 of those with FACTOR, STAGE or LOOP");
+                         : "; every valid pair verified on the device "
+                           "(of those with FACTOR, STAGE or LOOP, one in "
+                           "three)");
 
     /* after any split of an axis, PADTO on it is refused */
     static const char *const splits[] = {

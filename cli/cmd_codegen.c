@@ -20,9 +20,10 @@ static void usage(FILE *f)
             "  --opts OPTS     opt list, e.g. 'LOCAL(i,8) UPCAST(j,4) "
             "UNROLL(k,0)'\n"
             "                  opts: LOCAL UPCAST UNROLL GROUP GROUPTOP "
-            "PADTO SPLIT (axis,n),\n"
-            "                  SWAP(a,b), NOLOCALS, HOIST, "
-            "PREFETCH(operand,axis,n)\n"
+            "PADTO SPLIT LOOP\n"
+            "                  (axis,n), "
+            "SWAP(a,b), NOLOCALS, HOIST, FACTOR, STAGE,\n"
+            "                  PREFETCH(operand,axis,n)\n"
             "  --backend B     opencl (default) or cuda\n\n"
             "Exit status: 0 printed, 2 bad einsum, shape, dtype or opts (a\n"
             "refused opt prints the rule on stderr).\n");

@@ -141,7 +141,7 @@
 /* Version of the kernel renderers: bump it whenever rendered code (or its
  * launch geometry) can change for the same einsum and opts, so that every
  * recorded trial becomes a miss. May move to transforms/ later. */
-#define ET_RENDERER_VERSION 1
+#define ET_RENDERER_VERSION 2
 
 /* The number of steps in db.c's migrations table (see above). */
 #define ET_DB_SCHEMA_VERSION 5

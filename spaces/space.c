@@ -437,7 +437,7 @@ static et_status parse_axis(loader *L, yaml_node_t *n, et_opt_kind op, int *p)
                       nm, pe->text);
     bool global = *p < pe->n_out;
     bool need_global = op == ET_OPT_LOCAL || op == ET_OPT_UPCAST ||
-                       op == ET_OPT_SWAP;
+                       op == ET_OPT_LOOP || op == ET_OPT_SWAP;
     bool need_reduce = op == ET_OPT_UNROLL || op == ET_OPT_GROUP ||
                        op == ET_OPT_GROUPTOP || op == ET_OPT_PREFETCH ||
                        op == ET_OPT_SPLIT;
@@ -578,7 +578,8 @@ static et_status load_action(loader *L, yaml_node_t *m)
     yaml_node_t *ax = v[1];
     if ((st = expect_type(L, ax, YAML_SCALAR_NODE, "'axis'")) != ET_OK)
         return st;
-    bool glob = a->op == ET_OPT_LOCAL || a->op == ET_OPT_UPCAST;
+    bool glob = a->op == ET_OPT_LOCAL || a->op == ET_OPT_UPCAST ||
+                a->op == ET_OPT_LOOP;
     bool red = !glob && a->op != ET_OPT_PADTO;
     if (strcmp(sval(ax), "any_global") == 0) {
         if (red)

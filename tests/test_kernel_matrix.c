@@ -16,7 +16,8 @@
  * near 2 minutes of CPU: the plain einsums, PADTO, PREFETCH and
  * regression cases run in f32 and f64; each ordered pair runs in one
  * dtype (f32 or f64 by the parity of the pair, so both dtypes are
- * covered); the 20 random sequences per einsum alternate f32 and f64; the
+ * covered), and of the pairs with FACTOR, STAGE or LOOP one in three runs
+ * on the device (all are applied or refused as asserted); the 20 random sequences per einsum alternate f32 and f64; the
  * CUDA rendering is compiled with NVRTC for every kernel except half of
  * the random ones (a deterministic subset: sequence q with q % 4 >= 2 is
  * skipped). ET_MATRIX_FULL=1 runs the pairs and the random sequences in
@@ -294,6 +295,7 @@ static et_opt pair_opt(bool three, et_opt_kind kind, bool second,
         break;
     case ET_OPT_NOLOCALS: break;
     case ET_OPT_SPLIT: o = et_opt_make(kind, rk, 2); break;
+    case ET_OPT_LOOP: o = et_opt_make(kind, gx, 0); break;
     case ET_OPT_PREFETCH:
         o = et_opt_make(kind, rk, 2);
         /* a second PREFETCH stages the other operand in the same chunks */
@@ -307,33 +309,54 @@ static et_opt pair_opt(bool three, et_opt_kind kind, bool second,
 static bool needs_group(et_opt_kind k)
 {
     return k == ET_OPT_LOCAL || k == ET_OPT_GROUP || k == ET_OPT_GROUPTOP ||
-           k == ET_OPT_PREFETCH;
+           k == ET_OPT_PREFETCH || k == ET_OPT_STAGE;
+}
+
+/* HOIST needs three operands; FACTOR an operand without the innermost
+ * reduce index (xik,kj->xij has none). */
+static bool three_only(int k)
+{
+    return k == ET_OPT_HOIST || k == ET_OPT_FACTOR;
 }
 
 /* The rule that refuses the pair (a, b), or NULL when it is valid. */
-static const char *pair_rule(et_opt_kind a, et_opt_kind b)
+static const char *pair_rule(bool three, et_opt_kind a, et_opt_kind b)
 {
     bool ga = a == ET_OPT_GROUP || a == ET_OPT_GROUPTOP;
     bool gb = b == ET_OPT_GROUP || b == ET_OPT_GROUPTOP;
     if (ga && gb)
         return "at most one GROUP or GROUPTOP per kernel";
     if (needs_group(a) && b == ET_OPT_NOLOCALS)
-        return "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP or PREFETCH";
+        return "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP, PREFETCH or "
+               "STAGE";
     if (a == ET_OPT_NOLOCALS && needs_group(b))
         return "needs an explicit work-group; NOLOCALS was applied";
     if (a == ET_OPT_NOLOCALS && b == ET_OPT_NOLOCALS)
         return "NOLOCALS already applied";
     if (a == ET_OPT_HOIST && b == ET_OPT_HOIST)
         return "HOIST already applied";
+    if (a == ET_OPT_FACTOR && b == ET_OPT_FACTOR)
+        return "FACTOR already applied";
+    if ((a == ET_OPT_HOIST && b == ET_OPT_FACTOR) ||
+        (a == ET_OPT_FACTOR && b == ET_OPT_HOIST))
+        return "HOIST and FACTOR are refused together";
+    if (a == ET_OPT_STAGE && b == ET_OPT_STAGE)
+        return "STAGE already applied";
+    if (a == ET_OPT_LOOP && b == ET_OPT_PADTO)
+        return "PADTO applies to an axis not yet split";
+    /* both operands of xik,kj->xij use k: with GROUP lanes on it no input
+     * is read alike by a work-group (in xre,rij,xej->xei, xej is) */
+    if (!three && ((a == ET_OPT_STAGE && gb) || (ga && b == ET_OPT_STAGE)))
+        return "STAGE: no input is read alike";
     return NULL;
 }
 
 /* Every ordered pair (a, b) on one einsum: refused pairs are asserted
  * refused with their rule, valid ones verified on the device - in the
  * dtype of parity a+b (f32 or f64) by default, in both with
- * ET_MATRIX_FULL. HOIST needs three operands: the two-operand einsum
- * leaves its pairs out, and `hoist_only` runs just the pairs with a
- * HOIST on the three-operand one. */
+ * ET_MATRIX_FULL. HOIST and FACTOR need three operands here: the
+ * two-operand einsum leaves their pairs out, and `hoist_only` runs just
+ * the pairs with one of them on the three-operand one. */
 static void run_pairs(et_device *dev, bool three, bool hoist_only,
                       int *valid, int *refused)
 {
@@ -341,12 +364,13 @@ static void run_pairs(et_device *dev, bool three, bool hoist_only,
     const char *shape = three ? "x=3,e=8,i=8,r=12,j=4" : "x=3,i=8,k=12,j=8";
     for (int a = 0; a < ET_OPT_COUNT; a++) {
         for (int b = 0; b < ET_OPT_COUNT; b++) {
-            bool h = a == ET_OPT_HOIST || b == ET_OPT_HOIST;
+            bool h = three_only(a) || three_only(b);
             if ((!three && h) || (hoist_only && !h))
                 continue;
             et_opt oa = pair_opt(three, (et_opt_kind)a, false, ET_OPT_COUNT);
             et_opt ob = pair_opt(three, (et_opt_kind)b, true, (et_opt_kind)a);
-            const char *rule = pair_rule((et_opt_kind)a, (et_opt_kind)b);
+            const char *rule =
+                pair_rule(three, (et_opt_kind)a, (et_opt_kind)b);
             for (int t = 0; t < 2; t++) {
                 if (!full && t != (a + b) % 2)
                     continue;
@@ -366,7 +390,14 @@ static void run_pairs(et_device *dev, bool three, bool hoist_only,
                         fail_msg("%s: pair %s %s refused: %s", text,
                                  et_opt_kind_name((et_opt_kind)a),
                                  et_opt_kind_name((et_opt_kind)b), reason);
-                    if (!vg || (a * ET_OPT_COUNT + b) % 5 == 0)
+                    /* pairs with FACTOR, STAGE or LOOP: one in three
+                     * on the device by default (the random sequences run
+                     * many more of them); all with ET_MATRIX_FULL */
+                    bool later = a >= ET_OPT_FACTOR || b >= ET_OPT_FACTOR;
+                    bool run = vg ? (a * ET_OPT_COUNT + b) % 5 == 0
+                                  : full || !later ||
+                                        (a * ET_OPT_COUNT + b) % 3 == 0;
+                    if (run)
                         verify(dev, k, (unsigned)(a * ET_OPT_COUNT + b),
                                "pair", true);
                     (*valid)++;
@@ -386,18 +417,26 @@ static void test_opt_pairs(void **state)
     int valid = 0, refused = 0;
     run_pairs(dev, false, false, &valid, &refused);
     run_pairs(dev, true, !full, &valid, &refused);
-    /* Of the 100 ordered pairs without HOIST, 13 break a rule; of the 21
-     * with a HOIST, 1 (HOIST twice). By default: the 100 on the
-     * two-operand einsum and the 21 on the three-operand one, in one
-     * dtype; full: all 121 on the three-operand one too, in both. */
-    int want_refused = full ? 2 * 13 + 2 * 14 : 13 + 1;
-    int want_valid = full ? 2 * 87 + 2 * 107 : 87 + 20;
+    /* Of the 144 ordered pairs without HOIST or FACTOR, 21 break a rule
+     * on the two-operand einsum (13, then STAGE twice, with NOLOCALS
+     * either way and with GROUP or GROUPTOP either way, and PADTO(x)
+     * after LOOP(x)); of the 52 with HOIST or FACTOR, 4 (either twice, or
+     * both). By default: the 144 on the two-operand einsum and the 52 on
+     * the three-operand one, in one dtype; full: all 196 on the
+     * three-operand one too (21 refused: 14, STAGE twice or with
+     * NOLOCALS, PADTO after LOOP, and the 3 of HOIST and FACTOR), in
+     * both. */
+    int want_refused = full ? 2 * 21 + 2 * 21 : 21 + 4;
+    int want_valid = full ? 2 * 123 + 2 * 175 : 123 + 48;
     assert_int_equal(refused, want_refused);
     assert_int_equal(valid, want_valid);
     print_message("ordered pairs: %d valid, %d refusals asserted%s\n",
                   valid, refused,
                   vg ? " (under valgrind 1 valid pair in 5 run on the device)"
-                     : "; every valid pair verified on the device");
+                  : full ? "; every valid pair verified on the device"
+                         : "; every valid pair verified on the device "
+                           "(of those with FACTOR, STAGE or LOOP, one in "
+                           "three)");
 
     /* after any split of an axis, PADTO on it is refused */
     static const char *const splits[] = {
@@ -595,6 +634,7 @@ static bool draw_opt(et_kernel *k, uint64_t *s, bool prefetch, et_opt *o)
     switch (kind) {
     case ET_OPT_LOCAL:
     case ET_OPT_UPCAST:
+    case ET_OPT_LOOP:
     case ET_OPT_SWAP:
         if (n_out == 0 || (kind == ET_OPT_SWAP && n_out < 2))
             return false;
@@ -622,6 +662,7 @@ static bool draw_opt(et_kernel *k, uint64_t *s, bool prefetch, et_opt *o)
     switch (kind) {
     case ET_OPT_LOCAL: o->amt = divisor(s, S, 64); break;
     case ET_OPT_UPCAST:
+    case ET_OPT_LOOP:
     case ET_OPT_UNROLL: o->amt = divisor(s, S, 8); break;
     case ET_OPT_GROUP:
     case ET_OPT_GROUPTOP:

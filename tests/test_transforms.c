@@ -221,6 +221,54 @@ static void test_rules(void **state)
                    "HOIST: HOIST needs three or more operands (with 2");
     expect_refused("ik,kj,j->ij", sh, "HOIST UPCAST(j,4) HOIST",
                    "HOIST already applied");
+    /* FACTOR: an operand without the innermost reduce loop's index */
+    expect_refused(mm, sh, "FACTOR",
+                   "FACTOR: FACTOR: every operand uses k, the index of the "
+                   "innermost reduce loop, so none can be factored out");
+    expect_refused("ij->i", "i=4,j=4", "FACTOR",
+                   "FACTOR needs two or more operands (with 1");
+    expect_refused("i,j->ij", "i=4,j=4", "FACTOR",
+                   "FACTOR needs a summed index");
+    expect_refused("ik,kj,j->ij", sh, "FACTOR UPCAST(j,4) FACTOR",
+                   "FACTOR already applied");
+    expect_refused("ik,kj,j->ij", sh, "HOIST FACTOR",
+                   "FACTOR: HOIST and FACTOR are refused together");
+    expect_refused("ik,kj,j->ij", sh, "FACTOR HOIST",
+                   "HOIST: HOIST and FACTOR are refused together");
+    /* PREFETCH moves the innermost loop to its axis: in ik,kl,kl->i the
+     * loop over l leaves ik outside, the loop over k leaves nothing */
+    expect_refused("ik,kl,kl->i", "i=4,k=8,l=8", "FACTOR PREFETCH(1,k,4)",
+                   "PREFETCH(1,k,4): FACTOR: every operand uses k");
+    expect_refused("ik,kl,kl->i", "i=4,k=8,l=8", "PREFETCH(1,k,4) FACTOR",
+                   "FACTOR: FACTOR: every operand uses k");
+    /* LOOP: global axes that are not open */
+    expect_refused(mm, sh, "LOOP(k,4)",
+                   "LOOP(k,4): LOOP applies to global axes only; k is a "
+                   "reduce axis");
+    expect_refused(mm, sh, "LOOP(i,3)", "must divide the size");
+    expect_refused(mm, "i=*,k=64,j=64", "LOOP(i,4)",
+                   "LOOP(i,4): i is an open axis: a loop over it inside a "
+                   "work-item would run past its size");
+    expect_refused(mm, sh, "LOOP(i,4) PADTO(i,80)",
+                   "PADTO applies to an axis not yet split");
+    /* STAGE: an input every work-item of a group reads alike */
+    expect_refused(mm, sh, "STAGE STAGE", "STAGE already applied");
+    expect_refused(mm, sh, "NOLOCALS STAGE",
+                   "STAGE: STAGE needs an explicit work-group; NOLOCALS "
+                   "was applied");
+    expect_refused(mm, sh, "STAGE NOLOCALS",
+                   "NOLOCALS: NOLOCALS is refused with LOCAL, GROUP, "
+                   "GROUPTOP, PREFETCH or STAGE");
+    expect_refused(mm, sh, "GROUP(k,4) STAGE",
+                   "STAGE: STAGE: no input is read alike by every work-item "
+                   "of a work-group");
+    expect_refused(mm, sh, "STAGE LOCAL(i,4) LOCAL(j,4)",
+                   "LOCAL(j,4): STAGE: no input is read alike");
+    expect_refused(mm, sh, "PREFETCH(0,k,4) LOCAL(j,4) STAGE",
+                   "STAGE: STAGE: no input is read alike");
+    expect_refused(mm, "i=4,k=16384,j=4", "STAGE",
+                   "STAGE: local memory 131072 bytes exceeds the device "
+                   "limit 49152");
     /* f16 inputs give an f32 output; an f16 output is made by hand */
     char why[256];
     assert_int_equal(split_on("f16", true, true, why, sizeof why),
@@ -241,8 +289,8 @@ static void test_rules(void **state)
     expect_refused(mm, sh, "GROUP(k,4) GROUPTOP(k,2)",
                    "at most one GROUP or GROUPTOP");
     expect_refused(mm, sh, "LOCAL(i,4) NOLOCALS",
-                   "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP or "
-                   "PREFETCH");
+                   "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP, "
+                   "PREFETCH or STAGE");
     expect_refused(mm, sh, "GROUP(k,4) NOLOCALS", "NOLOCALS is refused");
     expect_refused(mm, sh, "PREFETCH(0,k,8) NOLOCALS", "NOLOCALS is refused");
     expect_refused(mm, sh, "NOLOCALS LOCAL(i,4)",
@@ -595,6 +643,57 @@ static void test_source(void **state)
     et_rendered_free(&r);
     et_kernel_free(k);
 
+    /* FACTOR: xre multiplied once per r after the loop over j, into
+     * partial sums over j of rij*xej (vectors along i, OpenCL; scalars,
+     * CUDA); STAGE: rij, which no LOCAL part indexes, copied once per
+     * work-group with the lanes of i contiguous, so it loads as vectors */
+    k = make("xre,rij,xej->xei", "x=4,r=3,e=2,i=8,j=5", "f64");
+    expect_ok(k, "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOCAL(x,2)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "__local double tile_in1[120];");
+    expect_in(s, "// copy the 120 elements of operand 1 the work-group "
+                 "reads (STAGE)");
+    expect_in(s, "tile_in1[cp] = in1[i_ci*5 + r_ci*40 + j_ci];");
+    expect_in(s, "int i_u_c = cp % 8;");
+    expect_in(s, "barrier(CLK_LOCAL_MEM_FENCE);\n    // output indices");
+    expect_in(s, "double8 tv_0 = (double8)(0.0);");
+    expect_in(s, "double8 vec1 = vload8(0, tile_in1 + in1_t);");
+    expect_in(s, "tv_1 = fma(vec1, (double8)(a2_1), tv_1);");
+    expect_in(s, "accv_1 = fma((double8)(a0_1), tv_1, accv_1);");
+    expect_not_in(s, "in0[in0_addr] *");
+    et_rendered_free(&r);
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "__shared__ double tile_in1[120];");
+    expect_in(s, "        double t_7_1 = 0.0;");
+    expect_in(s, "t_7_1 = fma(a1_7, a2_1, t_7_1);");
+    expect_in(s, "acc_7_1 = fma(a0_1, t_7_1, acc_7_1);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    /* LOOP: 64 values of x per work-item, rij copied once for them all
+     * (it uses no LOOP part) */
+    k = make("xre,rij,xej->xei", "x=256,r=3,e=4,i=8,j=6", "f64");
+    expect_ok(k, "UPCAST(i,0) FACTOR STAGE LOOP(x,64)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "// global: 1x4x4 local: 1x1x1");
+    expect_in(s, "tile_in1[cp] = in1[i_ci*6 + r_ci*48 + j_ci];\n    }\n"
+                 "    // the LOOP parts: the rest once per value\n"
+                 "    for (int x_o = 0; x_o < 64; x_o++) {");
+    expect_in(s, "        int x_idx = x*64 + x_o;");
+    expect_not_in(s, "barrier");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    /* an UNROLL of another axis that the outer operand uses indexes the
+     * partial sums: one per value of r_r */
+    k = make("xre,rij,xej->xei", "x=2,r=2,e=3,i=3,j=4", "f32");
+    expect_ok(k, "FACTOR UNROLL(r,2)");
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "float t_0 = 0.0f;");
+    expect_in(s, "float t_1 = 0.0f;");
+    expect_in(s, "t_1 = fmaf(a1_1, a2, t_1);");
+    expect_in(s, "acc = fmaf(a0_1, t_1, acc);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
     /* mixed dtypes accumulate in f64 */
     k = make("i,i->", "i=8", "f32,f64");
     s = render(k, ET_BACKEND_OPENCL, &r);
@@ -759,7 +858,7 @@ static void test_device_each_opt(void **state)
                         continue;
                     snprintf(o.axis2.name, sizeof o.axis2.name, "j");
                 }
-                if ((kind == ET_OPT_NOLOCALS || kind == ET_OPT_HOIST) &&
+                if (et_opt_kind_is_global((et_opt_kind)kind) &&
                     (ai || mi))
                     continue;
                 for (int op = 0; op < 2; op++) {
@@ -767,12 +866,14 @@ static void test_device_each_opt(void **state)
                         continue;
                     o.operand = op;
                     et_opts_format(&o, 1, opts, sizeof opts);
-                    /* HOIST needs three operands: a scaled matmul */
-                    et_kernel *k = kind == ET_OPT_HOIST
-                                       ? make("ik,kj,j->ij", "i=6,k=12,j=3",
-                                              "f32")
-                                       : make("ik,kj->ij", "i=6,k=12,j=3",
-                                              "f32");
+                    /* HOIST needs three operands, FACTOR one without
+                     * k: a scaled matmul */
+                    bool three =
+                        kind == ET_OPT_HOIST || kind == ET_OPT_FACTOR;
+                    et_kernel *k = three ? make("ik,kj,j->ij",
+                                                "i=6,k=12,j=3", "f32")
+                                         : make("ik,kj->ij", "i=6,k=12,j=3",
+                                                "f32");
                     char reason[512];
                     if (et_kernel_apply_opt(k, &o, reason, sizeof reason) ==
                         ET_OK) {
@@ -843,6 +944,36 @@ static const kcase combo_cases[] = {
      "UNROLL(j,0) LOCAL(x,3) UPCAST(i,2) HOIST"},
     {"xre,rij,xej->xei", "x=3,r=4,e=5,i=6,j=12", "f32",
      "HOIST UNROLL(j,4) UPCAST(i,3) UPCAST(e,5)"},
+    /* FACTOR and STAGE: the DG operator as the tuner finds it best
+     * (vectors along i, 8+4 lanes, rij staged with i contiguous), the
+     * partial sums along the inner axis' lanes (UNROLL), with PREFETCH on
+     * the inner axis, with PREFETCH moving the inner loop to r, with an
+     * UNROLL of r the outer operand uses */
+    {"xre,rij,xej->xei", "x=4,r=3,e=4,i=12,j=5", "f64",
+     "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOCAL(x,2)"},
+    {"xre,rij,xej->xei", "x=4,r=3,e=2,i=6,j=8", "f32",
+     "UNROLL(j,0) UPCAST(i,2) FACTOR LOCAL(x,2)"},
+    {"xre,rij,xej->xei", "x=3,r=4,e=2,i=6,j=6", "f64",
+     "LOCAL(x,3) FACTOR UNROLL(r,2) UPCAST(e,2) PREFETCH(1,j,3) UPCAST(i,2)"},
+    {"xre,rij,xej->xei", "x=3,r=4,e=2,i=8,j=3", "f32",
+     "FACTOR PREFETCH(0,r,2) LOCAL(e,2) UPCAST(i,4) STAGE"},
+    /* LOOP: the staged copy shared by the loop's values; with GROUP's
+     * combine and PREFETCH's copies inside the loop; padded */
+    {"xre,rij,xej->xei", "x=8,r=3,e=4,i=12,j=5", "f64",
+     "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,4)"},
+    {"ik,kj->ij", "i=16,k=36,j=8", "f32",
+     "LOOP(i,2) LOCAL(i,4) GROUP(k,4) UPCAST(j,4) PREFETCH(1,k,3)"},
+    {"ik,kj->ij", "i=7,k=35,j=5", "f64",
+     "PADTO(i,8) LOOP(i,2) LOCAL(i,2) UPCAST(j,5) STAGE"},
+    /* STAGE with padding and GROUP lanes on another axis than the staged
+     * input's; SPLIT */
+    {"ik,kj->ij", "i=7,k=35,j=5", "f32",
+     "PADTO(j,8) UPCAST(j,8) LOCAL(i,7) STAGE UNROLL(k,5)"},
+    {"xre,rij,xej->xei", "x=2,r=6,e=3,i=4,j=4", "f32",
+     "STAGE GROUP(r,3) SPLIT(j,2) LOCAL(i,2)"},
+    /* FACTOR with three operands inside the inner loop, padded */
+    {"ab,bc,c,ac->a", "a=7,b=6,c=5", "f64",
+     "PADTO(a,8) FACTOR UPCAST(a,4) UNROLL(c,5) UNROLL(b,2)"},
     /* four operands, padded, with SPLIT */
     {"ab,bc,c,ac->a", "a=7,b=6,c=5", "f32",
      "PADTO(a,8) HOIST UPCAST(a,4) UNROLL(c,5) SPLIT(b,2)"},

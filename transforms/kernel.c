@@ -14,6 +14,7 @@
 static const char *const opt_names[] = {
     "LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP",
     "PADTO", "SWAP",   "NOLOCALS", "PREFETCH", "SPLIT", "HOIST",
+    "FACTOR", "STAGE", "LOOP",
 };
 static_assert(sizeof(opt_names) / sizeof(opt_names[0]) == ET_OPT_COUNT,
               "opt_names must match et_opt_kind");
@@ -31,7 +32,7 @@ static void opt_name_list(char *out, size_t cap)
 
 /* name suffix of the inner part each split kind makes */
 static const char *const part_suffix[] = {"", "", "l", "u", "r", "g", "p",
-                                          "s"};
+                                          "s", "o"};
 static_assert(sizeof(part_suffix) / sizeof(part_suffix[0]) == ET_PART_COUNT,
               "part_suffix must match et_part_kind");
 
@@ -78,6 +79,8 @@ static size_t fmt_opt(const et_opt *o, char *buf, size_t cap)
     switch (o->kind) {
     case ET_OPT_NOLOCALS:
     case ET_OPT_HOIST:
+    case ET_OPT_FACTOR:
+    case ET_OPT_STAGE:
         n = snprintf(buf, cap, "%s", nm);
         break;
     case ET_OPT_SWAP:
@@ -239,7 +242,9 @@ et_status et_opts_parse(const char *text, et_opt *out, int cap, int *n,
         int nargs;
         switch (kind) {
         case ET_OPT_NOLOCALS:
-        case ET_OPT_HOIST: nargs = 0; break;
+        case ET_OPT_HOIST:
+        case ET_OPT_FACTOR:
+        case ET_OPT_STAGE: nargs = 0; break;
         case ET_OPT_SWAP:
             nargs = 2; types[0] = ARG_AXIS; types[1] = ARG_AXIS;
             break;
@@ -424,6 +429,13 @@ int et_kernel_split_dim(const et_kernel *k)
     return ndim - 1;
 }
 
+int et_kernel_factor_axis(const et_kernel *k)
+{
+    if (k->prefetch_axis >= 0)
+        return k->prefetch_axis;
+    return k->e.n_idx > k->e.n_out ? k->e.n_idx - 1 : -1;
+}
+
 bool et_kernel_has_split(const et_kernel *k)
 {
     for (int i = 0; i < k->n_parts; i++)
@@ -486,12 +498,34 @@ bool et_kernel_op_uses(const et_kernel *k, int op, int a)
     return op_uses(&k->e, op, a);
 }
 
-/* Is part p a dimension of the prefetch tile of operand op? */
+bool et_kernel_staged(const et_kernel *k, int op)
+{
+    if (!k->stage || (k->prefetch_axis >= 0 && k->prefetch_op[op]))
+        return false;
+    for (int p = 0; p < k->n_parts; p++)
+        if ((k->part[p].kind == ET_PART_LOCAL ||
+             k->part[p].kind == ET_PART_GROUP ||
+             k->part[p].kind == ET_PART_LOOP) &&
+            op_uses(&k->e, op, k->part[p].axis))
+            return false;
+    return true;
+}
+
+bool et_kernel_op_local(const et_kernel *k, int op)
+{
+    return (k->prefetch_axis >= 0 && k->prefetch_op[op]) ||
+           et_kernel_staged(k, op);
+}
+
+/* Is part p a dimension of the PREFETCH or STAGE tile of operand op? */
 bool et_kernel_tile_part(const et_kernel *k, int op, int p)
 {
     const et_part *pt = &k->part[p];
     if (!op_uses(&k->e, op, pt->axis))
         return false;
+    if (et_kernel_staged(k, op))
+        return pt->kind == ET_PART_UPCAST || pt->kind == ET_PART_UNROLL ||
+               pt->kind == ET_PART_REDUCE || pt->kind == ET_PART_PREFETCH;
     switch (pt->kind) {
     case ET_PART_LOCAL:
     case ET_PART_UPCAST:
@@ -516,10 +550,9 @@ int64_t et_kernel_tile_elems(const et_kernel *k, int op)
 int64_t et_kernel_local_bytes(const et_kernel *k)
 {
     int64_t b = 0;
-    if (k->prefetch_axis >= 0)
-        for (int op = 0; op < k->e.n_ops; op++)
-            if (k->prefetch_op[op])
-                b += mul_sat(et_kernel_tile_elems(k, op), acc_size(k));
+    for (int op = 0; op < k->e.n_ops; op++)
+        if (et_kernel_op_local(k, op))
+            b += mul_sat(et_kernel_tile_elems(k, op), acc_size(k));
     if (k->group_part >= 0)
         b += mul_sat(mul_sat(et_kernel_group_size(k), upcast_count(k)),
                      acc_size(k));
@@ -585,6 +618,30 @@ static et_status check_limits(const et_kernel *k, const et_opt *o,
                       "the product of UPCAST and UNROLL amounts (%lld) "
                       "exceeds %d",
                       (long long)unrolled, MAX_UNROLLED);
+    if (k->factor) {
+        /* the innermost loop moves with PREFETCH: checked after each opt */
+        int fa = et_kernel_factor_axis(k);
+        bool outside = false;
+        for (int op = 0; op < k->e.n_ops; op++)
+            outside = outside || !op_uses(&k->e, op, fa);
+        if (!outside)
+            return refuse(reason, cap, o,
+                          "FACTOR: every operand uses %s, the index of the "
+                          "innermost reduce loop, so none can be factored "
+                          "out of its sum",
+                          k->e.idx[fa].name);
+    }
+    if (k->stage) {
+        /* LOCAL, GROUP and PREFETCH change which inputs are staged */
+        bool any = false;
+        for (int op = 0; op < k->e.n_ops; op++)
+            any = any || et_kernel_staged(k, op);
+        if (!any)
+            return refuse(reason, cap, o,
+                          "STAGE: no input is read alike by every work-item "
+                          "of a work-group (each one's indices use a LOCAL "
+                          "part or a GROUP lane, or it is prefetched)");
+    }
     int64_t lb = et_kernel_local_bytes(k);
     if (lb > k->target.local_mem_bytes)
         return refuse(reason, cap, o,
@@ -682,7 +739,7 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     const char *nm = opt_names[o->kind];
     bool needs_group = o->kind == ET_OPT_LOCAL || o->kind == ET_OPT_GROUP ||
                        o->kind == ET_OPT_GROUPTOP ||
-                       o->kind == ET_OPT_PREFETCH;
+                       o->kind == ET_OPT_PREFETCH || o->kind == ET_OPT_STAGE;
     if (needs_group && k->nolocals)
         return refuse(reason, cap, o,
                       "%s needs an explicit work-group; NOLOCALS was applied",
@@ -691,10 +748,11 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
 
     if (o->kind == ET_OPT_NOLOCALS) {
         if (has_kind(k, ET_PART_LOCAL) || k->group_part >= 0 ||
-            k->prefetch_axis >= 0)
+            k->prefetch_axis >= 0 || k->stage)
             return refuse(reason, cap, o,
-                          "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP or "
-                          "PREFETCH (they need an explicit work-group)");
+                          "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP, "
+                          "PREFETCH or STAGE (they need an explicit "
+                          "work-group)");
         if (k->nolocals)
             return refuse(reason, cap, o, "NOLOCALS already applied");
         k->nolocals = true;
@@ -710,9 +768,42 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
                           k->e.n_ops);
         if (k->hoist)
             return refuse(reason, cap, o, "HOIST already applied");
+        if (k->factor)
+            return refuse(reason, cap, o,
+                          "HOIST and FACTOR are refused together (each "
+                          "forms a product once; use one)");
         k->hoist = true;
         k->opts[k->n_opts++] = rec;
         return ET_OK;
+    }
+
+    if (o->kind == ET_OPT_STAGE) {
+        if (k->stage)
+            return refuse(reason, cap, o, "STAGE already applied");
+        k->stage = true;
+        k->opts[k->n_opts++] = rec;
+        return check_limits(k, o, reason, cap);
+    }
+
+    if (o->kind == ET_OPT_FACTOR) {
+        if (k->e.n_ops < 2)
+            return refuse(reason, cap, o,
+                          "FACTOR needs two or more operands (with %d there "
+                          "is no product to factor)",
+                          k->e.n_ops);
+        if (k->factor)
+            return refuse(reason, cap, o, "FACTOR already applied");
+        if (k->hoist)
+            return refuse(reason, cap, o,
+                          "HOIST and FACTOR are refused together (each "
+                          "forms a product once; use one)");
+        if (et_kernel_factor_axis(k) < 0)
+            return refuse(reason, cap, o,
+                          "FACTOR needs a summed index (this kernel has no "
+                          "reduce loop)");
+        k->factor = true;
+        k->opts[k->n_opts++] = rec;
+        return check_limits(k, o, reason, cap);
     }
 
     int a = et_kernel_axis_find(k, &o->axis);
@@ -804,9 +895,12 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     case ET_OPT_GROUPTOP: kind = ET_PART_GROUP; break;
     case ET_OPT_PREFETCH: kind = ET_PART_PREFETCH; break;
     case ET_OPT_SPLIT: kind = ET_PART_SPLIT; break;
+    case ET_OPT_LOOP: kind = ET_PART_LOOP; break;
     default: return refuse(reason, cap, o, "unknown opt");
     }
-    if ((kind == ET_PART_LOCAL || kind == ET_PART_UPCAST) && !global)
+    if ((kind == ET_PART_LOCAL || kind == ET_PART_UPCAST ||
+         kind == ET_PART_LOOP) &&
+        !global)
         return refuse(reason, cap, o,
                       "%s applies to global axes only; %s is a reduce axis",
                       nm, an);
@@ -867,6 +961,12 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     }
     int64_t S = k->part[k->outer[a]].size;
     int64_t n = o->amt == 0 ? S : o->amt;
+    if (kind == ET_PART_LOOP && k->e.idx[a].open)
+        return refuse(reason, cap, o,
+                      "%s is an open axis: a loop over it inside a "
+                      "work-item would run past its size (use LOCAL or "
+                      "UPCAST)",
+                      an);
     if (k->e.idx[a].open) {
         /* the launch covers the size rounded up; stores are masked */
         if (o->amt == 0)

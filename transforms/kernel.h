@@ -17,6 +17,15 @@
  * PADTO(axis, m) rounds the size of a not yet split axis up to a multiple
  * of m; loads past the true size read 0, stores past it are skipped.
  *
+ * LOOP(axis, n) splits a global axis' outer part by n into a part `<axis>_o`
+ * that each work-item iterates in a loop around all its work (n times
+ * fewer work-groups): what it computes before the loop (STAGE copies) is
+ * shared by the n iterations.
+ *
+ * STAGE copies, once per work-group before the reduce loops, the inputs
+ * that all its work-items read alike into local memory (et_kernel_staged),
+ * laid out so that the vector part's lanes are contiguous.
+ *
  * PREFETCH(operand, axis, n) splits the reduce axis' outer part by n: the
  * outer part becomes the chunk loop, the inner part `<axis>_p` a loop
  * inside the chunk. Before each chunk the work-group copies every element
@@ -77,6 +86,9 @@ typedef enum et_opt_kind {
     ET_OPT_PREFETCH,
     ET_OPT_SPLIT,
     ET_OPT_HOIST,
+    ET_OPT_FACTOR,
+    ET_OPT_STAGE,
+    ET_OPT_LOOP,
     ET_OPT_COUNT
 } et_opt_kind;
 
@@ -84,10 +96,11 @@ typedef enum et_opt_kind {
 const char *et_opt_kind_name(et_opt_kind k);
 
 /* The kernel-wide opts, which name no axis and take no amount: NOLOCALS,
- * HOIST. */
+ * HOIST, FACTOR, STAGE. */
 static inline bool et_opt_kind_is_global(et_opt_kind k)
 {
-    return k == ET_OPT_NOLOCALS || k == ET_OPT_HOIST;
+    return k == ET_OPT_NOLOCALS || k == ET_OPT_HOIST ||
+           k == ET_OPT_FACTOR || k == ET_OPT_STAGE;
 }
 
 #define ET_AXIS_NAME_LEN 16
@@ -119,8 +132,9 @@ et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt);
  *   list := ws* [opt (ws+ opt)*] ws*
  *   opt  := NAME [ "(" [arg ("," arg)*] ")" ]
  *   arg  := ws* (integer | axis-name) ws*
- * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO SPLIT (axis, int), SWAP
- * (axis, axis), PREFETCH (int, axis, int), NOLOCALS and HOIST none.
+ * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO SPLIT LOOP (axis, int), SWAP
+ * (axis, axis), PREFETCH (int, axis, int), NOLOCALS, HOIST, FACTOR and
+ * STAGE none.
  * Writes at most cap opts to out and their number to *n. Returns ET_OK or
  * ET_ERR_INPUT with d->pos (0-based byte offset), d->col and d->msg.
  */
@@ -142,6 +156,7 @@ typedef enum et_part_kind {
     ET_PART_GROUP,      /* work-group lanes splitting a reduce */
     ET_PART_PREFETCH,   /* loop inside a PREFETCH chunk */
     ET_PART_SPLIT,      /* reduce chunks spread over work-groups (SPLIT) */
+    ET_PART_LOOP,       /* a loop of a global axis inside a work-item */
     ET_PART_COUNT
 } et_part_kind;
 
@@ -169,6 +184,12 @@ typedef struct et_kernel {
     bool nolocals;
     bool hoist;                     /* HOIST: the other operands' product
                                      * formed once (render_expr.c) */
+    bool factor;                    /* FACTOR: the operands that do not
+                                     * use the innermost reduce loop are
+                                     * multiplied after it (render_loops.c) */
+    bool stage;                     /* STAGE: inputs all work-items of a
+                                     * group read alike copied to local
+                                     * memory once (et_kernel_staged) */
     int group_part;                 /* -1 if no GROUP/GROUPTOP */
     int prefetch_axis;              /* -1 if no PREFETCH */
     int prefetch_part;              /* the _p loop part */
@@ -224,6 +245,24 @@ et_status et_kernel_set_open_size(et_kernel *k, int64_t n, et_diag *d);
 /* The product of the inner parts of the open axis (1 without one): the
  * launch covers the open axis in steps of this many. */
 int64_t et_kernel_open_step(const et_kernel *k);
+
+/*
+ * FACTOR: the reduce axis of the innermost reduce loop (the PREFETCH axis
+ * when there is one, else the last reduce axis), whose sum the operands
+ * that do not use it are factored out of; -1 for a kernel without reduce
+ * axes.
+ */
+int et_kernel_factor_axis(const et_kernel *k);
+
+/*
+ * STAGE: is input op copied into local memory once per work-group, before
+ * the reduce loops? Those are the inputs, not prefetched, whose indices
+ * use no LOCAL part and no GROUP lane (every work-item of the group reads
+ * the same elements of them) nor a LOOP part (staged before the LOOP
+ * loops); the copy holds every value of their UPCAST,
+ * UNROLL, reduce-loop and PREFETCH parts.
+ */
+bool et_kernel_staged(const et_kernel *k, int op);
 
 /* Does k have a SPLIT part (work-groups add into a zeroed output)? */
 bool et_kernel_has_split(const et_kernel *k);

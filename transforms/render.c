@@ -9,11 +9,16 @@
  *   - header comments: einsum, opts, launch geometry, arguments;
  *   - local arrays (PREFETCH tiles, the GROUP reduction buffer);
  *   - group id and local id decoded into the parts (running divisors);
+ *   - STAGE: the staged inputs copied into local memory, a barrier;
+ *   - LOOP: a loop per LOOP part around all that follows;
  *   - per global axis its base index `<axis>_idx` (UPCAST parts are added
  *     as constants per accumulator);
  *   - one accumulator per UPCAST combination, `acc_<values>`;
  *   - the reduce loops (plain loops outermost, then the PREFETCH chunk loop
- *     with its cooperative copy and barriers, then the `_p` loop);
+ *     with its cooperative copy and barriers, then the `_p` loop); with
+ *     FACTOR, partial sums `t_<values>` zeroed before the innermost
+ *     reduce loop and multiplied into the accumulators after it by the
+ *     operands that do not use its index;
  *   - in the innermost body: every operand's values loaded once per
  *     combination of the UPCAST/UNROLL parts it uses (`a<k>_<values>`),
  *     vector loads where the part is contiguous and aligned, then one FMA
@@ -191,7 +196,7 @@ void et_kernel_name(const et_kernel *k, char *buf, size_t cap)
 {
     static const et_part_kind order[] = {
         ET_PART_GLOBAL, ET_PART_SPLIT, ET_PART_LOCAL, ET_PART_GROUP,
-        ET_PART_REDUCE,
+        ET_PART_LOOP, ET_PART_REDUCE,
         ET_PART_PREFETCH, ET_PART_UNROLL, ET_PART_UPCAST};
     size_t len = (size_t)snprintf(buf, cap, "%s",
                                   k->e.n_idx > k->e.n_out ? "r" : "E");
@@ -240,6 +245,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     c->D = &rd_dialects[b];
     c->n_ops = k->e.n_ops;
     c->open_axis = et_einsum_open_axis(&k->e);
+    c->factor_axis = k->factor ? et_kernel_factor_axis(k) : -1;
     st = et_kernel_launch(k, b, &c->launch);
     if (st != ET_OK)
         goto done;
@@ -295,7 +301,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     rd_put(s, ")\n{\n");
     s->indent = 1;
     for (int op = 0; op < k->e.n_ops; op++)
-        if (k->prefetch_axis >= 0 && k->prefetch_op[op])
+        if (et_kernel_op_local(k, op))
             rd_line(s, "%s %s tile_in%d[%lld];", c->D->local_kw, c->acc, op,
                     (long long)et_kernel_tile_elems(k, op));
     plist ups;
@@ -305,13 +311,29 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         rd_line(s, "%s %s red[%lld];", c->D->local_kw, c->acc,
                 (long long)(c->wg * nacc));
     rd_emit_ids(c);
+    /* before anything else is live: PoCL keeps the values that live
+     * across a barrier in per-work-item memory, not in registers */
+    rd_choose_vector(c); /* before the copies: it decides their layout */
+    rd_emit_stage(c);
+    /* LOOP: everything from here to the stores, once per value */
+    int n_loops = 0;
+    for (int p = 0; p < k->n_parts; p++) {
+        if (k->part[p].kind != ET_PART_LOOP)
+            continue;
+        if (!n_loops)
+            rd_line(s, "// the LOOP parts: the rest once per value");
+        rd_line(s, "for (%s %s = 0; %s < %lld; %s++) {", c->itype,
+                k->part[p].name, k->part[p].name,
+                (long long)k->part[p].size, k->part[p].name);
+        s->indent++;
+        n_loops++;
+    }
     if (k->e.n_out > 0) {
         rd_line(s, "// output indices (UPCAST parts added per accumulator)");
         rd_emit_axis_bases(c, true);
     }
     int64_t vals[MAXP] = {0};
     char accn[256];
-    rd_choose_vector(c);
     if (c->vmode) {
         rd_emit_vacc_decls(c);
     } else {
@@ -328,6 +350,10 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         rd_emit_group_combine(c);
     else
         rd_emit_stores(c);
+    for (int i = 0; i < n_loops; i++) {
+        s->indent--;
+        rd_line(s, "}");
+    }
     s->indent = 0;
     rd_put(s, "}\n");
     out->source = et_sbuf_take(&s->b);

@@ -108,7 +108,8 @@ bool rd_is_runtime(et_part_kind kd)
 {
     return kd == ET_PART_GLOBAL || kd == ET_PART_REDUCE ||
            kd == ET_PART_LOCAL || kd == ET_PART_GROUP ||
-           kd == ET_PART_PREFETCH || kd == ET_PART_SPLIT;
+           kd == ET_PART_PREFETCH || kd == ET_PART_SPLIT ||
+           kd == ET_PART_LOOP;
 }
 
 bool rd_keep_runtime(const ctx *c, int p, const void *arg)

@@ -8,7 +8,7 @@
  *   render_expr.c     pieces of lines: sums, combinations, loads, masks
  *   render_loops.c    positions, base indices, reduce loops, scalar FMAs
  *   render_vector.c   vector accumulators (OpenCL)
- *   render_prefetch.c PREFETCH tiles and their cooperative copy
+ *   render_prefetch.c PREFETCH and STAGE tiles and their cooperative copy
  *   render_store.c    GROUP combine and stores (SPLIT: atomic adds)
  *   render_dialect.c  the dialect table: all that differs by backend
  */
@@ -107,6 +107,13 @@ typedef struct ctx {
     /* the open axis (-1: none): its size is the argument n_<axis>, its
      * outer part's count the variable <axis>_groups (see rd_part_size) */
     int open_axis;
+    /* FACTOR (-1: none): the index of the innermost reduce loop. The
+     * multiply-adds are emitted in phases: 0 every operand into the
+     * accumulators (no FACTOR); 1 in the inner loop, the operands that
+     * use factor_axis into the partial sums t_ / tv_; 2 after it, the
+     * other operands times the partial sums into the accumulators */
+    int factor_axis;
+    int phase;
 } ctx;
 
 /* Which parts rd_sum_terms keeps. */
@@ -166,15 +173,24 @@ void rd_emit_hoisted(ctx *c, int last, const plist *pp);
 
 /* ---- render_loops.c ----------------------------------------------- */
 
+/* Does operand op take part in the current phase's multiply-adds? */
+bool rd_phase_op(const ctx *c, int op);
+/* FACTOR: the parts that index the partial sums: the UPCAST parts, then
+ * the UNROLL parts of other axes than factor_axis that an operand outside
+ * the inner loop uses (the others are summed inside them). */
+void rd_factor_tparts(const ctx *c, plist *t);
+
 void rd_emit_ids(ctx *c);
 void rd_emit_axis_bases(ctx *c, bool global);
 void rd_emit_fmas_scalar(ctx *c);
+void rd_emit_stage(ctx *c);
 void rd_emit_loops(ctx *c);
 
 /* ---- render_vector.c ----------------------------------------------- */
 
 void rd_choose_vector(ctx *c);
 void rd_emit_vacc_decls(ctx *c);
+void rd_emit_vfactor_decls(ctx *c);
 bool rd_direct_vec(const ctx *c, int op);
 void rd_emit_direct_vec_loads(ctx *c, int op);
 void rd_emit_vacc_unpack(ctx *c);

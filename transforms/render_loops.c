@@ -181,7 +181,7 @@ void rd_emit_ids(ctx *c)
                     c->D->local_id[d]);
             decode(c, var, &l);
         }
-        if (k->group_part >= 0 || k->prefetch_axis >= 0) {
+        if (k->group_part >= 0 || k->prefetch_axis >= 0 || k->stage) {
             char expr[256];
             et_sbuf e;
             et_sbuf_fixed(&e, expr, sizeof expr);
@@ -198,28 +198,61 @@ void rd_emit_ids(ctx *c)
             }
             rd_line(s, "%s lid_flat = %s;", c->itype, e.len ? expr : "0");
         }
-    } else if (k->group_part >= 0 || k->prefetch_axis >= 0) {
+    } else if (k->group_part >= 0 || k->prefetch_axis >= 0 || k->stage) {
         rd_line(s, "%s lid_flat = 0;", c->itype);
     }
 }
 
 /* Declares `<axis>_idx` for every axis of the given role: the runtime
- * part of its index. */
-void rd_emit_axis_bases(ctx *c, bool global)
+ * part of its index. With FACTOR, reduce indices but the innermost one's
+ * are declared before its loop (only = -1, skip = the factor axis) and
+ * that one inside it (only = the factor axis). */
+static void emit_bases(ctx *c, bool global, int only, int skip)
 {
     const et_kernel *k = c->k;
     int from = global ? 0 : k->e.n_out, to = global ? k->e.n_out : k->e.n_idx;
     for (int a = from; a < to; a++) {
-        /* a reduce index read only through PREFETCH copies is not needed */
+        if ((only >= 0 && a != only) || a == skip)
+            continue;
+        /* a reduce index read only through local copies is not needed */
         bool needed = global;
         for (int op = 0; op < k->e.n_ops && !needed; op++)
             needed = et_kernel_op_uses(k, op, a) &&
-                     !(k->prefetch_axis >= 0 && k->prefetch_op[op]);
+                     !et_kernel_op_local(k, op);
         if (!needed)
             continue;
         char sum[512];
         rd_sum_terms(c, sum, sizeof sum, a, rd_keep_runtime, NULL, "");
         rd_line(&c->s, "%s %s_idx = %s;", c->itype, k->e.idx[a].name, sum);
+    }
+}
+
+void rd_emit_axis_bases(ctx *c, bool global)
+{
+    emit_bases(c, global, -1, -1);
+}
+
+bool rd_phase_op(const ctx *c, int op)
+{
+    if (c->phase == 0)
+        return true;
+    bool inner = rd_op_uses(c, op, c->factor_axis);
+    return c->phase == 1 ? inner : !inner;
+}
+
+void rd_factor_tparts(const ctx *c, plist *t)
+{
+    const et_kernel *k = c->k;
+    rd_plist_kind(c, t, ET_PART_UPCAST, -2);
+    plist r;
+    rd_plist_kind(c, &r, ET_PART_UNROLL, -2);
+    for (int i = 0; i < r.n; i++) {
+        int a = k->part[r.p[i]].axis;
+        bool used = false;
+        for (int op = 0; op < k->e.n_ops && !used; op++)
+            used = !rd_op_uses(c, op, c->factor_axis) && rd_op_uses(c, op, a);
+        if (a != c->factor_axis && used)
+            t->p[t->n++] = r.p[i];
     }
 }
 
@@ -237,7 +270,7 @@ static void emit_loads(ctx *c, int op)
         rd_emit_direct_vec_loads(c, op);
         return;
     }
-    if (k->prefetch_axis >= 0 && k->prefetch_op[op]) {
+    if (et_kernel_op_local(k, op)) {
         int64_t ts[MAXP];
         rd_tile_strides(c, op, ts);
         rd_emit_tile_pos(c, op, ts);
@@ -306,10 +339,66 @@ static void emit_loads(ctx *c, int op)
     }
 }
 
+/* FACTOR, scalar: phase 1 adds the inner operands' product into the
+ * partial sums t_<values>, phase 2 multiplies the outer operands into
+ * them and adds the result to the accumulators. */
+static void emit_factor_scalar(ctx *c)
+{
+    const et_kernel *k = c->k;
+    plist all, ups, tp;
+    rd_const_parts(c, &all, -2);
+    rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
+    rd_factor_tparts(c, &tp);
+    const plist *over = c->phase == 1 ? &all : &tp;
+    int64_t n = rd_plist_count(c, over);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, over, ci, vals);
+        char tn[256], accn[256], prod[4096], v[256];
+        rd_combo_name(c, tn, sizeof tn, "t", &tp, vals);
+        rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+        et_sbuf pb;
+        et_sbuf_fixed(&pb, prod, sizeof prod);
+        int last = -1;
+        for (int op = 0; op < k->e.n_ops; op++)
+            if (rd_phase_op(c, op))
+                last = op;
+        for (int op = 0; op < k->e.n_ops; op++) {
+            if (!rd_phase_op(c, op) || (op == last && c->phase == 1))
+                continue;
+            plist consts;
+            rd_const_parts(c, &consts, op);
+            char bn[16];
+            snprintf(bn, sizeof bn, "a%d", op);
+            rd_combo_name(c, v, sizeof v, bn, &consts, vals);
+            et_sbuf_printf(&pb, "%s%s", pb.len ? " * " : "", v);
+        }
+        if (c->phase == 2) {
+            rd_line(&c->s, "%s = %s(%s, %s, %s);", accn, c->fma, prod, tn,
+                    accn);
+            continue;
+        }
+        plist lc;
+        rd_const_parts(c, &lc, last);
+        char bn[16];
+        snprintf(bn, sizeof bn, "a%d", last);
+        rd_combo_name(c, v, sizeof v, bn, &lc, vals);
+        if (pb.len == 0)
+            rd_line(&c->s, "%s += %s;", tn, v);
+        else
+            rd_line(&c->s, "%s = %s(%s, %s, %s);", tn, c->fma, prod, v, tn);
+    }
+}
+
 /* The multiply-adds of the innermost body, one per combination. */
 void rd_emit_fmas_scalar(ctx *c)
 {
     const et_kernel *k = c->k;
+    if (c->phase) {
+        emit_factor_scalar(c);
+        return;
+    }
     plist all, ups, hp;
     rd_const_parts(c, &all, -2);
     rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
@@ -351,18 +440,66 @@ void rd_emit_fmas_scalar(ctx *c)
     }
 }
 
+/* The innermost body: indices, loads, multiply-adds (with FACTOR, of the
+ * operands that use the inner loop's index, into the partial sums). */
 static void emit_body(ctx *c)
 {
     const et_kernel *k = c->k;
     if (k->e.n_idx > k->e.n_out) {
         rd_line(&c->s, "// reduce indices");
-        rd_emit_axis_bases(c, false);
+        emit_bases(c, false, c->factor_axis, -1);
     }
+    c->phase = c->factor_axis >= 0 ? 1 : 0;
     for (int op = 0; op < k->e.n_ops; op++) {
+        if (!rd_phase_op(c, op))
+            continue;
         rd_line(&c->s, "// operand %d", op);
         emit_loads(c, op);
     }
     rd_emit_fmas(c);
+    c->phase = 0;
+}
+
+/* FACTOR, before the inner loop: the other reduce indices and the partial
+ * sums, zeroed. */
+static void emit_factor_open(ctx *c)
+{
+    rd_line(&c->s, "// partial sums over %s (FACTOR)",
+            c->k->e.idx[c->factor_axis].name);
+    emit_bases(c, false, -1, c->factor_axis);
+    if (c->vmode) {
+        rd_emit_vfactor_decls(c);
+        return;
+    }
+    plist tp;
+    rd_factor_tparts(c, &tp);
+    int64_t n = rd_plist_count(c, &tp);
+    int64_t vals[MAXP] = {0};
+    char tn[256];
+    for (int64_t ci = 0; ci < n; ci++) {
+        rd_combo_fill(c, &tp, ci, vals);
+        rd_combo_name(c, tn, sizeof tn, "t", &tp, vals);
+        rd_line(&c->s, "%s %s = %s;", c->acc, tn, c->zero);
+    }
+}
+
+/* FACTOR, after the inner loop: the operands that do not use its index,
+ * loaded once, times the partial sums into the accumulators. */
+static void emit_factor_close(ctx *c)
+{
+    const et_kernel *k = c->k;
+    rd_line(&c->s, "// the operands without %s, once per partial sum "
+                   "(FACTOR)",
+            k->e.idx[c->factor_axis].name);
+    c->phase = 2;
+    for (int op = 0; op < k->e.n_ops; op++) {
+        if (!rd_phase_op(c, op))
+            continue;
+        rd_line(&c->s, "// operand %d", op);
+        emit_loads(c, op);
+    }
+    rd_emit_fmas(c);
+    c->phase = 0;
 }
 
 static void open_loop(ctx *c, const et_part *pt)
@@ -378,16 +515,36 @@ static void close_block(ctx *c)
     rd_line(&c->s, "}");
 }
 
+/* STAGE: the staged inputs' copies, before any reduce loop; the barrier
+ * is left out for a work-group of one work-item (see rd_emit_loops). */
+void rd_emit_stage(ctx *c)
+{
+    const et_kernel *k = c->k;
+    bool any = false;
+    for (int op = 0; op < k->e.n_ops; op++) {
+        if (!et_kernel_staged(k, op))
+            continue;
+        rd_emit_prefetch_copy(c, op);
+        any = true;
+    }
+    if (any && c->wg > 1)
+        rd_line(&c->s, "%s", c->D->barrier);
+}
+
 void rd_emit_loops(ctx *c)
 {
     const et_kernel *k = c->k;
-    int depth = 0;
+    int depth = 0, fa = c->factor_axis;
     for (int a = k->e.n_out; a < k->e.n_idx; a++) {
-        if (a == k->prefetch_axis)
+        if (a == k->prefetch_axis || a == fa)
             continue;
         open_loop(c, &k->part[k->outer[a]]);
         depth++;
     }
+    if (fa >= 0)
+        emit_factor_open(c);
+    if (fa >= 0 && fa != k->prefetch_axis)
+        open_loop(c, &k->part[k->outer[fa]]);
     if (k->prefetch_axis >= 0) {
         open_loop(c, &k->part[k->outer[k->prefetch_axis]]);
         for (int op = 0; op < k->e.n_ops; op++)
@@ -408,6 +565,10 @@ void rd_emit_loops(ctx *c)
     } else {
         emit_body(c);
     }
+    if (fa >= 0 && fa != k->prefetch_axis)
+        close_block(c);
+    if (fa >= 0)
+        emit_factor_close(c);
     for (int i = 0; i < depth; i++)
         close_block(c);
 }

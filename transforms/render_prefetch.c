@@ -1,20 +1,31 @@
 /*
- * render_prefetch.c - PREFETCH: the layout of an operand's tile in local
- * memory, a work-item's position in it, and the cooperative copy of each
- * chunk (the barriers around it are emit_loops'; a work-group of one
- * work-item has none).
+ * render_prefetch.c - PREFETCH and STAGE: the layout of an operand's tile
+ * in local memory, a work-item's position in it, and the cooperative copy
+ * (of each chunk for PREFETCH, once before the reduce loops for STAGE; the
+ * barriers around it are rd_emit_loops' and rd_emit_stage's; a work-group
+ * of one work-item has none).
  */
 #include "transforms/render_impl.h"
 
 #include <stdio.h>
 
-/* Tile strides of operand op's PREFETCH tile, indexed by part. */
+/* Tile strides of operand op's PREFETCH or STAGE tile, indexed by part:
+ * in part order, except that a staged tile puts the vector part first
+ * (its lanes contiguous, whatever the operand's layout in memory). */
 int64_t rd_tile_strides(const ctx *c, int op, int64_t *ts)
 {
     int64_t t = 1;
+    int first = -1;
+    if (c->vmode && et_kernel_staged(c->k, op) &&
+        et_kernel_tile_part(c->k, op, c->vpart)) {
+        first = c->vpart;
+        t = c->k->part[first].size;
+    }
     for (int p = 0; p < c->k->n_parts; p++) {
         ts[p] = 0;
-        if (et_kernel_tile_part(c->k, op, p)) {
+        if (p == first) {
+            ts[p] = 1;
+        } else if (et_kernel_tile_part(c->k, op, p)) {
             ts[p] = t;
             t *= c->k->part[p].size;
         }
@@ -51,8 +62,13 @@ void rd_emit_prefetch_copy(ctx *c, int op)
     rd_out *s = &c->s;
     int64_t ts[MAXP];
     int64_t T = rd_tile_strides(c, op, ts);
-    rd_line(s, "// copy the %lld elements of operand %d this chunk needs",
-            (long long)T, op);
+    if (et_kernel_staged(k, op))
+        rd_line(s, "// copy the %lld elements of operand %d the work-group "
+                   "reads (STAGE)",
+                (long long)T, op);
+    else
+        rd_line(s, "// copy the %lld elements of operand %d this chunk needs",
+                (long long)T, op);
     rd_line(s, "for (%s cp = lid_flat; cp < %lld; cp += %lld) {", c->itype,
             (long long)T, (long long)c->wg);
     s->indent++;

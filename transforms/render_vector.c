@@ -17,6 +17,8 @@ static int lane_access(const ctx *c, int op, int p)
     const et_part *pt = &c->k->part[p];
     if (!rd_op_uses(c, op, pt->axis))
         return 0;
+    if (et_kernel_staged(c->k, op)) /* laid out with the lanes first */
+        return et_kernel_tile_part(c->k, op, p) ? 1 : 2;
     if (c->k->prefetch_axis >= 0 && c->k->prefetch_op[op]) {
         int64_t ts[MAXP];
         rd_tile_strides(c, op, ts);
@@ -149,7 +151,7 @@ bool rd_direct_vec(const ctx *c, int op)
     const et_kernel *k = c->k;
     if (!c->vmode || lane_access(c, op, c->vpart) != 1)
         return false;
-    if (k->prefetch_axis >= 0 && k->prefetch_op[op])
+    if (et_kernel_op_local(k, op))
         return true; /* the local copy holds accumulator values, no masks */
     if (k->e.op[op].dtype != k->e.acc_dtype)
         return false;
@@ -168,7 +170,7 @@ void rd_emit_direct_vec_loads(ctx *c, int op)
     rd_plist_without(&consts, c->vpart, &rest);
     int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
     int nch = vchunks(c, st, w);
-    bool tile = k->prefetch_axis >= 0 && k->prefetch_op[op];
+    bool tile = et_kernel_op_local(k, op);
     int64_t ts[MAXP];
     char base[512], ptr[32];
     if (tile) {
@@ -274,6 +276,92 @@ static void emit_hoisted_vector(ctx *c, int last, const plist *hp, int nch,
     }
 }
 
+/* FACTOR's partial sums as vectors: tv_<values>_c<chunk>, one per
+ * combination of the partial sums' parts but the vector part. */
+static void vfactor_parts(const ctx *c, plist *l)
+{
+    plist tp;
+    rd_factor_tparts(c, &tp);
+    rd_plist_without(&tp, c->vpart, l);
+}
+
+void rd_emit_vfactor_decls(ctx *c)
+{
+    plist l;
+    vfactor_parts(c, &l);
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    int64_t n = rd_plist_count(c, &l);
+    int64_t vals[MAXP] = {0};
+    char base[256], name[300], ty[32];
+    for (int64_t ci = 0; ci < n; ci++) {
+        rd_combo_fill(c, &l, ci, vals);
+        rd_combo_name(c, base, sizeof base, "tv", &l, vals);
+        for (int q = 0; q < nch; q++) {
+            chunk_name(name, sizeof name, base, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            rd_line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
+        }
+    }
+}
+
+/* FACTOR with vector accumulators: phase 1 adds the inner operands'
+ * product into the partial sums (one per chunk and combination of the
+ * unrolled parts but the vector part), phase 2 multiplies the outer
+ * operands (vectors or broadcasts) into them and adds them to the
+ * accumulators. The lanes of an UNROLL vector part stay lanes of the
+ * partial sums: an outer operand does not depend on them (or is a vector
+ * along them), so multiplying before the lanes are summed is the same. */
+static void emit_factor_vector(ctx *c, int nch, const int64_t *st,
+                               const int64_t *w)
+{
+    const et_kernel *k = c->k;
+    plist all, rest, accl, tl;
+    rd_const_parts(c, &all, -2);
+    rd_plist_without(&all, c->vpart, &rest);
+    vacc_parts(c, &accl);
+    vfactor_parts(c, &tl);
+    const plist *over = c->phase == 1 ? &rest : &tl;
+    int last = -1;
+    for (int op = 0; op < k->e.n_ops; op++)
+        if (rd_phase_op(c, op))
+            last = op;
+    int64_t n = rd_plist_count(c, over);
+    int64_t vals[MAXP] = {0};
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, over, ci, vals);
+        char tb[256], ab[256], ty[32];
+        rd_combo_name(c, tb, sizeof tb, "tv", &tl, vals);
+        rd_combo_name(c, ab, sizeof ab, "accv", &accl, vals);
+        for (int q = 0; q < nch; q++) {
+            char tn[300], an[300], v[340], prod[4096];
+            chunk_name(tn, sizeof tn, tb, nch, st[q]);
+            chunk_name(an, sizeof an, ab, nch, st[q]);
+            vtype(c, w[q], ty, sizeof ty);
+            et_sbuf pb;
+            et_sbuf_fixed(&pb, prod, sizeof prod);
+            for (int op = 0; op < k->e.n_ops; op++) {
+                if (!rd_phase_op(c, op) || (op == last && c->phase == 1))
+                    continue;
+                operand_chunk(c, op, vals, nch, st, w, q, v, sizeof v);
+                et_sbuf_printf(&pb, "%s%s", pb.len ? " * " : "", v);
+            }
+            if (c->phase == 2) {
+                rd_line(&c->s, "%s = %s(%s, %s, %s);", an, c->fma, prod, tn,
+                        an);
+                continue;
+            }
+            operand_chunk(c, last, vals, nch, st, w, q, v, sizeof v);
+            if (pb.len == 0)
+                rd_line(&c->s, "%s += %s;", tn, v);
+            else
+                rd_line(&c->s, "%s = %s(%s, %s, %s);", tn, c->fma, prod, v,
+                        tn);
+        }
+    }
+}
+
 /* The vector multiply-adds: one per chunk and combination of the unrolled
  * parts but the vector part; an operand's lanes are vectors it loaded, or
  * built from its values, or one value broadcast. */
@@ -292,7 +380,8 @@ static void emit_fmas_vector(ctx *c)
     char name[256], ty[32], cn[300];
     /* lane vectors of the other operands that use the vector part's axis */
     for (int op = 0; op < k->e.n_ops; op++) {
-        if (!rd_op_uses(c, op, k->part[vp].axis) || rd_direct_vec(c, op))
+        if (!rd_op_uses(c, op, k->part[vp].axis) || rd_direct_vec(c, op) ||
+            !rd_phase_op(c, op))
             continue;
         plist consts, orest;
         rd_const_parts(c, &consts, op);
@@ -323,6 +412,10 @@ static void emit_fmas_vector(ctx *c)
                     rd_line(s, "%s %s = (%s)(%s);", ty, cn, ty, list);
             }
         }
+    }
+    if (c->phase) {
+        emit_factor_vector(c, nch, st, w);
+        return;
     }
     /* HOIST: the operand with the most unrolled values is multiplied
      * last; the others' product is formed once per chunk and combination
@@ -384,9 +477,75 @@ static void emit_fmas_vector(ctx *c)
     }
 }
 
+/* Mode 2: the chunks of accumulator vector `vbase` folded into one
+ * vector of the narrowest chunk's width (halving a wider sum, lo + hi,
+ * before adding the next narrower chunk), declared as `out`. */
+static void fold_chunks(ctx *c, const char *vbase, int nch, const int64_t *st,
+                        const int64_t *w, const char *out)
+{
+    char cur[400], nx[400], ty[32];
+    chunk_name(cur, sizeof cur, vbase, nch, st[0]);
+    int64_t cw = w[0];
+    int step = 0;
+    for (int q = 1; q < nch; q++) {
+        char cq[340];
+        chunk_name(cq, sizeof cq, vbase, nch, st[q]);
+        while (cw > w[q]) {
+            snprintf(nx, sizeof nx, "%s_f%d", out, step++);
+            vtype(c, cw / 2, ty, sizeof ty);
+            rd_line(&c->s, "%s %s = %s.lo + %s.hi;", ty, nx, cur, cur);
+            snprintf(cur, sizeof cur, "%s", nx);
+            cw /= 2;
+        }
+        snprintf(nx, sizeof nx, "%s_f%d", out, step++);
+        vtype(c, cw, ty, sizeof ty);
+        rd_line(&c->s, "%s %s = %s + %s;", ty, nx, cur, cq);
+        snprintf(cur, sizeof cur, "%s", nx);
+    }
+    vtype(c, cw, ty, sizeof ty);
+    rd_line(&c->s, "%s %s = %s;", ty, out, cur);
+}
+
+/*
+ * Mode 2: the lanes of g accumulators summed together (g a power of two,
+ * each folded to width W >= g): while there are several vectors they are
+ * taken in pairs, (a.even, b.even) + (a.odd, b.odd), so that each holds
+ * the partial sums of twice as many accumulators in half as many lanes
+ * each; the last one then sums its own pairs (v.even + v.odd) down to g
+ * lanes, the g sums in order (a scalar for g = 1). A few shuffles and
+ * adds per accumulator instead of a reduction tree each. The result's
+ * name is left in names[0].
+ */
+static void reduce_group(ctx *c, char names[][64], int g, int64_t W,
+                         const char *res, int gi)
+{
+    char ty[32], nx[64];
+    int n = g, lvl = 0;
+    int64_t cw = W;
+    vtype(c, cw, ty, sizeof ty);
+    for (; n > 1; n /= 2, lvl++) {
+        for (int i = 0; i < n; i += 2) {
+            snprintf(nx, sizeof nx, "%s%d_%d_%d", res, gi, lvl, i / 2);
+            rd_line(&c->s, "%s %s = (%s)(%s.even, %s.even) + "
+                           "(%s)(%s.odd, %s.odd);",
+                    ty, nx, ty, names[i], names[i + 1], ty, names[i],
+                    names[i + 1]);
+            snprintf(names[i / 2], 64, "%s", nx);
+        }
+    }
+    for (; cw > g; cw /= 2, lvl++) {
+        snprintf(nx, sizeof nx, "%s%d_%d", res, gi, lvl);
+        vtype(c, cw / 2, ty, sizeof ty);
+        rd_line(&c->s, "%s %s = %s.even + %s.odd;", ty, nx, names[0],
+                names[0]);
+        snprintf(names[0], 64, "%s", nx);
+    }
+}
+
 /* After the reduce loops: the scalar accumulators acc_<upcast values>
- * from the vectors (mode 1: a lane each; mode 2: the lanes of each chunk
- * summed pairwise, then the chunks in order). */
+ * from the vectors (mode 1: a lane each; mode 2: each accumulator's
+ * chunks folded into one vector, then the lanes of up to that many
+ * accumulators summed together, see reduce_group). */
 void rd_emit_vacc_unpack(ctx *c)
 {
     rd_out *s = &c->s;
@@ -399,6 +558,38 @@ void rd_emit_vacc_unpack(ctx *c)
     char accn[256], vbase[256], vname[300];
     if (c->vmode == 2) {
         int64_t m = rd_plist_count(c, &accl);
+        int64_t W = w[nch - 1];
+        if (W >= 2 && m <= 256) {
+            /* fold, then reduce in groups of a power of two <= W */
+            char names[256][64];
+            for (int64_t ci = 0; ci < m; ci++) {
+                rd_combo_fill(c, &accl, ci, vals);
+                rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
+                snprintf(names[ci], 64, "red_%lld", (long long)ci);
+                fold_chunks(c, vbase, nch, st, w, names[ci]);
+            }
+            int gi = 0;
+            for (int64_t at = 0; at < m; gi++) {
+                int g = 1;
+                while ((int64_t)g * 2 <= W && at + g * 2 <= m)
+                    g *= 2;
+                char grp[256][64];
+                for (int i = 0; i < g; i++)
+                    snprintf(grp[i], 64, "%s", names[at + i]);
+                reduce_group(c, grp, g, W, "sum", gi);
+                for (int i = 0; i < g; i++) {
+                    rd_combo_fill(c, &accl, at + i, vals);
+                    rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
+                    if (g == 1)
+                        rd_line(s, "%s %s = %s;", c->acc, accn, grp[0]);
+                    else
+                        rd_line(s, "%s %s = %s.%s;", c->acc, accn, grp[0],
+                                c->D->comp[i]);
+                }
+                at += g;
+            }
+            return;
+        }
         for (int64_t ci = 0; ci < m; ci++) {
             rd_combo_fill(c, &accl, ci, vals);
             rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);

@@ -22,7 +22,11 @@ const char et_builtin_space_yaml[] =
     "# that do not divide an axis are refused without being timed; SPLIT\n"
     "# spreads a reduction over work-groups (a full reduction has no other\n"
     "# parallelism); HOIST forms the product of all operands but one once\n"
-    "# (three or more operands)\n"
+    "# (three or more operands); FACTOR multiplies the operands without the\n"
+    "# innermost reduce index after its loop; STAGE copies the inputs a\n"
+    "# work-group shares to local memory once, vector lanes contiguous;\n"
+    "# LOOP iterates a global axis inside a work-item (so that such a copy\n"
+    "# serves many of its values)\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
@@ -32,6 +36,9 @@ const char et_builtin_space_yaml[] =
     "  - {op: GROUPTOP, axis: any_reduce, amt: [16, 64]}\n"
     "  - {op: SPLIT,    axis: any_reduce, amt: [4, 16, 64]}\n"
     "  - {op: HOIST}\n"
+    "  - {op: FACTOR}\n"
+    "  - {op: STAGE}\n"
+    "  - {op: LOOP,     axis: any_global, amt: [64]}\n"
     "max_depth: 6\n";
 
 typedef struct tune_ctx {

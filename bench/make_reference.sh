@@ -10,7 +10,8 @@
 # WORKDIR keeps the runs' JSON, logs and database (default: a temp dir).
 # SKIP_RUN=1 only assembles the file from the JSON already in WORKDIR.
 # REF_CASES=2 (or 1) makes only that case's reference again and keeps the
-# other case's entry of the file as it is.
+# other case's entry of the file as it is; REF_BUDGET sets the candidates
+# (default 400).
 set -eu
 cd "$(dirname "$0")/.."
 W=${1:-$(mktemp -d)}
@@ -26,7 +27,7 @@ while read -r c dt es sh lim; do
     case ",${REF_CASES:-1,2}," in *",$c,"*) ;; *) continue ;; esac
     echo "reference: case $c $dt ($lim s at most)" >&2
     build/eintune tune "$es" --shape "$sh" --dtype "$dt" --search beam \
-        --beam-width 16 --budget 400 --time-limit "$lim" \
+        --beam-width 16 --budget "${REF_BUDGET:-400}" --time-limit "$lim" \
         --db "$W/ref.db" --json "$W/case${c}_$dt.json" \
         2> "$W/case${c}_$dt.err"
 done <<EOF
@@ -35,13 +36,16 @@ done <<EOF
 EOF
 fi
 
-/usr/bin/python3 - "$W" "${REF_CASES:-1,2}" <<'PY'
+/usr/bin/python3 - "$W" "${REF_CASES:-1,2}" "${REF_BUDGET:-400}" <<'PY'
 import datetime, json, os, sys
 w = sys.argv[1]
 only = sys.argv[2].split(",")
+budget = int(sys.argv[3])
 commit = open(os.path.join(w, "commit")).read().strip()
 with open("bench/reference_best.json") as f:
-    old = {r["case"]: r for r in json.load(f)["references"]}
+    prev = json.load(f)
+old = {r["case"]: r for r in prev["references"]}
+old_date = prev.get("date")
 refs = []
 for case, dt, lim, shape in (("1", "f64", 1200, "x=4096,i=35,k=35,j=35"),
                              ("2", "f32", 1500, "x=8,i=512,k=512,j=512")):
@@ -55,17 +59,17 @@ for case, dt, lim, shape in (("1", "f64", 1200, "x=4096,i=35,k=35,j=35"),
         opts=b["opts"], kernel=b.get("kernel"), time_s=b["time_s"],
         ci95_s=b["ci95_s"], gops=b["gops"], roofline_gops=b["roofline_gops"],
         device=d["device"], space=d["space"], search="beam",
-        beam_width=16, budget=400, time_limit_s=lim,
+        beam_width=16, budget=budget, time_limit_s=lim,
         evaluations=d["evaluations"], failures=d["failures"],
         elapsed_s=d["elapsed_s"], stop_reason=d.get("stop_reason"),
-        commit=commit,
+        commit=commit, date=datetime.date.today().isoformat(),
         command="eintune tune %s --shape %s --dtype %s --search beam "
-                "--beam-width 16 --budget 400 --time-limit %d --db SCRATCH"
-                % (d["einsum"], shape, dt, lim)))
+                "--beam-width 16 --budget %d --time-limit %d --db SCRATCH"
+                % (d["einsum"], shape, dt, budget, lim)))
 doc = dict(made_by="sh bench/make_reference.sh",
            date=datetime.date.today().isoformat(), references=refs)
 for r in refs:
-    r.setdefault("date", doc["date"])
+    r.setdefault("date", old_date)
 with open("bench/reference_best.json", "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")

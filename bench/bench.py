@@ -131,6 +131,10 @@ def cases():
         shape=dict(x=8192, r=3, i=20, j=20, e=4),
         # its target holds after a 120 s default tune
         tune_time=DG_TUNE_TIME,
+        # opts found by hand (not by the search): timed back to back too,
+        # to show how far the vocabulary reaches where the search stops
+        # short (docs/opts.md, FACTOR, STAGE, LOOP)
+        hand=["UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,128)"],
         operands=["xre", "rij", "xej"], clblast=[], openblas=[]))
     return c
 
@@ -296,6 +300,8 @@ def bench_case(case, dtype, db, tmp, preset=None):
     # kernel's median moves 1.5-2.5 ms from one process to the next) is
     # one-sided, and every kernel gets the same number of tries
     runs = dict(tuned=[], clblast=[], openblas=[], untransformed=[])
+    for k, _ in enumerate(case.get("hand") or []):
+        runs["hand%d" % k] = []
     variants = dict(clblast=[], openblas=[])
     for _ in range(ROUNDS):
         if t.get("opts") is not None:
@@ -307,6 +313,8 @@ def bench_case(case, dtype, db, tmp, preset=None):
             runs[kind].append(best)
             variants[kind] += allv
         runs["untransformed"].append(eintune_run(case, inputs, d, ""))
+        for k, opts in enumerate(case.get("hand") or []):
+            runs["hand%d" % k].append(eintune_run(case, inputs, d, opts))
     for kind, lst in runs.items():
         r[kind] = fastest(lst)
         r[kind + "_rounds_s"] = [(x or {}).get("time_s") for x in lst]
@@ -329,6 +337,14 @@ def bench_case(case, dtype, db, tmp, preset=None):
     ug = acc(r["untransformed"].get("gops"), dtype)
     if ug and r["roofline_gops"]:
         r["untransformed_pct_roofline"] = 100.0 * ug / r["roofline_gops"]
+    for k, opts in enumerate(case.get("hand") or []):
+        h = r["hand%d" % k] or {}
+        hg = acc(h.get("gops"), dtype)
+        rg = acc(h.get("roofline_gops"), dtype)
+        if hg and rg:
+            h["pct_roofline"] = 100.0 * hg / rg
+            log("  by hand %s: %.4g ms, %.1f %% of roofline" % (
+                opts, h["time_s"] * 1e3, h["pct_roofline"]))
     log("  ratios %s" % ", ".join("%s %.2f" % kv
                                   for kv in r["ratios"].items()))
     return r
@@ -571,6 +587,19 @@ def report(doc):
             "`%s`" % (t.get("opts") or "(no opts)"),
             (r.get("clblast") or {}).get("variant", "none"),
             (r.get("openblas") or {}).get("variant", "none")))
+    hands = [(r, r[k]) for r in doc["cases"] for k in sorted(r)
+             if k.startswith("hand") and not k.endswith("_rounds_s")
+             and isinstance(r[k], dict)]
+    if hands:
+        L.append("")
+        L.append("Opts found by hand, timed back to back with the tuned "
+                 "kernel (not a search result):")
+        for r, h in hands:
+            L.append("- case %s %s: `%s`: %s" % (
+                r["case"], r["dtype"], h.get("opts"),
+                "%.4g ms, %.1f %% of roofline" % (h["time_s"] * 1e3,
+                                                  h.get("pct_roofline", 0))
+                if "time_s" in h else "FAILED (%s)" % h.get("error")))
     notes = [(r, (r.get("tuned") or {}).get("roofline_note"))
              for r in doc["cases"]]
     notes = [(r, n) for r, n in notes if n]

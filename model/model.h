@@ -58,6 +58,10 @@ typedef enum et_model_feature {
     ET_MF_HEADROOM,         /* log2 untransformed time / roofline time
                              * (problem; 0 unknown) */
     ET_MF_TILE_F64,         /* log2 register tile x f64 */
+    ET_MF_FACTOR,           /* FACTOR present (0/1) */
+    ET_MF_STAGE,            /* STAGE present (0/1) */
+    ET_MF_LOOP,             /* log2 LOOP amounts (global axes iterated
+                             * inside a work-item) */
     ET_MF_COUNT
 } et_model_feature;
 

@@ -212,6 +212,22 @@ static void test_features(void **state)
     assert_true(x[ET_MF_HEADROOM] == 2);
     /* 2048 work-items: 64 per compute unit x 2 units is 128: no starving */
     assert_true(x[ET_MF_STARVE] == 0);
+    assert_true(x[ET_MF_LOOP] == 0 && x[ET_MF_STAGE] == 0);
+    et_kernel_free(k);
+    /* kj is read alike by the work-items along i: staged */
+    k = kernel_of(&e, "LOCAL(i,16) STAGE");
+    assert_non_null(k);
+    et_model_features(k, NULL, x);
+    assert_true(x[ET_MF_STAGE] == 1);
+    assert_true(x[ET_MF_LOOP] == 0);
+    et_kernel_free(k);
+    /* 8 values of j iterated inside a work-item: 64 x 64/8 work-items */
+    k = kernel_of(&e, "LOOP(j,8)");
+    assert_non_null(k);
+    et_model_features(k, NULL, x);
+    assert_true(x[ET_MF_LOOP] == 3);
+    assert_true(x[ET_MF_STAGE] == 0 && x[ET_MF_FACTOR] == 0);
+    assert_true(x[ET_MF_ITEMS] == 9);
     et_kernel_free(k);
     for (int f = 0; f < ET_MF_COUNT; f++)
         assert_string_not_equal(et_model_feature_name((et_model_feature)f),

@@ -748,7 +748,9 @@ def targets(doc):
     for c in doc.get("search") or []:
         goal = 20 if c["case"] == "1" else 90
         for s in c["searches"]:
-            if s["search"] != "beam":
+            # the default search: the beam with the cost model (the row
+            # without it is a comparison)
+            if s["search"] != "beam" or not s.get("model", True):
                 continue
             rr = s.get("reached")
             out.append(dict(

@@ -1904,28 +1904,9 @@ static void action_random(srch *S, et_kernel *start, const et_point *pt)
             set_stop(S, "exhausted");
             break;
         }
-        et_kernel *k = et_kernel_clone(start);
-        if (!k) {
-            S->nomem = true;
+        et_kernel *k = random_sequence(S, start, acts, na, perm);
+        if (!k)
             break;
-        }
-        int depth = 1 + (int)rng_below(&S->r, (uint64_t)S->s->max_depth);
-        for (int d = 0; d < depth; d++) {
-            for (int i = 0; i < na; i++)
-                perm[i] = i;
-            bool applied = false;
-            for (int i = 0; i < na && !applied; i++) {
-                int j = i + (int)rng_below(&S->r, (uint64_t)(na - i));
-                int tmp = perm[i];
-                perm[i] = perm[j];
-                perm[j] = tmp;
-                applied = et_kernel_apply_opt(k, &acts[perm[i]], NULL, 0) == ET_OK;
-                if (!applied)
-                    S->st->actions_refused++;
-            }
-            if (!applied)
-                break;
-        }
         int res = propose(S, pt, k, NULL, 0, k->n_opts - nstart, NULL, NULL);
         idle = res == P_ANSWERED || res == P_PENDING ? 0 : idle + 1;
         et_kernel_free(k);

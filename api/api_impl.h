@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "einsum/einsum.h"
 #include "measure/backend.h"
+#include "roofline/roofline.h"
 #include "tune/best.h"
 #include "tune/tune.h"
 
@@ -69,6 +70,21 @@ void api_problem_title(const et_einsum *e, char *buf, size_t cap);
 /* The dtypes whose compute roofs apply to e (bit 1 << dtype): those its
  * ops are booked to (f16 data are computed in f32), else the output's. */
 unsigned api_roof_dtypes(const et_einsum *e);
+
+/*
+ * A roofline is a ceiling: a kernel whose whole interval (high_s) lies
+ * below roof->time_s makes the peaks suspect, so they are measured again
+ * on dev (each figure keeping the faster of the stored and the new one,
+ * stored in db), and pk and roof are recomputed for e. `what` names the
+ * kernel in the note ("the best", "this kernel"); the note (the warning
+ * logged, and kept in note) says what happened. Returns 1 when it
+ * measured again (note set), 0 when there was nothing to do (within the
+ * roof, or peaks from an override file, the user's own).
+ */
+int api_roof_again(et_device *dev, et_db *db, const et_einsum *e,
+                   double median_s, double high_s, et_peaks *pk,
+                   et_roofline *roof, const char *what, char *note,
+                   size_t cap, et_log_fn log, void *log_arg);
 
 /* How a tuning run is made (et_tune_run_full's defaults: roofline on,
  * scale-out when launched, its own device and database). */

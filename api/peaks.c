@@ -2,7 +2,8 @@
  * peaks.c - the device's peaks through the public API (et_peaks_report_*):
  * from the tuning database, the per-device cache file or measured
  * (tune/peaks_db.h, roofline/peaks.h), with the table and JSON of
- * `eintune peaks`.
+ * `eintune peaks`; and the peaks measured again when a kernel `tune` or
+ * `run` timed is above its roofline (api_roof_again).
  */
 #include "api/api_impl.h"
 
@@ -159,4 +160,39 @@ char *et_peaks_report_json(const et_peaks_report *r)
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     return text;
+}
+
+int api_roof_again(et_device *dev, et_db *db, const et_einsum *e,
+                   double median_s, double high_s, et_peaks *pk,
+                   et_roofline *roof, const char *what, char *note,
+                   size_t cap, et_log_fn log, void *log_arg)
+{
+    if (!(high_s < roof->time_s) || pk->source == ET_PEAKS_OVERRIDE)
+        return 0;
+    double before = 100 * roof->time_s / median_s;
+    api_logf(log, log_arg, ET_LOG_WARN,
+             "%s measures %.0f %% of its roofline (its interval is above "
+             "the roof): measuring the peaks again", what, before);
+    et_peaks_get_opts po;
+    memset(&po, 0, sizeof po);
+    po.remeasure = true;
+    po.keep_max = true;
+    et_error err = {{0}};
+    char why[256] = "";
+    et_peaks pk2;
+    et_roofline roof2;
+    if (et_peaks_get_db(dev, db, &po, &pk2, &err) != ET_OK ||
+        et_roofline_compute(e, &pk2, &roof2, why, sizeof why) != ET_OK) {
+        snprintf(note, cap, "%s measured %.0f %% of the roofline; "
+                 "measuring the peaks again failed: %.120s", what, before,
+                 err.msg[0] ? err.msg : why);
+    } else {
+        *pk = pk2;
+        *roof = roof2;
+        snprintf(note, cap, "%s measured %.0f %% of the roofline of the "
+                 "stored peaks, so the peaks were measured again: now "
+                 "%.0f %%", what, before, 100 * roof2.time_s / median_s);
+    }
+    api_logf(log, log_arg, ET_LOG_WARN, "%s", note);
+    return 1;
 }

@@ -502,39 +502,10 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
         return ET_OK;
     }
     r->have_roof = 1;
-    /* A roofline is a ceiling: when the whole interval of this kernel's
-     * time lies below the roofline time, the stored peaks (from a busy
-     * moment, or a process whose memory was slower) are measured again,
-     * each figure keeping the faster of the two, and the note says so.
-     * An override file's figures are the user's and stay. */
-    if (r->timing.high_s < r->roof.time_s &&
-        pk.source != ET_PEAKS_OVERRIDE) {
-        double before = 100 * r->roof.time_s / median;
-        api_log(r->o.log, r->o.log_arg, ET_LOG_WARN,
-                "this kernel measures %.0f %% of its roofline (its interval "
-                "is above the roof): measuring the peaks again", before);
-        et_peaks pk2;
-        et_roofline roof2;
-        po.remeasure = true;
-        po.keep_max = true;
-        why[0] = '\0';
-        if (et_peaks_get_db(r->dev, r->db, &po, &pk2, &err) == ET_OK &&
-            et_roofline_compute(r->e, &pk2, &roof2, why, sizeof why) ==
-                ET_OK) {
-            pk = pk2;
-            r->roof = roof2;
-            snprintf(r->roof_note, sizeof r->roof_note,
-                     "this kernel measured %.0f %% of the roofline of the "
-                     "stored peaks, so the peaks were measured again: now "
-                     "%.0f %%", before, 100 * roof2.time_s / median);
-        } else {
-            snprintf(r->roof_note, sizeof r->roof_note,
-                     "this kernel measured %.0f %% of the roofline; "
-                     "measuring the peaks again failed: %.120s", before,
-                     err.msg[0] ? err.msg : why);
-        }
-        api_log(r->o.log, r->o.log_arg, ET_LOG_WARN, "%s", r->roof_note);
-    }
+    /* a kernel above the roofline: the peaks are measured again */
+    api_roof_again(r->dev, r->db, r->e, median, r->timing.high_s, &pk,
+                   &r->roof, "this kernel", r->roof_note,
+                   sizeof r->roof_note, r->o.log, r->o.log_arg);
     if (table)
         et_roofline_table(table, &r->roof, median);
     if (plot) {

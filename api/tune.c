@@ -321,40 +321,18 @@ static void roof_check(const et_problem *p, const et_tune_options *o,
     if (!(bt->high_s < r->roof.time_s) ||
         r->peaks.source == ET_PEAKS_OVERRIDE)
         return;
-    double before = 100 * r->roof.time_s / bt->median_s;
     if (!dev) {
         /* rank 0 of a scaled-out run has no device to measure them on */
         snprintf(r->roof_note, sizeof r->roof_note, "the best measured "
                  "%.0f %% of the roofline of the stored peaks; run `eintune "
-                 "peaks --remeasure` on a rank's machine", before);
+                 "peaks --remeasure` on a rank's machine",
+                 100 * r->roof.time_s / bt->median_s);
         api_logf(o->log, o->log_arg, ET_LOG_WARN, "%s", r->roof_note);
         return;
     }
-    api_logf(o->log, o->log_arg, ET_LOG_WARN,
-             "the best measures %.0f %% of its roofline (its interval is "
-             "above the roof): measuring the peaks again", before);
-    et_peaks_get_opts po;
-    memset(&po, 0, sizeof po);
-    po.remeasure = true;
-    po.keep_max = true;
-    et_error err = {{0}};
-    char why[256] = "";
-    et_peaks pk;
-    et_roofline roof;
-    if (et_peaks_get_db(dev, db, &po, &pk, &err) != ET_OK ||
-        et_roofline_compute(&p->e, &pk, &roof, why, sizeof why) != ET_OK) {
-        snprintf(r->roof_note, sizeof r->roof_note, "the best measured "
-                 "%.0f %% of the roofline; measuring the peaks again "
-                 "failed: %.120s", before, err.msg[0] ? err.msg : why);
-        return;
-    }
-    r->peaks = pk;
-    r->roof = roof;
-    snprintf(r->roof_note, sizeof r->roof_note, "the best measured %.0f %% "
-             "of the roofline of the stored peaks, so the peaks were "
-             "measured again: now %.0f %%", before,
-             100 * roof.time_s / bt->median_s);
-    api_logf(o->log, o->log_arg, ET_LOG_WARN, "%s", r->roof_note);
+    api_roof_again(dev, db, &p->e, bt->median_s, bt->high_s, &r->peaks,
+                   &r->roof, "the best", r->roof_note, sizeof r->roof_note,
+                   o->log, o->log_arg);
 }
 
 /* The run behind et_tune and et_tune_run_full; roofline: look up the

@@ -1222,6 +1222,20 @@ static void point_random(srch *S, et_point *pt)
     }
 }
 
+/* A random point of the space: by its index among total points when they
+ * can be counted, else drawn parameter by parameter; returns its identity
+ * (the index, or a hash of the point) for the set of points drawn. */
+static uint64_t point_draw(srch *S, uint64_t total, et_point *pt)
+{
+    if (total < HUGE_COUNT) {
+        uint64_t id = rng_below(&S->r, total);
+        point_at(S, id, pt);
+        return id;
+    }
+    point_random(S, pt);
+    return fnv(1469598103934665603ULL, pt, sizeof(*pt));
+}
+
 /* A random search's pool: room for this many held proposals, of which
  * pool_new() new kernels. */
 static int pool_new(const srch *S)
@@ -1281,14 +1295,7 @@ static void param_random_ranked(srch *S)
                 break;
             }
             et_point pt;
-            uint64_t id;
-            if (total < HUGE_COUNT) {
-                id = rng_below(&S->r, total);
-                point_at(S, id, &pt);
-            } else {
-                point_random(S, &pt);
-                id = fnv(1469598103934665603ULL, &pt, sizeof(pt));
-            }
+            uint64_t id = point_draw(S, total, &pt);
             if (kmap_find(&drawn, id, NULL)) {
                 idle++;
                 continue;
@@ -1356,14 +1363,7 @@ static void param_random(srch *S)
             break;
         }
         et_point pt;
-        uint64_t id;
-        if (total < HUGE_COUNT) {
-            id = rng_below(&S->r, total);
-            point_at(S, id, &pt);
-        } else {
-            point_random(S, &pt);
-            id = fnv(1469598103934665603ULL, &pt, sizeof(pt));
-        }
+        uint64_t id = point_draw(S, total, &pt);
         if (kmap_find(&drawn, id, NULL)) {
             idle++;
             continue;

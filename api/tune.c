@@ -196,6 +196,7 @@ static et_status tune_opts_map(const et_tune_options *o, et_tune_opts *to,
                         "n_seeds %d: from 0 to %d seeds", o->n_seeds,
                         ET_SEARCH_MAX_SEEDS);
     to->seeds = o->no_seeding ? 0 : o->n_seeds > 0 ? o->n_seeds : 3;
+    to->structural_seeds = !o->no_seeding;
     if (o->race > ET_RACE_MAX - 1)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "race %d: at most %d candidates race the "
@@ -650,6 +651,7 @@ int et_tune_report_candidate(const et_tune_report *r, int i,
         out->seed_einsum = sd->einsum;
         out->seed_sizes = sd->sizes;
         out->seed_distance = sd->distance;
+        out->seed_structural = sd->structural;
     }
     return 0;
 }
@@ -735,8 +737,11 @@ static void print_seeds(const et_tune_result *res, FILE *f)
     for (int i = 0; i < res->n_seeds; i++) {
         const et_tune_seed *sd = &res->seeds[i];
         char from[600];
-        snprintf(from, sizeof from, "%.250s at %.250s, distance %.3g",
-                 sd->einsum, sd->sizes, sd->distance);
+        if (sd->structural)
+            snprintf(from, sizeof from, "the einsum's structure");
+        else
+            snprintf(from, sizeof from, "%.250s at %.250s, distance %.3g",
+                     sd->einsum, sd->sizes, sd->distance);
         fprintf(f, "seed        %s (%s): ",
                 sd->opts[0] ? sd->opts : "untransformed", from);
         const et_tune_candidate *c = sd->cand >= 0 ? &res->cand[sd->cand]
@@ -906,6 +911,8 @@ static cJSON *candidate_json(const et_tune_candidate *c,
         cJSON_AddStringToObject(js, "einsum", sd->einsum);
         cJSON_AddStringToObject(js, "sizes", sd->sizes);
         cJSON_AddNumberToObject(js, "distance", sd->distance);
+        cJSON_AddStringToObject(js, "source",
+                                sd->structural ? "structure" : "database");
     } else {
         cJSON_AddNullToObject(j, "seed");
     }
@@ -924,6 +931,8 @@ static cJSON *seeds_json(const et_tune_result *res)
         cJSON_AddStringToObject(j, "einsum", sd->einsum);
         cJSON_AddStringToObject(j, "sizes", sd->sizes);
         cJSON_AddNumberToObject(j, "distance", sd->distance);
+        cJSON_AddStringToObject(j, "source",
+                                sd->structural ? "structure" : "database");
         cJSON_AddBoolToObject(j, "dropped", sd->dropped);
         if (sd->dropped)
             cJSON_AddStringToObject(j, "reason", sd->reason);

@@ -17,9 +17,10 @@ enum { EXIT_RUN = 1, EXIT_INPUT = 2 };
 
 enum cli_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 
-/* An error as the JSON error object of `--json -` gives it (docs/cli.md):
- * recorded by cli_usage_error, cli_diag, cli_error and cli_exit_status,
- * the first one wins (the later ones are its consequences). */
+/* An error as the JSON error object of `--json -` gives it
+ * (docs/roofline.md, "Reports and JSON"): recorded by cli_usage_error,
+ * cli_diag, cli_error and cli_exit_status, the first one wins (the later
+ * ones are its consequences). */
 typedef struct cli_err_record {
     int set;
     char status[16];     /* "usage", "bad input", "run failed" */

@@ -49,7 +49,7 @@ static void run_usage(FILE *f)
         "  --device D    opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --json FILE   machine-readable result ('-' = stdout): einsum,\n"
         "                sizes, dtypes, device, opts, kernel, output...; on\n"
-        "                failure with '-', {\"error\": {...}} (docs/cli.md)\n"
+        "                failure with '-', {\"error\": {...}} (docs/roofline.md)\n"
         "\n"
         "The files it writes (-o, --plot, --json) are checked before it runs:\n"
         "a --plot not ending in .svg or .png, a directory that does not exist\n"

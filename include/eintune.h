@@ -429,10 +429,15 @@ typedef struct et_tune_entry {
                              * answered from it; -1: none */
     /* --- since 0.4: seeding --- */
     int seed;               /* 1: a seed (et_tune_options.n_seeds), the
-                             * best opts of a nearby tuned problem */
+                             * best opts of a nearby tuned problem or a
+                             * structural one */
     const char *seed_einsum; /* a seed: the einsum it was tuned under */
     const char *seed_sizes; /* its sizes, in this problem's names */
     double seed_distance;   /* sum over axes of |log2 size ratio| */
+    int seed_structural;    /* 1: a seed the einsum's structure suggests
+                             * (docs/spaces.md, "Seeds"), not from the
+                             * database: seed_einsum is this problem's,
+                             * seed_sizes "", seed_distance 0 */
 } et_tune_entry;
 
 /*

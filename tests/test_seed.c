@@ -9,7 +9,8 @@
  * after one size is tuned, another size's run proposes that best first,
  * marked as a seed with where it came from; --no-seed proposes none; a
  * best whose UPCAST does not divide the new size is dropped and the run
- * goes on. Run from the repository root.
+ * goes on; the structure's suggestions (transforms/heuristic.h) are seeds
+ * marked as such. Run from the repository root.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -342,7 +343,8 @@ static char g_first_best[1024]; /* the best opts of the first size */
 
 typedef struct logs {
     char text[16384];
-    int seed_lines, dropped_lines;
+    int seed_lines, dropped_lines; /* from the database */
+    int structural_lines;          /* the structure's suggestions */
 } logs;
 
 static void log_keep(void *arg, et_log_level lvl, const char *msg)
@@ -351,8 +353,12 @@ static void log_keep(void *arg, et_log_level lvl, const char *msg)
     logs *L = arg;
     size_t n = strlen(L->text);
     snprintf(L->text + n, sizeof L->text - n, "%s\n", msg);
-    if (strncmp(msg, "seed ", 5) == 0)
+    if (strncmp(msg, "seed ", 5) == 0 &&
+        !strstr(msg, "suggested by the einsum's structure"))
         L->seed_lines++;
+    if (strncmp(msg, "seed ", 5) == 0 &&
+        strstr(msg, "suggested by the einsum's structure"))
+        L->structural_lines++;
     if (strncmp(msg, "seed dropped", 12) == 0)
         L->dropped_lines++;
 }
@@ -446,9 +452,11 @@ static void test_tune_other_size_seeded(void **state)
     assert_non_null(strstr(e.seed_sizes, "i=16"));
     assert_non_null(strstr(e.seed_sizes, "j=16"));
     assert_true(fabs(e.seed_distance - 1.0) < 1e-12);
+    assert_int_equal(e.seed_structural, 0);
+    /* after it, only the structure's suggestions are seeds */
     for (int i = 2; i < et_tune_report_n_candidates(r); i++) {
         assert_int_equal(et_tune_report_candidate(r, i, &e), 0);
-        assert_int_equal(e.seed, 0);
+        assert_true(e.seed == 0 || e.seed_structural == 1);
     }
     assert_int_equal(L->seed_lines, 1);
     char want[1200];
@@ -478,6 +486,7 @@ static void test_tune_no_seed(void **state)
         assert_null(e.seed_einsum);
     }
     assert_int_equal(L->seed_lines, 0);
+    assert_int_equal(L->structural_lines, 0);
     char *json = et_tune_report_json(r);
     assert_non_null(strstr(json, "\"seeds\":\t[]"));
     et_free(json);
@@ -514,6 +523,54 @@ static void test_tune_seed_dropped(void **state)
     free(L);
 }
 
+/* A structure with a batch axis: the rules' two suggestions are seeds
+ * without any database answer (another einsum), proposed right after the
+ * start kernel, marked in the log, the entries and the JSON. */
+static void test_tune_structural_seeds(void **state)
+{
+    (void)state;
+    logs *L = calloc(1, sizeof *L);
+    et_tune_report *r = NULL;
+    et_problem *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("xik,kj->xij", "x=256,i=16,k=16,j=16",
+                                     "f32", &p, &d),
+                     ET_OK);
+    et_tune_options o;
+    memset(&o, 0, sizeof o);
+    o.db = g_db;
+    o.budget = 4;
+    o.race = -1;
+    o.log = log_keep;
+    o.log_arg = L;
+    api_tune_env env = {false, true, g_dev, NULL};
+    if (api_tune_run(p, &o, &env, &r, &d) != ET_OK)
+        fail_msg("tune: %s", d.msg);
+    et_problem_free(p);
+    static const char *const want[] = {
+        "UPCAST(j,0) UPCAST(i,0)", "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,64)"};
+    et_tune_entry e;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(et_tune_report_candidate(r, 1 + i, &e), 0);
+        assert_int_equal(e.seed, 1);
+        assert_int_equal(e.seed_structural, 1);
+        assert_string_equal(e.opts, want[i]);
+        assert_string_equal(e.seed_einsum, "xik,kj->xij");
+    }
+    assert_int_equal(L->seed_lines, 0);
+    assert_int_equal(L->structural_lines, 2);
+    assert_non_null(strstr(L->text, "seed 2: UPCAST(j,0) UPCAST(i,0) STAGE "
+                                    "LOOP(x,64), suggested by the einsum's "
+                                    "structure"));
+    char *json = et_tune_report_json(r);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"source\":\t\"structure\""));
+    assert_null(strstr(json, "\"source\":\t\"database\""));
+    et_free(json);
+    et_tune_report_free(r);
+    free(L);
+}
+
 int main(void)
 {
     const struct CMUnitTest search[] = {
@@ -526,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_tune_other_size_seeded),
         cmocka_unit_test(test_tune_no_seed),
         cmocka_unit_test(test_tune_seed_dropped),
+        cmocka_unit_test(test_tune_structural_seeds),
     };
     int failed = cmocka_run_group_tests_name("seed_search", search, NULL,
                                              NULL);

@@ -11,6 +11,7 @@
 
 #include "einsum/einsum.h"
 #include "tests/kernel_check.h"
+#include "transforms/heuristic.h"
 #include "transforms/kernel.h"
 
 #include <stdio.h>
@@ -1023,6 +1024,72 @@ static void test_cuda_compiles(void **state)
     }
 }
 
+/* The structural suggestions (transforms/heuristic.h): exactly what the
+ * rules give for each structure, and every suggested kernel verified on
+ * the device (when there is one) and compiled with NVRTC. */
+static void test_heuristics(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *einsum, *shape, *dtype;
+        int n;
+        const char *want[ET_HEURISTIC_MAX];
+    } cases[] = {
+        /* three operands: block of i and e (80 f64), FACTOR, STAGE of the
+         * operand without x and a loop over x */
+        {"xre,rij,xej->xei", "x=1024,r=3,e=4,i=20,j=20", "f64", 2,
+         {"UPCAST(i,0) UPCAST(e,0) FACTOR",
+          "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64)"}},
+        /* j whole (35), room for 3 more f64: the batch axis by 2 */
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 2,
+         {"UPCAST(j,0) UPCAST(x,2)", "UPCAST(j,0) UPCAST(x,2) STAGE LOOP(x,64)"}},
+        /* no batch axis (x is not the largest): a 16 x 16 f32 block, no
+         * STAGE */
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 1,
+         {"UPCAST(j,16) UPCAST(i,16)"}},
+        /* f64: half the values; j by 16, i by 8 */
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 1,
+         {"UPCAST(j,16) UPCAST(i,8)"}},
+        /* f32: room for x by 16 after j and i; 3 left of x to loop over */
+        {"xik,kj->xij", "x=48,i=4,k=8,j=4", "f32", 2,
+         {"UPCAST(j,0) UPCAST(i,0) UPCAST(x,16)",
+          "UPCAST(j,0) UPCAST(i,0) UPCAST(x,16) STAGE LOOP(x,3)"}},
+        /* a full reduction: no global axis, nothing to suggest */
+        {"xij->", "x=64,i=8,j=8", "f32", 0, {NULL}},
+    };
+    et_device *dev = kc_device();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        et_kernel *k = make(cases[c].einsum, cases[c].shape, cases[c].dtype);
+        et_heuristic h[ET_HEURISTIC_MAX];
+        int n = et_kernel_heuristics(k, h);
+        if (n != cases[c].n)
+            fail_msg("%s %s: %d suggestions, want %d", cases[c].einsum,
+                     cases[c].shape, n, cases[c].n);
+        for (int i = 0; i < n; i++) {
+            char text[512];
+            et_opts_format(h[i].opt, h[i].n_opts, text, sizeof text);
+            if (strcmp(text, cases[c].want[i]) != 0)
+                fail_msg("%s %s %s: suggestion %d is '%s', want '%s'",
+                         cases[c].einsum, cases[c].shape, cases[c].dtype, i,
+                         text, cases[c].want[i]);
+            et_kernel *w = et_kernel_clone(k);
+            assert_non_null(w);
+            assert_int_equal(et_kernel_apply_opts(w, h[i].opt, h[i].n_opts,
+                                                  NULL, 0),
+                             ET_OK);
+            char msg[16384];
+            if (dev && !under_valgrind() &&
+                kc_check_kernel(dev, w, 5, msg, sizeof msg) != ET_OK)
+                fail_msg("%s '%s': %s", cases[c].einsum, text, msg);
+            et_status st = kc_cuda_compile(w, msg, sizeof msg);
+            if (st != ET_OK && st != ET_ERR_UNSUPPORTED)
+                fail_msg("%s '%s' (CUDA): %s", cases[c].einsum, text, msg);
+            et_kernel_free(w);
+        }
+        et_kernel_free(k);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1037,6 +1104,7 @@ int main(void)
         cmocka_unit_test(test_device_each_opt),
         cmocka_unit_test(test_device_combinations),
         cmocka_unit_test(test_cuda_compiles),
+        cmocka_unit_test(test_heuristics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 
 #include "db/db.h"
 #include "measure/remote.h"
+#include "transforms/heuristic.h"
 #include "transforms/kernel.h"
 #include "tune/best.h"
 
@@ -62,6 +63,9 @@ typedef struct tune_ctx {
      * opts in seed_best[i] */
     int seed_entry[ET_SEARCH_MAX_SEEDS];
     et_best *seed_best;
+    int n_seeds;              /* the search's seeds */
+    /* the structural seeds' opts (start opts + a suggestion) */
+    et_opt heur[ET_HEURISTIC_MAX][ET_MAX_OPTS];
     /* the cost model, when on (learn.h) */
     bool learning;
     et_tune_learn learn;
@@ -373,7 +377,7 @@ static void report(tune_ctx *t, et_tune_candidate *c)
 static void mark_seed(tune_ctx *t, et_tune_candidate *tc,
                       const et_candidate *c)
 {
-    if (c->seed <= 0 || c->seed > ET_SEARCH_MAX_SEEDS || !t->seed_best)
+    if (c->seed <= 0 || c->seed > t->n_seeds)
         return;
     int e = t->seed_entry[c->seed - 1];
     tc->seed = 1 + e;
@@ -400,11 +404,15 @@ static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
     return sd;
 }
 
-/* "the best of xik,kj->xij at x=512,i=16,... (distance 1)". */
+/* "the best of xik,kj->xij at x=512,i=16,... (distance 1)", or "the
+ * einsum's structure" for a structural seed. */
 static void seed_origin(const et_tune_seed *sd, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "the best of %.200s at %.200s (distance %.3g)",
-             sd->einsum, sd->sizes, sd->distance);
+    if (sd->structural)
+        snprintf(buf, cap, "suggested by the einsum's structure");
+    else
+        snprintf(buf, cap, "the best of %.200s at %.200s (distance %.3g)",
+                 sd->einsum, sd->sizes, sd->distance);
 }
 
 /* et_best_nearest's skip: a nearby problem whose opts do not apply. */
@@ -458,8 +466,8 @@ static et_status seeds_find(tune_ctx *t, const et_device_info *info,
     if (st == ET_ERR_NOMEM)
         return et_errorf(t->err, st, "%s", e2.msg);
     if (st != ET_OK) {
-        say(t, ET_TUNE_WARN, "no seeds: the database did not answer: %s",
-            e2.msg);
+        say(t, ET_TUNE_WARN, "no seeds from the database: it did not "
+            "answer: %s", e2.msg);
         return ET_OK;
     }
     for (int i = 0; i < found; i++) {
@@ -476,8 +484,56 @@ static et_status seeds_find(tune_ctx *t, const et_device_info *info,
     }
     *n = found;
     if (found == 0)
-        say(t, ET_TUNE_INFO, "no seeds: no tuned problem near this one "
-            "on this device has opts that apply here");
+        say(t, ET_TUNE_INFO, "no seeds from the database: no tuned problem "
+            "near this one on this device has opts that apply here");
+    return ET_OK;
+}
+
+/*
+ * The structural seeds (transforms/heuristic.h): the start opts and each
+ * suggestion of the rules for the start kernel, appended to ss after the
+ * n seeds already there (at most ET_SEARCH_MAX_SEEDS in all).
+ */
+static et_status seeds_structural(tune_ctx *t, et_search_seed *ss, int *n)
+{
+    const et_search_opts *so = &t->o->search;
+    et_kernel *k = et_kernel_clone(et_binding_base(t->b));
+    if (!k)
+        return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+    et_heuristic h[ET_HEURISTIC_MAX];
+    int nh = 0;
+    if (et_kernel_apply_opts(k, so->start, so->n_start, NULL, 0) == ET_OK)
+        nh = et_kernel_heuristics(k, h);
+    int n0 = k->n_opts;
+    for (int i = 0; i < nh && *n < ET_SEARCH_MAX_SEEDS; i++) {
+        if (n0 + h[i].n_opts > ET_MAX_OPTS)
+            continue;
+        et_opt *o = t->heur[i];
+        memcpy(o, k->opts, sizeof(et_opt) * (size_t)n0);
+        memcpy(o + n0, h[i].opt, sizeof(et_opt) * (size_t)h[i].n_opts);
+        et_tune_result *res = t->res;
+        et_tune_seed *g = realloc(res->seeds,
+                                  (size_t)(res->n_seeds + 1) * sizeof *g);
+        if (!g) {
+            et_kernel_free(k);
+            return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+        }
+        res->seeds = g;
+        et_tune_seed *sd = &g[res->n_seeds++];
+        memset(sd, 0, sizeof *sd);
+        et_opts_format(o, n0 + h[i].n_opts, sd->opts, sizeof sd->opts);
+        copy_str(sd->einsum, sizeof sd->einsum,
+                 et_binding_einsum(t->b)->text);
+        sd->structural = true;
+        sd->cand = -1;
+        t->seed_entry[*n] = res->n_seeds - 1;
+        ss[*n].opts = o;
+        ss[*n].n_opts = n0 + h[i].n_opts;
+        (*n)++;
+        say(t, ET_TUNE_INFO, "seed %d: %s, suggested by the einsum's "
+            "structure", *n, sd->opts);
+    }
+    et_kernel_free(k);
     return ET_OK;
 }
 
@@ -1069,6 +1125,7 @@ static void dup_cb(void *user, const et_candidate *c, long first_seq)
     tc->timing = f->timing;
     tc->verified = f->verified;
     tc->verify = f->verify;
+    tc->done_s = et_now_s() - t->t0;
     res->duplicates++;
     say(t, ET_TUNE_INFO, "%s is the same kernel as %s: answered from it, "
         "not charged to the budget", tc->opts[0] ? tc->opts : "untransformed",
@@ -1485,8 +1542,15 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
         st = seeds_find(&t, info, seeds, &so.n_seeds);
         if (st != ET_OK)
             goto done;
-        so.seeds = seeds;
     }
+    if (o->structural_seeds) {
+        st = seeds_structural(&t, seeds, &so.n_seeds);
+        if (st != ET_OK)
+            goto done;
+    }
+    t.n_seeds = so.n_seeds;
+    if (so.n_seeds > 0)
+        so.seeds = seeds;
     if (o->model >= 0) {
         st = model_start(&t, info);
         if (st != ET_OK)

@@ -87,9 +87,9 @@ typedef struct et_tune_candidate {
 
 /*
  * A seed of the run: the best opts of a tuned problem near this one
- * (et_best_nearest), re-applied here and proposed before the search's
- * own candidates; or one left out because the rules refuse its opts
- * here. Plain value.
+ * (et_best_nearest), re-applied here, or the opts the einsum's structure
+ * suggests (structural), proposed before the search's own candidates; or
+ * one left out because the rules refuse its opts here. Plain value.
  */
 typedef struct et_tune_seed {
     char opts[ET_DB_OPTS_LEN]; /* in this run's names (dropped: as
@@ -97,6 +97,10 @@ typedef struct et_tune_seed {
     char einsum[ET_MAX_TEXT]; /* the einsum text it was tuned under */
     char sizes[256];          /* its sizes in this run's names */
     double distance;          /* sum |log2 size ratio| */
+    bool structural;          /* suggested by the einsum's structure
+                               * (transforms/heuristic.h), not by the
+                               * database: einsum is this run's, sizes
+                               * "", distance 0 */
     bool dropped;             /* not proposed: reason says why */
     char reason[512];
     int cand;                 /* the candidate that proposed it; -1: none
@@ -231,6 +235,9 @@ typedef struct et_tune_opts {
      * the nearest tuned problems in db (not a store), proposed first; 0:
      * none. search.seeds and on_seed_dropped are set by the loop. */
     int seeds;
+    /* 1: the structural seeds too (transforms/heuristic.h), proposed
+     * after the database's; they need no database. */
+    int structural_seeds;
     /* Set asynchronously (SIGINT): the trial in flight finishes, the
      * search stops, the result is complete up to there. */
     volatile sig_atomic_t *stop;

@@ -1,0 +1,102 @@
+/*
+ * heuristic.c - the opts a kernel's structure suggests before any search:
+ * a register block along the innermost output axes, FACTOR, and STAGE with
+ * a loop over the batch axis (the rules are in heuristic.h).
+ */
+#include "transforms/heuristic.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Accumulator bytes a register block may take. */
+#define BLOCK_BYTES 1024
+
+/* The largest divisor of s in [2, lim]; 1 when there is none. */
+static int64_t divisor_up_to(int64_t s, int64_t lim)
+{
+    for (int64_t d = lim < s ? lim : s; d >= 2; d--)
+        if (s % d == 0)
+            return d;
+    return 1;
+}
+
+/* Applies o to k when the rules accept it; true when applied. */
+static bool try_opt(et_kernel *k, et_opt_kind kind, const char *axis,
+                    int64_t amt)
+{
+    et_opt o = et_opt_make(kind, axis ? axis : "", amt);
+    return et_kernel_apply_opt(k, &o, NULL, 0) == ET_OK;
+}
+
+/* The suggestion: the opts k has beyond its first n0. */
+static void take(const et_kernel *k, int n0, et_heuristic *h)
+{
+    h->n_opts = 0;
+    for (int i = n0; i < k->n_opts && h->n_opts < ET_HEURISTIC_MAX_OPTS; i++)
+        h->opt[h->n_opts++] = k->opts[i];
+}
+
+/* The register block: whole or divided UPCASTs of the global axes but the
+ * batch axis, innermost first, then the batch axis in what is left. */
+static void register_block(et_kernel *k, int batch)
+{
+    const et_einsum *e = &k->e;
+    int64_t room = BLOCK_BYTES / (int64_t)et_dtype_size(e->acc_dtype);
+    for (int p = 0; p < k->n_parts; p++)
+        if (k->part[p].kind == ET_PART_UPCAST && k->part[p].size > 0)
+            room /= k->part[p].size;
+    for (int a = e->n_out - 1; a >= 0 && room >= 2; a--) {
+        if (a == batch || e->idx[a].open)
+            continue;
+        const et_part *outer = &k->part[k->outer[a]];
+        if (outer->kind != ET_PART_GLOBAL || outer->size < 2)
+            continue;
+        int64_t s = outer->size;
+        if (s <= room && try_opt(k, ET_OPT_UPCAST, e->idx[a].name, 0)) {
+            room /= s;
+            continue;
+        }
+        int64_t d = divisor_up_to(s, room < 16 ? room : 16);
+        if (d >= 2 && try_opt(k, ET_OPT_UPCAST, e->idx[a].name, d))
+            room /= d;
+    }
+    if (batch >= 0 && room >= 2 && !e->idx[batch].open) {
+        const et_part *outer = &k->part[k->outer[batch]];
+        int64_t d = divisor_up_to(outer->size, room < 16 ? room : 16);
+        if (outer->kind == ET_PART_GLOBAL && d >= 2)
+            try_opt(k, ET_OPT_UPCAST, e->idx[batch].name, d);
+    }
+}
+
+int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
+{
+    const et_einsum *e = &k->e;
+    if (e->n_out == 0)
+        return 0;
+    /* the batch axis: the outermost, when no other global axis is larger */
+    int batch = e->n_out >= 2 ? 0 : -1;
+    for (int a = 1; a < e->n_out && batch >= 0; a++)
+        if (e->idx[a].size > e->idx[0].size)
+            batch = -1;
+    et_kernel *w = et_kernel_clone(k);
+    if (!w)
+        return 0;
+    int n = 0;
+    register_block(w, batch);
+    try_opt(w, ET_OPT_FACTOR, NULL, 0);
+    take(w, k->n_opts, &out[n]);
+    if (out[n].n_opts > 0)
+        n++;
+    /* the loop: the largest divisor up to 64 of what is left of the
+     * batch axis after the register block */
+    int64_t n_loop = batch >= 0 ? divisor_up_to(
+                                      w->part[w->outer[batch]].size, 64)
+                                : 1;
+    if (n_loop >= 2 && try_opt(w, ET_OPT_STAGE, NULL, 0) &&
+        try_opt(w, ET_OPT_LOOP, e->idx[batch].name, n_loop)) {
+        take(w, k->n_opts, &out[n]);
+        n++;
+    }
+    et_kernel_free(w);
+    return n;
+}

@@ -1,0 +1,47 @@
+/*
+ * heuristic.h - the opts a kernel's structure suggests before any search
+ * has timed anything: the structural seeds of a tuning run (docs/spaces.md,
+ * "Seeds"), as a hand-coded optimisation would pick them.
+ *
+ * The rules (et_kernel_heuristics):
+ *   - the batch axis: the outermost global axis when there are two or more
+ *     and none is larger (x of xik,kj->xij);
+ *   - a register block: the other global axes, innermost (last in the
+ *     output) first, are upcast whole while the accumulators stay within
+ *     1 KiB (128 f64 or 256 f32 values, the UPCAST parts the kernel
+ *     already has counted in); an axis too large for what is left is
+ *     upcast by its largest divisor up to 16 that fits, and then the batch
+ *     axis by its largest divisor that fits;
+ *   - FACTOR, when the kernel accepts it (three or more operands);
+ *   - the first suggestion stops there; the second adds STAGE and
+ *     LOOP(batch, n), n the largest divisor up to 64 of what the block
+ *     leaves of the batch axis, when the kernel accepts them: an input
+ *     that no work-item of a group reads differently (one that does not
+ *     use the batch axis) is copied to local memory once per work-group,
+ *     and each work-item iterates the batch axis, so that the copy serves
+ *     many of its values.
+ * Every opt is applied in turn to a copy of the kernel, and one the rules
+ * refuse is left out, so every suggestion applies to the kernel as is.
+ */
+#ifndef ET_HEURISTIC_H
+#define ET_HEURISTIC_H
+
+#include "transforms/kernel.h"
+
+#define ET_HEURISTIC_MAX 2        /* suggestions at most */
+#define ET_HEURISTIC_MAX_OPTS 16  /* opts per suggestion at most */
+
+/* One suggestion: opts to apply after the kernel's own. Plain value. */
+typedef struct et_heuristic {
+    et_opt opt[ET_HEURISTIC_MAX_OPTS];
+    int n_opts;
+} et_heuristic;
+
+/*
+ * Writes into out (room for ET_HEURISTIC_MAX) the distinct, non-empty
+ * suggestions for kernel k and returns their number (0 when the rules
+ * suggest nothing, e.g. a full reduction, or out of memory).
+ */
+int et_kernel_heuristics(const et_kernel *k, et_heuristic *out);
+
+#endif

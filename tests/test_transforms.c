@@ -1040,9 +1040,11 @@ static void test_heuristics(void **state)
         {"xre,rij,xej->xei", "x=1024,r=3,e=4,i=20,j=20", "f64", 2,
          {"UPCAST(i,0) UPCAST(e,0) FACTOR",
           "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64)"}},
-        /* j whole (35), room for 3 more f64: the batch axis by 2 */
-        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 2,
-         {"UPCAST(j,0) UPCAST(x,2)", "UPCAST(j,0) UPCAST(x,2) STAGE LOOP(x,64)"}},
+        /* j whole (35), room for 3 more f64: the second block has the
+         * batch axis by 2 */
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 4,
+         {"UPCAST(j,0)", "UPCAST(j,0) STAGE LOOP(x,64)",
+          "UPCAST(j,0) UPCAST(x,2)", "UPCAST(j,0) UPCAST(x,2) STAGE LOOP(x,64)"}},
         /* no batch axis (x is not the largest): a 16 x 16 f32 block, no
          * STAGE */
         {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 1,
@@ -1050,9 +1052,11 @@ static void test_heuristics(void **state)
         /* f64: half the values; j by 16, i by 8 */
         {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 1,
          {"UPCAST(j,16) UPCAST(i,8)"}},
-        /* f32: room for x by 16 after j and i; 3 left of x to loop over */
-        {"xik,kj->xij", "x=48,i=4,k=8,j=4", "f32", 2,
-         {"UPCAST(j,0) UPCAST(i,0) UPCAST(x,16)",
+        /* f32: room for x by 16 after j and i; 3 left of x to loop over
+         * in the second block */
+        {"xik,kj->xij", "x=48,i=4,k=8,j=4", "f32", 4,
+         {"UPCAST(j,0) UPCAST(i,0)", "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,48)",
+          "UPCAST(j,0) UPCAST(i,0) UPCAST(x,16)",
           "UPCAST(j,0) UPCAST(i,0) UPCAST(x,16) STAGE LOOP(x,3)"}},
         /* a full reduction: no global axis, nothing to suggest */
         {"xij->", "x=64,i=8,j=8", "f32", 0, {NULL}},

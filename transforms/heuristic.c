@@ -37,8 +37,9 @@ static void take(const et_kernel *k, int n0, et_heuristic *h)
 }
 
 /* The register block: whole or divided UPCASTs of the global axes but the
- * batch axis, innermost first, then the batch axis in what is left. */
-static void register_block(et_kernel *k, int batch)
+ * batch axis, innermost first; with_batch: then the batch axis in what is
+ * left. False when with_batch and the batch axis got no UPCAST. */
+static bool register_block(et_kernel *k, int batch, bool with_batch)
 {
     const et_einsum *e = &k->e;
     int64_t room = BLOCK_BYTES / (int64_t)et_dtype_size(e->acc_dtype);
@@ -60,12 +61,46 @@ static void register_block(et_kernel *k, int batch)
         if (d >= 2 && try_opt(k, ET_OPT_UPCAST, e->idx[a].name, d))
             room /= d;
     }
-    if (batch >= 0 && room >= 2 && !e->idx[batch].open) {
-        const et_part *outer = &k->part[k->outer[batch]];
-        int64_t d = divisor_up_to(outer->size, room < 16 ? room : 16);
-        if (outer->kind == ET_PART_GLOBAL && d >= 2)
-            try_opt(k, ET_OPT_UPCAST, e->idx[batch].name, d);
+    if (!with_batch)
+        return true;
+    if (batch < 0 || room < 2 || e->idx[batch].open)
+        return false;
+    const et_part *outer = &k->part[k->outer[batch]];
+    int64_t d = divisor_up_to(outer->size, room < 16 ? room : 16);
+    return outer->kind == ET_PART_GLOBAL && d >= 2 &&
+           try_opt(k, ET_OPT_UPCAST, e->idx[batch].name, d);
+}
+
+/* The suggestions of one register block (with or without the batch axis
+ * in it): the block and FACTOR, then with STAGE and the loop. */
+static int suggest(const et_kernel *k, int batch, bool with_batch,
+                   et_heuristic *out)
+{
+    const et_einsum *e = &k->e;
+    et_kernel *w = et_kernel_clone(k);
+    if (!w)
+        return 0;
+    int n = 0;
+    if (!register_block(w, batch, with_batch)) {
+        et_kernel_free(w);
+        return 0;
     }
+    try_opt(w, ET_OPT_FACTOR, NULL, 0);
+    take(w, k->n_opts, &out[n]);
+    if (out[n].n_opts > 0)
+        n++;
+    /* the loop: the largest divisor up to 64 of what the block leaves of
+     * the batch axis */
+    int64_t n_loop = batch >= 0 ? divisor_up_to(
+                                      w->part[w->outer[batch]].size, 64)
+                                : 1;
+    if (n_loop >= 2 && try_opt(w, ET_OPT_STAGE, NULL, 0) &&
+        try_opt(w, ET_OPT_LOOP, e->idx[batch].name, n_loop)) {
+        take(w, k->n_opts, &out[n]);
+        n++;
+    }
+    et_kernel_free(w);
+    return n;
 }
 
 int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
@@ -78,25 +113,6 @@ int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
     for (int a = 1; a < e->n_out && batch >= 0; a++)
         if (e->idx[a].size > e->idx[0].size)
             batch = -1;
-    et_kernel *w = et_kernel_clone(k);
-    if (!w)
-        return 0;
-    int n = 0;
-    register_block(w, batch);
-    try_opt(w, ET_OPT_FACTOR, NULL, 0);
-    take(w, k->n_opts, &out[n]);
-    if (out[n].n_opts > 0)
-        n++;
-    /* the loop: the largest divisor up to 64 of what is left of the
-     * batch axis after the register block */
-    int64_t n_loop = batch >= 0 ? divisor_up_to(
-                                      w->part[w->outer[batch]].size, 64)
-                                : 1;
-    if (n_loop >= 2 && try_opt(w, ET_OPT_STAGE, NULL, 0) &&
-        try_opt(w, ET_OPT_LOOP, e->idx[batch].name, n_loop)) {
-        take(w, k->n_opts, &out[n]);
-        n++;
-    }
-    et_kernel_free(w);
-    return n;
+    int n = suggest(k, batch, false, out);
+    return n + suggest(k, batch, true, out + n);
 }

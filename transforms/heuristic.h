@@ -10,12 +10,14 @@
  *     output) first, are upcast whole while the accumulators stay within
  *     1 KiB (128 f64 or 256 f32 values, the UPCAST parts the kernel
  *     already has counted in); an axis too large for what is left is
- *     upcast by its largest divisor up to 16 that fits, and then the batch
- *     axis by its largest divisor that fits;
+ *     upcast by its largest divisor up to 16 that fits; a second block
+ *     then upcasts the batch axis by its largest divisor that fits (when
+ *     one does);
  *   - FACTOR, when the kernel accepts it (three or more operands);
- *   - the first suggestion stops there; the second adds STAGE and
- *     LOOP(batch, n), n the largest divisor up to 64 of what the block
- *     leaves of the batch axis, when the kernel accepts them: an input
+ *   - for each block, the first suggestion stops there; the second adds
+ *     STAGE and LOOP(batch, n), n the largest divisor up to 64 of what
+ *     the block leaves of the batch axis, when the kernel accepts them:
+ *     an input
  *     that no work-item of a group reads differently (one that does not
  *     use the batch axis) is copied to local memory once per work-group,
  *     and each work-item iterates the batch axis, so that the copy serves
@@ -28,7 +30,7 @@
 
 #include "transforms/kernel.h"
 
-#define ET_HEURISTIC_MAX 2        /* suggestions at most */
+#define ET_HEURISTIC_MAX 4        /* suggestions at most */
 #define ET_HEURISTIC_MAX_OPTS 16  /* opts per suggestion at most */
 
 /* One suggestion: opts to apply after the kernel's own. Plain value. */

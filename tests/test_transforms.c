@@ -44,6 +44,27 @@ static et_kernel *make(const char *text, const char *shape, const char *dt)
     return k;
 }
 
+/* As make, for the generic OpenCL profile with preferred vector widths
+ * vw (f16, f32) and vw / 2 (f64); vw 0: the generic profile as is. */
+static et_kernel *make_on(const char *text, const char *shape, const char *dt,
+                          int vw)
+{
+    et_einsum e;
+    et_diag d;
+    et_status st = et_einsum_from_strings(text, shape, dt, &e, &d);
+    if (st != ET_OK)
+        fail_msg("einsum %s: %s", text, d.msg);
+    et_target t = et_target_generic(ET_BACKEND_OPENCL);
+    if (vw > 0) {
+        t.preferred_vector_width[ET_F16] = vw;
+        t.preferred_vector_width[ET_F32] = vw;
+        t.preferred_vector_width[ET_F64] = vw / 2;
+    }
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, &t, &k), ET_OK);
+    return k;
+}
+
 /* Applies an opt list; returns the status, reason in buf. */
 static et_status apply(et_kernel *k, const char *opts, char *reason,
                        size_t cap)
@@ -1032,38 +1053,67 @@ static void test_heuristics(void **state)
     (void)state;
     static const struct {
         const char *einsum, *shape, *dtype;
+        int vw; /* the target's preferred f32 vector width (f64: half);
+                 * 0: the generic profile, no vectors */
         int n;
         const char *want[ET_HEURISTIC_MAX];
     } cases[] = {
         /* three operands: block of i and e (80 f64), FACTOR, STAGE of the
          * operand without x and a loop over x */
-        {"xre,rij,xej->xei", "x=1024,r=3,e=4,i=20,j=20", "f64", 2,
+        {"xre,rij,xej->xei", "x=1024,r=3,e=4,i=20,j=20", "f64", 0, 2,
          {"UPCAST(i,0) UPCAST(e,0) FACTOR",
           "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64)"}},
         /* j whole (35), room for 3 more f64: the second block has the
          * batch axis by 2 */
-        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 4,
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 0, 4,
          {"UPCAST(j,0)", "UPCAST(j,0) STAGE LOOP(x,64)",
           "UPCAST(j,0) UPCAST(x,2)", "UPCAST(j,0) UPCAST(x,2) STAGE LOOP(x,64)"}},
         /* no batch axis (x is not the largest): a 16 x 16 f32 block, no
          * STAGE */
-        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 1,
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 0, 1,
          {"UPCAST(j,16) UPCAST(i,16)"}},
         /* f64: half the values; j by 16, i by 8 */
-        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 1,
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 0, 1,
          {"UPCAST(j,16) UPCAST(i,8)"}},
         /* f32: room for x by 16 after j and i; 3 left of x to loop over
          * in the second block */
-        {"xik,kj->xij", "x=48,i=4,k=8,j=4", "f32", 4,
+        {"xik,kj->xij", "x=48,i=4,k=8,j=4", "f32", 0, 4,
          {"UPCAST(j,0) UPCAST(i,0)", "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,48)",
           "UPCAST(j,0) UPCAST(i,0) UPCAST(x,16)",
           "UPCAST(j,0) UPCAST(i,0) UPCAST(x,16) STAGE LOOP(x,3)"}},
         /* a full reduction: no global axis, nothing to suggest */
-        {"xij->", "x=64,i=8,j=8", "f32", 0, {NULL}},
+        {"xij->", "x=64,i=8,j=8", "f32", 0, 0, {NULL}},
+        /* 64-byte vectors (AVX-512: 16 f32, 8 f64), 28 registers: j
+         * padded to 40 f64 (5 registers a row), 4 rows of x */
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 16, 4,
+         {"PADTO(j,8) UPCAST(j,0)", "PADTO(j,8) UPCAST(j,0) STAGE LOOP(x,64)",
+          "PADTO(j,8) UPCAST(j,0) UPCAST(x,4)",
+          "PADTO(j,8) UPCAST(j,0) UPCAST(x,4) STAGE LOOP(x,64)"}},
+        /* f32: padding 35 to 48 adds more than an eighth; 4 registers a
+         * row, 5 rows of i */
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f32", 16, 2,
+         {"UPCAST(j,0) UPCAST(i,5)",
+          "UPCAST(j,0) UPCAST(i,5) STAGE LOOP(x,64)"}},
+        {"xre,rij,xej->xei", "x=8192,r=3,e=4,i=20,j=20", "f64", 16, 4,
+         {"UPCAST(i,0) UPCAST(e,0) FACTOR",
+          "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64)",
+          "UPCAST(i,0) UPCAST(e,0) UPCAST(x,2) FACTOR",
+          "UPCAST(i,0) UPCAST(e,0) UPCAST(x,2) FACTOR STAGE LOOP(x,64)"}},
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 16, 1,
+         {"UPCAST(j,16) UPCAST(i,16)"}},
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 16, 1,
+         {"UPCAST(j,16) UPCAST(i,8)"}},
+        /* 32-byte vectors (AVX2: 8 f32, 4 f64), 12 registers */
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 8, 1,
+         {"UPCAST(j,16) UPCAST(i,4)"}},
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 8, 4,
+         {"UPCAST(j,7)", "UPCAST(j,7) STAGE LOOP(x,64)",
+          "UPCAST(j,7) UPCAST(x,2)", "UPCAST(j,7) UPCAST(x,2) STAGE LOOP(x,64)"}},
     };
     et_device *dev = kc_device();
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        et_kernel *k = make(cases[c].einsum, cases[c].shape, cases[c].dtype);
+        et_kernel *k = make_on(cases[c].einsum, cases[c].shape,
+                               cases[c].dtype, cases[c].vw);
         et_heuristic h[ET_HEURISTIC_MAX];
         int n = et_kernel_heuristics(k, h);
         if (n != cases[c].n)

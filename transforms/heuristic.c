@@ -8,8 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Accumulator bytes a register block may take. */
+/* Without vectors (the generic profile: a preferred width of 1): the
+ * accumulator bytes a register block may take; on CUDA, a thread's. */
 #define BLOCK_BYTES 1024
+#define BLOCK_BYTES_CUDA 256
+/* Registers a block leaves free for the compiler's own temporaries. */
+#define SPARE_REGS 4
 
 /* The largest divisor of s in [2, lim]; 1 when there is none. */
 static int64_t divisor_up_to(int64_t s, int64_t lim)
@@ -18,6 +22,16 @@ static int64_t divisor_up_to(int64_t s, int64_t lim)
         if (s % d == 0)
             return d;
     return 1;
+}
+
+/* Vector registers n values of a row take, as the renderer splits them:
+ * whole vectors of w lanes, the rest in power-of-two pieces. */
+static int64_t row_regs(int64_t n, int64_t w)
+{
+    int64_t r = n / w;
+    for (int64_t t = n % w; t; t &= t - 1)
+        r++;
+    return r;
 }
 
 /* Applies o to k when the rules accept it; true when applied. */
@@ -36,37 +50,100 @@ static void take(const et_kernel *k, int n0, et_heuristic *h)
         h->opt[h->n_opts++] = k->opts[i];
 }
 
-/* The register block: whole or divided UPCASTs of the global axes but the
+/*
+ * The register model of k's target for its accumulator dtype: with
+ * vectors of w lanes (preferred width > 1), *regs vector registers for
+ * the accumulators, one row of the vector operand and a broadcast (32 for
+ * 64-byte vectors, 16 for narrower ones, SPARE_REGS left free); without,
+ * w = 1 and *regs the values the accumulators may take.
+ */
+static int64_t registers(const et_kernel *k, int64_t *regs)
+{
+    et_dtype dt = k->e.acc_dtype;
+    int64_t size = (int64_t)et_dtype_size(dt);
+    int64_t w = k->target.preferred_vector_width[dt];
+    if (w > 16)
+        w = 16;
+    if (w >= 2 && (w & (w - 1)) == 0) {
+        *regs = (w * size >= 64 ? 32 : 16) - SPARE_REGS;
+        return w;
+    }
+    *regs = (k->target.backend == ET_BACKEND_CUDA ? BLOCK_BYTES_CUDA
+                                                  : BLOCK_BYTES) / size;
+    return 1;
+}
+
+/*
+ * The register block: whole or divided UPCASTs of the global axes but the
  * batch axis, innermost first; with_batch: then the batch axis in what is
- * left. False when with_batch and the batch axis got no UPCAST. */
+ * left. The first axis upcast holds the vectors: it is padded to a
+ * multiple of the vector width when that adds at most an eighth and the
+ * whole axis then fits. False when with_batch and the batch axis got no
+ * UPCAST.
+ */
 static bool register_block(et_kernel *k, int batch, bool with_batch)
 {
     const et_einsum *e = &k->e;
-    int64_t room = BLOCK_BYTES / (int64_t)et_dtype_size(e->acc_dtype);
+    int64_t regs;
+    int64_t w = registers(k, &regs);
+    /* rows: how many more values (w = 1) or rows of vectors the block
+     * may still take; row: registers of one row, 0 before the first */
+    int64_t rows = regs, row = w == 1 ? 1 : 0;
     for (int p = 0; p < k->n_parts; p++)
-        if (k->part[p].kind == ET_PART_UPCAST && k->part[p].size > 0)
-            room /= k->part[p].size;
-    for (int a = e->n_out - 1; a >= 0 && room >= 2; a--) {
+        if (k->part[p].kind == ET_PART_UPCAST && k->part[p].size > 0) {
+            if (row == 0) {
+                row = row_regs(k->part[p].size, w);
+                rows = (regs - row - 1) / row;
+            } else {
+                rows /= k->part[p].size;
+            }
+        }
+    for (int a = e->n_out - 1; a >= 0 && rows >= 2; a--) {
         if (a == batch || e->idx[a].open)
             continue;
         const et_part *outer = &k->part[k->outer[a]];
         if (outer->kind != ET_PART_GLOBAL || outer->size < 2)
             continue;
         int64_t s = outer->size;
-        if (s <= room && try_opt(k, ET_OPT_UPCAST, e->idx[a].name, 0)) {
-            room /= s;
+        const char *name = e->idx[a].name;
+        if (row == 0) {
+            /* the vector axis: whole (padded) when a row, its operand row
+             * and a broadcast fit, else its largest divisor that does */
+            int64_t padded = (s + w - 1) / w * w;
+            bool pad = padded != s && 8 * (padded - s) <= padded &&
+                       2 * row_regs(padded, w) + 1 <= regs;
+            int64_t n = 0;
+            if (pad && try_opt(k, ET_OPT_PADTO, name, w)) {
+                if (try_opt(k, ET_OPT_UPCAST, name, 0))
+                    n = padded;
+            } else if (2 * row_regs(s, w) + 1 <= regs &&
+                       try_opt(k, ET_OPT_UPCAST, name, 0)) {
+                n = s;
+            }
+            for (int64_t d = s < 16 ? s : 16; n == 0 && d >= 2; d--)
+                if (s % d == 0 && 2 * row_regs(d, w) + 1 <= regs &&
+                    try_opt(k, ET_OPT_UPCAST, name, d))
+                    n = d;
+            if (n == 0)
+                continue;
+            row = row_regs(n, w);
+            rows = (regs - row - 1) / row;
             continue;
         }
-        int64_t d = divisor_up_to(s, room < 16 ? room : 16);
-        if (d >= 2 && try_opt(k, ET_OPT_UPCAST, e->idx[a].name, d))
-            room /= d;
+        if (s <= rows && try_opt(k, ET_OPT_UPCAST, name, 0)) {
+            rows /= s;
+            continue;
+        }
+        int64_t d = divisor_up_to(s, rows < 16 ? rows : 16);
+        if (d >= 2 && try_opt(k, ET_OPT_UPCAST, name, d))
+            rows /= d;
     }
     if (!with_batch)
         return true;
-    if (batch < 0 || room < 2 || e->idx[batch].open)
+    if (batch < 0 || rows < 2 || e->idx[batch].open)
         return false;
     const et_part *outer = &k->part[k->outer[batch]];
-    int64_t d = divisor_up_to(outer->size, room < 16 ? room : 16);
+    int64_t d = divisor_up_to(outer->size, rows < 16 ? rows : 16);
     return outer->kind == ET_PART_GLOBAL && d >= 2 &&
            try_opt(k, ET_OPT_UPCAST, e->idx[batch].name, d);
 }

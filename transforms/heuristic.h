@@ -7,12 +7,20 @@
  *   - the batch axis: the outermost global axis when there are two or more
  *     and none is larger (x of xik,kj->xij);
  *   - a register block: the other global axes, innermost (last in the
- *     output) first, are upcast whole while the accumulators stay within
- *     1 KiB (128 f64 or 256 f32 values, the UPCAST parts the kernel
- *     already has counted in); an axis too large for what is left is
- *     upcast by its largest divisor up to 16 that fits; a second block
- *     then upcasts the batch axis by its largest divisor that fits (when
- *     one does);
+ *     output) first, are upcast whole while they fit the registers, the
+ *     UPCAST parts the kernel already has counted in. With vectors (the
+ *     target's preferred width w > 1 for the accumulator dtype) the first
+ *     axis holds them: a row of it takes n/w vector registers plus one
+ *     per power of two of the rest (35 f64 in 8 lanes: 8,8,8,8,2,1, six),
+ *     and the accumulators, one row of the vector operand and a
+ *     broadcast must fit 32 registers for 64-byte vectors, 16 for
+ *     narrower ones, 4 left free; it is padded (PADTO) to a multiple of w
+ *     when that adds at most an eighth and the whole axis then fits. The
+ *     other axes are rows. Without vectors (the generic profile, CUDA)
+ *     the accumulators may take 1 KiB (256 B on CUDA). An axis too large
+ *     for what is left is upcast by its largest divisor up to 16 that
+ *     fits; a second block then upcasts the batch axis by its largest
+ *     divisor that fits (when one does);
  *   - FACTOR, when the kernel accepts it (three or more operands);
  *   - for each block, the first suggestion stops there; the second adds
  *     STAGE and LOOP(batch, n), n the largest divisor up to 64 of what

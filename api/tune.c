@@ -776,8 +776,12 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
                 q->cpus[0] ? ", cores " : "", q->cpus, q->evaluations,
                 q->busy_s, q->idle_s);
     }
-    fprintf(f, "space       %s, search %s, %s after %.1f s\n", r->space,
+    fprintf(f, "space       %s, search %s, %s after %.1f s", r->space,
             et_search_name(r->kind), res->stop_reason, res->elapsed_s);
+    if (res->stats.widenings > 0)
+        fprintf(f, " (the converged beam widened %d time%s)",
+                res->stats.widenings, res->stats.widenings > 1 ? "s" : "");
+    fputc('\n', f);
     int n_failed = 0;
     for (int o = 1; o < ET_OUTCOME_COUNT; o++)
         n_failed += res->failures[o];
@@ -1071,6 +1075,7 @@ static cJSON *report_json(const et_tune_report *r)
                             res->elapsed_s - res->baseline_s - res->build_s -
                                 res->verify_s - res->timing_s);
     cJSON_AddStringToObject(doc, "stop_reason", res->stop_reason);
+    cJSON_AddNumberToObject(doc, "beam_widenings", res->stats.widenings);
     cJSON_AddNumberToObject(doc, "duplicates", res->duplicates);
     cJSON *jm = cJSON_AddObjectToObject(doc, "model");
     cJSON_AddBoolToObject(jm, "on", res->model.on);

@@ -911,6 +911,8 @@ typedef struct member {
     long order;      /* tie-break: proposal order */
     int slot;        /* batched: the pending slot its time comes from,
                         -1 when known */
+    int depth;       /* action beam: steps from the first one */
+    bool expanded;   /* action beam's archive: its actions were tried */
 } member;
 
 /*
@@ -1626,7 +1628,7 @@ static int action_step_ranked(srch *S, member *beam, int nb,
         goto done;
     }
     for (int i = 0; i < nb && !S->stop; i++)
-        for (int a = 0; a < na; a++) {
+        for (int a = 0; a < na && beam[i].depth < S->s->max_depth; a++) {
             et_kernel *k = et_kernel_clone(beam[i].k);
             if (!k) {
                 S->nomem = true;
@@ -1655,6 +1657,7 @@ static int action_step_ranked(srch *S, member *beam, int nb,
             next[nn].t = t;
             next[nn].slot = S->last_slot;
             next[nn].order = (*order)++;
+            next[nn].depth = beam[e->src].depth + 1;
             if (pt)
                 next[nn].pt = *pt;
             nn++;
@@ -1669,19 +1672,90 @@ done:
     return nn;
 }
 
+/* The archive of the action beam: the fastest answered members of the
+ * run (clones), for widening the beam once it has converged. */
+#define ARCHIVE_MAX 256
+/* how far a converged beam widens: up to this many times its width */
+#define WIDEN_MAX_FACTOR 8
+
+/* Keeps a clone of m in the archive (sorted fastest first) when it is
+ * among the ARCHIVE_MAX fastest. */
+static void archive_add(srch *S, member *arch, int *n, const member *m)
+{
+    if (!isfinite(m->t))
+        return;
+    if (*n == ARCHIVE_MAX && !(m->t < arch[*n - 1].t))
+        return;
+    member c = *m;
+    c.k = et_kernel_clone(m->k);
+    if (!c.k) {
+        S->nomem = true;
+        return;
+    }
+    if (*n == ARCHIVE_MAX)
+        et_kernel_free(arch[--*n].k);
+    int i = *n;
+    while (i > 0 && member_cmp(&arch[i - 1], &c) > 0) {
+        arch[i] = arch[i - 1];
+        i--;
+    }
+    arch[i] = c;
+    (*n)++;
+}
+
+/* Marks the archive's copies of the beam's members as expanded. */
+static void archive_expanded(member *arch, int n, const member *beam, int nb)
+{
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < n; j++)
+            if (arch[j].order == beam[i].order)
+                arch[j].expanded = true;
+}
+
+/*
+ * Widening (a time limit given, the beam converged): the beam becomes the
+ * k fastest members of the archive not yet expanded that can still take
+ * an action (clones; the old beam's kernels are freed). Returns the new
+ * beam's size.
+ */
+static int widen(srch *S, member *beam, int nb, const member *arch,
+                 int n_arch, int k)
+{
+    for (int i = 0; i < nb; i++)
+        et_kernel_free(beam[i].k);
+    int n = 0;
+    for (int i = 0; i < n_arch && n < k; i++) {
+        if (arch[i].expanded || arch[i].depth >= S->s->max_depth)
+            continue;
+        beam[n] = arch[i];
+        beam[n].k = et_kernel_clone(arch[i].k);
+        if (!beam[n].k) {
+            S->nomem = true;
+            break;
+        }
+        n++;
+    }
+    S->st->widenings++;
+    return n;
+}
+
 static int action_beam(srch *S, et_kernel *start, const et_point *pt)
 {
     const et_opt *acts;
     int na = et_binding_actions(S->b, &acts);
     int K = S->o.beam_width;
-    int depth = S->s->max_depth;
+    /* with a time limit, a converged beam widens (x2) up to K_max */
+    bool widening = S->o.time_limit_s > 0;
+    int K_max = widening ? WIDEN_MAX_FACTOR * K : K;
     int nstart = start->n_opts;
-    member *beam = calloc((size_t)K, sizeof(member));
-    member *next = calloc((size_t)K * (size_t)(na ? na : 1), sizeof(member));
+    member *beam = calloc((size_t)K_max, sizeof(member));
+    member *next = calloc((size_t)K_max * (size_t)(na ? na : 1),
+                          sizeof(member));
     member *first = calloc((size_t)S->o.n_seeds + 1, sizeof(member));
-    int nb = 0, nf = 0;
+    member *arch = widening ? calloc(ARCHIVE_MAX, sizeof(member)) : NULL;
+    int nb = 0, nf = 0, n_arch = 0;
     long order = 0;
-    if (!beam || !next || !first) {
+    if (!beam || !next || !first || (widening && !arch)) {
         S->nomem = true;
         goto done;
     }
@@ -1719,22 +1793,27 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
     for (int i = 0; i < nf; i++) {
         if (pt)
             first[i].pt = *pt;
+        if (arch)
+            archive_add(S, arch, &n_arch, &first[i]);
         if (i < nb)
             beam[i] = first[i];
         else
             et_kernel_free(first[i].k);
     }
     nf = 0;
-    for (int d = 0; d < depth && nb > 0 && !S->stop; d++) {
+    while (nb > 0 && !S->stop) {
         int nn = 0;
         et_kernel *scratch = NULL;
+        /* the best time before this step: the beam's, or after a
+         * widening the archive's */
+        double before = arch && n_arch ? arch[0].t : beam[0].t;
         if (ranking_on(S)) {
             nn = action_step_ranked(S, beam, nb, acts, na, nstart, pt, next,
                                     &order);
             goto step_settle;
         }
         for (int i = 0; i < nb && !S->stop; i++) {
-            for (int a = 0; a < na; a++) {
+            for (int a = 0; a < na && beam[i].depth < S->s->max_depth; a++) {
                 if (!scratch && !(scratch = et_kernel_clone(beam[i].k))) {
                     S->nomem = true;
                     break;
@@ -1752,6 +1831,7 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
                     next[nn].t = t;
                     next[nn].slot = S->last_slot;
                     next[nn].order = order++;
+                    next[nn].depth = beam[i].depth + 1;
                     if (pt)
                         next[nn].pt = *pt;
                     nn++;
@@ -1764,33 +1844,46 @@ static int action_beam(srch *S, et_kernel *start, const et_point *pt)
         }
         et_kernel_free(scratch);
     step_settle:
+        if (arch)
+            archive_expanded(arch, n_arch, beam, nb);
         nn = settle(S, next, nn);
-        if (nn == 0) {
-            set_stop(S, "no new kernels");
-            break;
+        for (int i = 0; arch && i < nn; i++)
+            archive_add(S, arch, &n_arch, &next[i]);
+        bool converged = true, deep = true;
+        if (nn > 0) {
+            qsort(next, (size_t)nn, sizeof(member), member_cmp);
+            converged = !(next[0].t < before * (1.0 - S->o.min_progress));
+            for (int i = 0; i < nb; i++)
+                et_kernel_free(beam[i].k);
+            nb = nn < K ? nn : K;
+            memcpy(beam, next, sizeof(member) * (size_t)nb);
+            for (int i = nb; i < nn; i++)
+                et_kernel_free(next[i].k);
+            for (int i = 0; i < nb && deep; i++)
+                deep = beam[i].depth >= S->s->max_depth;
         }
-        qsort(next, (size_t)nn, sizeof(member), member_cmp);
-        bool converged = !(next[0].t < beam[0].t * (1.0 - S->o.min_progress));
-        for (int i = 0; i < nb; i++)
-            et_kernel_free(beam[i].k);
-        nb = nn < K ? nn : K;
-        memcpy(beam, next, sizeof(member) * (size_t)nb);
-        for (int i = nb; i < nn; i++)
-            et_kernel_free(next[i].k);
         if (S->stop)
             break;
-        if (converged) {
-            set_stop(S, "converged");
-            break;
+        if (!converged && !deep)
+            continue;
+        if (widening && K < K_max && !S->nomem) {
+            K *= 2;
+            nb = widen(S, beam, nb, arch, n_arch, K);
+            if (nb > 0)
+                continue;
         }
-        if (d + 1 == depth)
-            set_stop(S, "max_depth");
+        set_stop(S, nn == 0 ? "no new kernels"
+                    : converged ? "converged" : "max_depth");
+        break;
     }
 done:
     for (int i = 0; beam && i < nb; i++)
         et_kernel_free(beam[i].k);
     for (int i = 0; first && i < nf; i++)
         et_kernel_free(first[i].k);
+    for (int i = 0; arch && i < n_arch; i++)
+        et_kernel_free(arch[i].k);
+    free(arch);
     free(first);
     free(beam);
     free(next);

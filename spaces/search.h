@@ -183,6 +183,9 @@ typedef struct et_search_stats {
      * and of those the ones never proposed */
     int model_ranked;
     int model_skipped;
+    /* action beam with a time limit: times the converged beam widened
+     * (x2, from the fastest kernels of the run) and went on */
+    int widenings;
 } et_search_stats;
 
 /*

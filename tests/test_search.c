@@ -34,6 +34,7 @@ typedef struct rec {
     int sleep_ms;
     int cache_every;             /* answer every n-th from "cache" */
     bool constant;               /* every candidate costs the same */
+    bool trap;                   /* trap_cost instead of cost */
     long seq[MAX_REC];           /* of the answered candidates */
     int n_dup;                   /* on_duplicate: "<dup> = <first>" */
     char dup[MAX_REC][330];
@@ -57,6 +58,28 @@ static double cost(const et_candidate *c)
         }
     }
     return t;
+}
+
+/* A landscape that traps a greedy beam: UPCAST(j,2) is the best first
+ * step (5) but everything after it is worse (9); LOCAL(i,4) is worse
+ * first (8), and LOCAL(i,4) UNROLL(k,4) is the optimum (1). */
+static double trap_cost(const et_candidate *c)
+{
+    if (c->n_opts == 0)
+        return 10.0;
+    const et_opt *o = &c->opts[0];
+    if (o->kind == ET_OPT_UPCAST && !strcmp(o->axis.name, "j"))
+        return c->n_opts > 1 ? 9.0 : o->amt == 2 ? 5.0 : 6.0;
+    if (o->kind == ET_OPT_LOCAL && !strcmp(o->axis.name, "i") &&
+        o->amt == 4) {
+        if (c->n_opts == 1)
+            return 8.0;
+        const et_opt *u = &c->opts[1];
+        return c->n_opts == 2 && u->kind == ET_OPT_UNROLL && u->amt == 4
+                   ? 1.0
+                   : 9.5;
+    }
+    return 10.0 + 0.01 * c->n_opts;
 }
 
 static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
@@ -83,7 +106,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
         nanosleep(&ts, NULL);
     }
     r->status = ET_EVAL_OK;
-    r->time_s = R->constant ? 1.0 : cost(c);
+    r->time_s = R->constant ? 1.0 : R->trap ? trap_cost(c) : cost(c);
     r->cached = R->cache_every && R->n % R->cache_every == 0;
     if (r->time_s < R->best)
         R->best = r->time_s;
@@ -392,6 +415,37 @@ static void test_action_beam(void **state)
     assert_true(S->n <= 1 + na);
     free(R);
     free(S);
+    unbind(&f);
+}
+
+/* Without a time limit a converged beam stops where it is; with one it
+ * widens from the run's fastest kernels not yet expanded and finds what
+ * the greedy path missed, until it has widened WIDEN_MAX_FACTOR times
+ * its width. */
+static void test_action_beam_widens(void **state)
+{
+    (void)state;
+    fixture f = bind("examples/actions.yaml", "ik,kj->ij", "i=16,k=16,j=16");
+    rec *R = rec_new();
+    R->trap = true;
+    et_search_opts o = {.kind = ET_SEARCH_BEAM, .budget = 1000,
+                        .beam_width = 1};
+    et_search_stats st;
+    run(&f, &o, R, &st);
+    assert_string_equal(st.stop_reason, "converged");
+    assert_int_equal(st.widenings, 0);
+    assert_true(st.best_time_s == 5.0);
+    rec *W = rec_new();
+    W->trap = true;
+    o.time_limit_s = 600;
+    run(&f, &o, W, &st);
+    assert_int_equal(st.widenings, 3); /* 1 -> 2 -> 4 -> 8 */
+    assert_string_equal(st.stop_reason, "converged");
+    assert_true(st.best_time_s == 1.0);
+    assert_true(W->n > R->n);
+    assert_no_repeats(W);
+    free(R);
+    free(W);
     unbind(&f);
 }
 
@@ -717,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_cache_and_stop),
         cmocka_unit_test(test_action_beam),
+        cmocka_unit_test(test_action_beam_widens),
         cmocka_unit_test(test_action_random_grid),
         cmocka_unit_test(test_transforms_then_actions),
         cmocka_unit_test(test_start_opts),

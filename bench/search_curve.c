@@ -8,7 +8,9 @@
  *                TIME_LIMIT DB OUT.csv [SPACE.yaml|-] [BEAM_WIDTH] [SEED]
  *
  * --model off turns the cost model off (docs/model.md): every candidate
- * the search proposes is timed; on (the default) is `eintune tune`'s.
+ * the search proposes is timed; on (the default) is `eintune tune`'s. The
+ * seeds are `eintune tune`'s defaults (docs/spaces.md, "Seeds"): up to 3
+ * from DB, then the structure's.
  * SEARCH is beam, random or grid; TIME_LIMIT in seconds (0: none); DB the
  * tuning database (a scratch file for fresh results); SPACE '-' or absent:
  * the built-in action pool, as `eintune tune` without --space. The
@@ -151,6 +153,10 @@ int main(int argc, char **argv)
     to.verify.seed = to.search.seed;
     to.race_k = 3; /* the final race, as `eintune tune` runs it */
     to.model = model;
+    /* the seeds `eintune tune` proposes by default: up to 3 from the
+     * nearest tuned problems in the database, then the structure's */
+    to.seeds = 3;
+    to.structural_seeds = 1;
 
     static et_subscripts sub;
     static et_shape_spec sp;

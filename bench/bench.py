@@ -371,10 +371,16 @@ def curve_case(case, ref, db_dir, tmp):
     log("search efficiency: case %s %s" % (case["id"], dtype))
     out = dict(case=case["id"], einsum=case["einsum"], shape=case["shape"],
                dtype=dtype, reference=dict(ref))
-    # Re-time the reference best now, on this run's device, back to back.
+    # Re-time the reference best now, on this run's device: the fastest of
+    # ROUNDS runs, as every kernel of the back-to-back table (one run can
+    # land in a slow phase of the machine: 3.0 ms for a 2.1 ms kernel)
     d = tempfile.mkdtemp(dir=tmp)
     inputs = make_inputs(case, dtype, d)
-    rt = eintune_run(case, inputs, d, ref["opts"])
+    rounds = [eintune_run(case, inputs, d, ref["opts"])
+              for _ in range(ROUNDS)]
+    timed = [x for x in rounds if x.get("time_s")]
+    rt = min(timed, key=lambda x: x["time_s"]) if timed else rounds[0]
+    rt["rounds_s"] = [x.get("time_s") for x in rounds]
     shutil.rmtree(d, ignore_errors=True)
     out["reference_retimed"] = rt
     ref_t = rt.get("time_s") or ref["time_s"]

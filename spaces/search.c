@@ -1254,6 +1254,27 @@ static bool held_has(const held *h, int n, uint64_t key)
     return false;
 }
 
+/* Adds kernel k (owned from here; of point pt, or none) to a random
+ * search's pool h of *nh, counting it in *n_new when it is new to the
+ * run and the pool, else in *idle. */
+static void held_add(const srch *S, held *h, int *nh, et_kernel *k,
+                     const et_point *pt, int n_actions, int *n_new,
+                     int *idle)
+{
+    held *e = &h[*nh];
+    e->k = k;
+    e->has_pt = pt != NULL;
+    if (pt)
+        e->pt = *pt;
+    e->n_actions = n_actions;
+    e->key = et_kernel_dedupe_key(k, backend_of(S));
+    if (is_new(S, e->key) && !held_has(h, *nh, e->key))
+        (*n_new)++;
+    else
+        (*idle)++;
+    (*nh)++;
+}
+
 /*
  * Proposes what the model chooses of a random search's pool and frees
  * the pool. Returns 1 when a proposal was answered or is waiting (the
@@ -1321,15 +1342,7 @@ static void param_random_ranked(srch *S)
                 idle++;
                 continue;
             }
-            h[nh].k = k;
-            h[nh].has_pt = true;
-            h[nh].pt = pt;
-            h[nh].key = et_kernel_dedupe_key(k, backend_of(S));
-            if (is_new(S, h[nh].key) && !held_has(h, nh, h[nh].key))
-                n_new++;
-            else
-                idle++;
-            nh++;
+            held_add(S, h, &nh, k, &pt, 0, &n_new, &idle);
         }
         if (pool_propose(S, h, nh, ord))
             idle = 0;
@@ -1945,17 +1958,7 @@ static void action_random_ranked(srch *S, et_kernel *start, const et_point *pt)
             et_kernel *k = random_sequence(S, start, acts, na, perm);
             if (!k)
                 break;
-            h[nh].k = k;
-            h[nh].has_pt = pt != NULL;
-            if (pt)
-                h[nh].pt = *pt;
-            h[nh].n_actions = k->n_opts - nstart;
-            h[nh].key = et_kernel_dedupe_key(k, backend_of(S));
-            if (is_new(S, h[nh].key) && !held_has(h, nh, h[nh].key))
-                n_new++;
-            else
-                idle++;
-            nh++;
+            held_add(S, h, &nh, k, pt, k->n_opts - nstart, &n_new, &idle);
         }
         if (pool_propose(S, h, nh, ord))
             idle = 0;

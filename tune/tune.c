@@ -385,8 +385,9 @@ static void mark_seed(tune_ctx *t, et_tune_candidate *tc,
         t->res->seeds[e].cand = (int)(tc - t->res->cand);
 }
 
-/* Appends a seed entry from a nearby problem's answer b. */
-static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
+/* Appends an empty seed entry (no candidate yet); NULL when out of
+ * memory. */
+static et_tune_seed *seed_new(tune_ctx *t)
 {
     et_tune_result *res = t->res;
     et_tune_seed *g = realloc(res->seeds,
@@ -396,11 +397,20 @@ static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
     res->seeds = g;
     et_tune_seed *sd = &g[res->n_seeds++];
     memset(sd, 0, sizeof *sd);
+    sd->cand = -1;
+    return sd;
+}
+
+/* Appends a seed entry from a nearby problem's answer b. */
+static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
+{
+    et_tune_seed *sd = seed_new(t);
+    if (!sd)
+        return NULL;
     copy_str(sd->opts, sizeof sd->opts, b->opts);
     copy_str(sd->einsum, sizeof sd->einsum, b->trial.einsum_text);
     copy_str(sd->sizes, sizeof sd->sizes, b->sizes);
     sd->distance = b->distance;
-    sd->cand = -1;
     return sd;
 }
 
@@ -511,22 +521,16 @@ static et_status seeds_structural(tune_ctx *t, et_search_seed *ss, int *n)
         et_opt *o = t->heur[i];
         memcpy(o, k->opts, sizeof(et_opt) * (size_t)n0);
         memcpy(o + n0, h[i].opt, sizeof(et_opt) * (size_t)h[i].n_opts);
-        et_tune_result *res = t->res;
-        et_tune_seed *g = realloc(res->seeds,
-                                  (size_t)(res->n_seeds + 1) * sizeof *g);
-        if (!g) {
+        et_tune_seed *sd = seed_new(t);
+        if (!sd) {
             et_kernel_free(k);
             return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
         }
-        res->seeds = g;
-        et_tune_seed *sd = &g[res->n_seeds++];
-        memset(sd, 0, sizeof *sd);
         et_opts_format(o, n0 + h[i].n_opts, sd->opts, sizeof sd->opts);
         copy_str(sd->einsum, sizeof sd->einsum,
                  et_binding_einsum(t->b)->text);
         sd->structural = true;
-        sd->cand = -1;
-        t->seed_entry[*n] = res->n_seeds - 1;
+        t->seed_entry[*n] = t->res->n_seeds - 1;
         ss[*n].opts = o;
         ss[*n].n_opts = n0 + h[i].n_opts;
         (*n)++;

@@ -32,18 +32,6 @@ static int under_valgrind(void)
     return getenv("ET_UNDER_VALGRIND") != NULL;
 }
 
-static et_kernel *make(const char *text, const char *shape, const char *dt)
-{
-    et_einsum e;
-    et_diag d;
-    et_status st = et_einsum_from_strings(text, shape, dt, &e, &d);
-    if (st != ET_OK)
-        fail_msg("einsum %s: %s", text, d.msg);
-    et_kernel *k = NULL;
-    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
-    return k;
-}
-
 /* As make, for the generic OpenCL profile with preferred vector widths
  * vw (f16, f32) and vw / 2 (f64); vw 0: the generic profile as is. */
 static et_kernel *make_on(const char *text, const char *shape, const char *dt,
@@ -63,6 +51,12 @@ static et_kernel *make_on(const char *text, const char *shape, const char *dt,
     et_kernel *k = NULL;
     assert_int_equal(et_kernel_init(&e, &t, &k), ET_OK);
     return k;
+}
+
+/* A kernel for the generic OpenCL profile. */
+static et_kernel *make(const char *text, const char *shape, const char *dt)
+{
+    return make_on(text, shape, dt, 0);
 }
 
 /* Applies an opt list; returns the status, reason in buf. */

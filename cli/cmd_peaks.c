@@ -31,7 +31,7 @@ static void usage(FILE *f)
             "$XDG_CACHE_HOME/eintune/tuning.db), with a cache file under\n"
             "$XDG_CACHE_HOME/eintune/ (~/.cache/eintune) behind it.\n\n"
             "  --remeasure        measure again and replace the cache\n"
-            "                     (10-20 s on a 2-core CPU device)\n"
+            "                     (15-25 s on a 2-core CPU device)\n"
             "  --peaks-file FILE  vendor figures that replace measured ones\n"
             "                     (also $ET_PEAKS_FILE), JSON such as\n"
             "                     {\"gflops\": {\"f32\": 3000, \"f64\": 1500},\n"

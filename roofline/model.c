@@ -2,6 +2,7 @@
 #include "roofline/roofline.h"
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,8 +68,10 @@ double et_peaks_gflops_for(const et_peaks *p, et_dtype t)
     return 0;
 }
 
-et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
-                                double *read_gbs, double *copy_gbs)
+/* Every level's read-only and copy figures after the fallbacks and the
+ * raising of roofline.h; 0 where there is none. */
+static void level_figures(const et_peaks *p, double r_eff[ET_MEM_LEVEL_COUNT],
+                          double c_eff[ET_MEM_LEVEL_COUNT])
 {
     /* DRAM first, then each cache level from the largest down, every one
      * raised to the figures of the levels beyond it */
@@ -77,7 +80,6 @@ et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
     double rd = d->gbs[ET_BW_READ] > 0 ? d->gbs[ET_BW_READ] : cp;
     if (!(cp > 0))
         cp = rd;
-    double r_eff[ET_MEM_LEVEL_COUNT], c_eff[ET_MEM_LEVEL_COUNT];
     r_eff[ET_MEM_DRAM] = rd;
     c_eff[ET_MEM_DRAM] = cp;
     for (int l = ET_MEM_DRAM - 1; l >= 0; l--) {
@@ -92,11 +94,24 @@ et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
     for (int l = 0; l < ET_MEM_LEVEL_COUNT; l++)
         if (c_eff[l] > r_eff[l])
             r_eff[l] = c_eff[l];
+}
+
+/* A cache level the model may use: measured, with a capacity. */
+static bool level_usable(const et_peaks *p, int l)
+{
+    const et_level_bw *lv = &p->level[l];
+    return lv->capacity_bytes > 0 &&
+           (lv->gbs[ET_BW_READ] > 0 || lv->gbs[ET_BW_COPY] > 0);
+}
+
+et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
+                                double *read_gbs, double *copy_gbs)
+{
+    double r_eff[ET_MEM_LEVEL_COUNT], c_eff[ET_MEM_LEVEL_COUNT];
+    level_figures(p, r_eff, c_eff);
     et_mem_level pick = ET_MEM_DRAM;
     for (int l = 0; l < ET_MEM_DRAM; l++) {
-        const et_level_bw *lv = &p->level[l];
-        if (lv->capacity_bytes > 0 && bytes <= lv->capacity_bytes &&
-            (lv->gbs[ET_BW_READ] > 0 || lv->gbs[ET_BW_COPY] > 0)) {
+        if (level_usable(p, l) && bytes <= p->level[l].capacity_bytes) {
             pick = (et_mem_level)l;
             break;
         }
@@ -108,14 +123,38 @@ et_mem_level et_peaks_level_for(const et_peaks *p, int64_t bytes,
     return pick;
 }
 
+/* The memory time of R bytes read and W written at one level's figures
+ * (the formula of roofline.h). */
+static double level_time(double R, double W, double rd, double cp)
+{
+    /* a written byte costs what it adds to a copy over a read */
+    double cw = 2.0 / (cp * 1e9) - 1.0 / (rd * 1e9);
+    if (cw < 0)
+        cw = 0;
+    double t = R / (rd * 1e9) + W * cw;
+    double fastest = (R + W) / ((rd > cp ? rd : cp) * 1e9);
+    return t > fastest ? t : fastest;
+}
+
 const char *et_roofline_bandwidth_label(const et_roofline *r, char *buf,
                                         size_t cap)
 {
     int64_t b = r->read_bytes + r->write_bytes;
     double w = b > 0 ? (double)r->write_bytes / (double)b : 0;
-    snprintf(buf, cap, "%.1f GB/s (%s, %s)", r->bandwidth_gbs,
-             et_mem_level_name(r->level),
-             w < 0.1 ? "read-only" : w >= 0.4 ? "copy" : "read/copy mix");
+    const char *kind = w < 0.1    ? "read-only"
+                       : w >= 0.4 ? "copy"
+                                  : "read/copy mix";
+    if (r->closer_bytes <= 0) {
+        snprintf(buf, cap, "%.1f GB/s (%s, %s)", r->bandwidth_gbs,
+                 et_mem_level_name(r->level), kind);
+        return buf;
+    }
+    /* the closer levels' share, in the largest binary unit it fills */
+    double c = (double)r->closer_bytes;
+    const char *unit = c >= 1 << 20 ? "MiB" : c >= 1 << 10 ? "KiB" : "B";
+    double v = c >= 1 << 20 ? c / (1 << 20) : c >= 1 << 10 ? c / (1 << 10) : c;
+    snprintf(buf, cap, "%.1f GB/s (%s, %s; %.4g %s of it from closer caches)",
+             r->bandwidth_gbs, et_mem_level_name(r->level), kind, v, unit);
     return buf;
 }
 
@@ -168,18 +207,35 @@ et_status et_roofline_from_counts(const int64_t ops[ET_DTYPE_COUNT],
     }
     r->level = et_peaks_level_for(p, bytes, &r->read_gbs, &r->copy_gbs);
     if (bytes > 0) {
-        double rd = r->read_gbs, cp = r->copy_gbs;
-        if (!(rd > 0) || !(cp > 0)) {
-            say(why, why_cap, "no bandwidth figure for this device%s", "");
-            return ET_ERR_INPUT;
+        /* slices: each usable cache level serves the bytes between the
+         * capacity of the closer ones and its own, DRAM the rest; every
+         * slice reads and writes in the problem's proportion */
+        double r_eff[ET_MEM_LEVEL_COUNT], c_eff[ET_MEM_LEVEL_COUNT];
+        level_figures(p, r_eff, c_eff);
+        const double rf = (double)read_bytes / (double)bytes;
+        int64_t below = 0;
+        double t = 0;
+        for (int l = 0; l < ET_MEM_LEVEL_COUNT && below < bytes; l++) {
+            int64_t upto = bytes;
+            if (l < ET_MEM_DRAM) {
+                if (!level_usable(p, l) || p->level[l].capacity_bytes <= below)
+                    continue;
+                if (p->level[l].capacity_bytes < bytes)
+                    upto = p->level[l].capacity_bytes;
+            }
+            if (!(r_eff[l] > 0) || !(c_eff[l] > 0)) {
+                say(why, why_cap, "no bandwidth figure for this device%s",
+                    "");
+                return ET_ERR_INPUT;
+            }
+            double slice = (double)(upto - below);
+            t += level_time(slice * rf, slice * (1 - rf), r_eff[l],
+                            c_eff[l]);
+            if (upto == bytes)
+                r->closer_bytes = below;
+            below = upto;
         }
-        /* a written byte costs what it adds to a copy over a read */
-        double cw = 2.0 / (cp * 1e9) - 1.0 / (rd * 1e9);
-        if (cw < 0)
-            cw = 0;
-        double t = (double)read_bytes / (rd * 1e9) + (double)write_bytes * cw;
-        double fastest = (double)bytes / ((rd > cp ? rd : cp) * 1e9);
-        r->memory_s = t > fastest ? t : fastest;
+        r->memory_s = t;
         r->bandwidth_gbs = (double)bytes / r->memory_s / 1e9;
     }
     if (r->ops_total == 0 && bytes == 0) {

@@ -28,7 +28,11 @@
  * for all), only the winner properly: `runs` launches (default 5) on the
  * device timer, min/median/max kept. The figure is the winner's fastest
  * launch, in its runs or in the search (another process can only slow a
- * launch down, so the fastest is the nearest to the device's own). The first launch of every
+ * launch down, so the fastest is the nearest to the device's own). A
+ * second pass (opts.passes) times every winner again once all figures
+ * have been searched, seconds later, and each figure keeps the faster:
+ * on a shared or virtual machine a spell of slow running then lowers
+ * one pass and not the ceiling. The first launch of every
  * kernel and geometry (where PoCL compiles) is never timed. No fast-math
  * flags. On a CPU device every other busy process takes whole cores from
  * the benchmark: measure on an idle device, or override.
@@ -79,6 +83,9 @@
 /* Options; the zero value means the defaults. */
 typedef struct et_peaks_opts {
     int runs;          /* timed runs per figure; 0 -> 5 (quick: 2) */
+    int passes;        /* 0 -> 2 (quick: 1): the search, then the
+                          winners timed again; each figure keeps its
+                          fastest run of any pass */
     bool quick;        /* small buffers, short launches, a few variants,
                           only the first cache level (tests) */
     size_t bw_bytes;   /* bytes per DRAM bandwidth buffer; 0 -> 64 MiB and

@@ -278,6 +278,7 @@ cJSON *et_roofline_memory_json(const et_roofline *r)
     cJSON_AddNumberToObject(m, "write_bytes", (double)r->write_bytes);
     cJSON_AddNumberToObject(m, "read_gbs", r->read_gbs);
     cJSON_AddNumberToObject(m, "copy_gbs", r->copy_gbs);
+    cJSON_AddNumberToObject(m, "closer_bytes", (double)r->closer_bytes);
     cJSON_AddNumberToObject(m, "bandwidth_gbs", r->bandwidth_gbs);
     cJSON_AddStringToObject(m, "label",
                             et_roofline_bandwidth_label(r, label,

@@ -50,9 +50,11 @@ cJSON *et_roofline_gops_json(const et_roofline *r);
 cJSON *et_measured_gops_json(const et_roofline *r, double measured_s);
 
 /*
- * The bandwidth the roofline used: {"level": "L2", "read_bytes",
- * "write_bytes", "read_gbs", "copy_gbs", "bandwidth_gbs" (effective),
- * "label": "52.7 GB/s (L2, read-only)"}.
+ * The bandwidth the roofline used: {"level": "L2" (the last slice's),
+ * "read_bytes", "write_bytes", "read_gbs", "copy_gbs" (that level's),
+ * "closer_bytes" (served by the closer levels' slices), "bandwidth_gbs"
+ * (effective), "label": "52.7 GB/s (L2, read-only; 96 KiB of it from
+ * closer caches)"}.
  */
 cJSON *et_roofline_memory_json(const et_roofline *r);
 

@@ -12,23 +12,32 @@
  * once), B = R + W:
  *
  *   compute time  = max over d of ops_d / peak_d
- *   memory time   = max(R / read_bw + W * c_w,  B / max(read_bw, copy_bw))
+ *   memory time   = sum over the levels l of T_l(R_l, W_l), with
+ *     T(R, W)     = max(R / read_bw + W * c_w,  (R + W) / max(read_bw, copy_bw))
  *                   with c_w = max(0, 2 / copy_bw - 1 / read_bw)
  *   roofline time = max(compute time, memory time)
  *   roofline GOps/s of d = ops_d / roofline time
  *
  * read_bw is the read-only figure (a reduction that writes nothing), copy_bw
- * the copy's (b = a), both counted as (bytes read + written) / time, of the
- * memory level the problem's bytes fit in (below). c_w is the time a
- * written byte costs in a copy once its read is paid: the formula gives
- * exactly the read-only time for a problem that only reads and exactly the
- * copy time for one that writes as much as it reads, and is linear in
- * between; the second term is a guard for figures where writes would
- * look free (never binding once read_bw >= copy_bw, as below).
+ * the copy's (b = a), both counted as (bytes read + written) / time, of
+ * level l. c_w is the time a written byte costs in a copy once its read is
+ * paid: T gives exactly the read-only time for bytes that are only read
+ * and exactly the copy time for as many written as read, and is linear in
+ * between; the second term is a guard for figures where writes would look
+ * free (never binding once read_bw >= copy_bw, as below).
  *
- * Which level: the smallest cache level whose capacity (its size, times
- * the compute units when each unit has its own) holds B; DRAM when none
- * does or none was measured. A level's figures are raised to those of the
+ * Which levels: the bytes are sliced from the closest level out. Each
+ * measured cache level, from L1 on, serves the bytes between the
+ * capacity of the levels before it and its own capacity (its size, times
+ * the compute units when each unit has its own), DRAM the rest; every
+ * slice reads and writes in the problem's proportion (R_l / W_l = R / W).
+ * Launched again and again on the same buffers, a kernel can find at most
+ * a cache's capacity of its bytes in that cache, so the slices make a
+ * ceiling even for a problem a little larger than the last cache, whose
+ * leftovers from the previous launch a single DRAM figure would not
+ * allow for. `level` is the level of the last slice: the smallest cache
+ * level whose capacity holds B; DRAM when none does or none was measured.
+ * A level's figures are raised to those of the
  * larger levels and DRAM where those are higher (a ceiling never drops as
  * the data grows closer), and a read-only figure below the copy figure of
  * its level is raised to it (a kernel that only reads can do what a copy
@@ -69,8 +78,9 @@ typedef struct et_spread {
  * bump it whenever a benchmark changes what it measures.
  *   1  fixed kernels: FMA with 12 chains, streaming read/write/copy/triad
  *   2  searched variants, read-only and copy figures, cache levels
+ *   3  a second pass re-times every winner; each figure keeps the faster
  */
-#define ET_PEAKS_BENCH_VERSION 2
+#define ET_PEAKS_BENCH_VERSION 3
 
 /* The streaming kernels that measure bandwidth. */
 typedef enum et_bw_kind {
@@ -188,9 +198,12 @@ typedef struct et_roofline {
     et_dtype compute_dtype;      /* the dtype that sets compute_s */
     int64_t read_bytes;          /* compulsory bytes read (inputs) */
     int64_t write_bytes;         /* compulsory bytes written (output) */
-    et_mem_level level;          /* the level whose figures were used */
+    et_mem_level level;          /* the level of the last slice: the one
+                                    the problem's bytes fit in */
     double read_gbs;             /* its read-only figure (after fallbacks) */
     double copy_gbs;             /* its copy figure (after fallbacks) */
+    int64_t closer_bytes;        /* bytes the slices of closer cache levels
+                                    serve (B minus the last slice) */
     double bandwidth_gbs;        /* bytes / memory_s: the effective roof */
     double memory_s;             /* the memory time of the model above */
     double time_s;               /* max(compute_s, memory_s) */

@@ -751,8 +751,37 @@ static double model_memory_s(double R, double W, double rd, double cp)
     return fmax(R / (rd * 1e9) + W * cw, (R + W) / (fmax(rd, cp) * 1e9));
 }
 
+/* The sliced memory time of roofline.h, computed here: level l (capacity
+ * cap[l], cumulative; the last one unbounded) serves the bytes between
+ * cap[l - 1] and cap[l] at figures rd[l] / cp[l], reading and writing in
+ * the problem's proportion. */
+static double sliced_memory_s(double R, double W, int n, const double *cap,
+                              const double *rd, const double *cp)
+{
+    double B = R + W, below = 0, t = 0;
+    for (int l = 0; l < n && below < B; l++) {
+        double upto = l == n - 1 || cap[l] > B ? B : cap[l];
+        double slice = upto - below;
+        t += model_memory_s(slice * R / B, slice * W / B, rd[l], cp[l]);
+        below = upto;
+    }
+    return t;
+}
+
+/* planted_levels() after the raising: L1 400 / 300, L2 150 / 150 (read
+ * raised to copy), L3 80 / 30 (copy raised to DRAM's), DRAM 40 / 30. */
+static const double PL_CAP[4] = {64 << 10, 2 << 20, 32 << 20, 0};
+static const double PL_RD[4] = {400, 150, 80, 40};
+static const double PL_CP[4] = {300, 150, 30, 30};
+
+static double planted_memory_s(double R, double W)
+{
+    return sliced_memory_s(R, W, 4, PL_CAP, PL_RD, PL_CP);
+}
+
 static void memory_ok(const et_peaks *p, int64_t R, int64_t W,
-                      et_mem_level level, double rd, double cp)
+                      et_mem_level level, double rd, double cp,
+                      double expect_s, int64_t closer)
 {
     int64_t ops[ET_DTYPE_COUNT] = {0};
     et_roofline r;
@@ -768,38 +797,73 @@ static void memory_ok(const et_peaks *p, int64_t R, int64_t W,
     assert_int_equal(r.write_bytes, W);
     assert_close(r.read_gbs, rd);
     assert_close(r.copy_gbs, cp);
-    assert_close(r.memory_s, model_memory_s((double)R, (double)W, rd, cp));
+    assert_close(r.memory_s, expect_s);
+    assert_int_equal(r.closer_bytes, closer);
     assert_close(r.bandwidth_gbs, (double)(R + W) / r.memory_s / 1e9);
     assert_close(r.time_s, r.memory_s);
     assert_int_equal(r.bound, ET_BOUND_MEMORY);
+}
+
+/* memory_ok on planted_levels() */
+static void planted_ok(const et_peaks *p, int64_t R, int64_t W,
+                       et_mem_level level, int64_t closer)
+{
+    memory_ok(p, R, W, level, PL_RD[level], PL_CP[level],
+              planted_memory_s((double)R, (double)W), closer);
 }
 
 static void test_memory_levels(void **state)
 {
     (void)state;
     et_peaks p = planted_levels();
-    /* the smallest level that holds the bytes */
-    memory_ok(&p, 32 << 10, 0, ET_MEM_L1, 400, 300);
-    memory_ok(&p, 64 << 10, 0, ET_MEM_L1, 400, 300);
-    /* L2's read figure (100) is below its copy figure: raised to 150 */
-    memory_ok(&p, (64 << 10) + 1, 0, ET_MEM_L2, 150, 150);
-    memory_ok(&p, 1 << 20, 1 << 20, ET_MEM_L2, 150, 150);
+    /* within L1: L1's figures for every byte */
+    planted_ok(&p, 32 << 10, 0, ET_MEM_L1, 0);
+    planted_ok(&p, 64 << 10, 0, ET_MEM_L1, 0);
+    memory_ok(&p, 64 << 10, 0, ET_MEM_L1, 400, 300,
+              (double)(64 << 10) / 400e9, 0);
+    /* one byte more: 64 KiB at L1's figures, the byte at L2's (its read
+     * figure 100 is below its copy figure: raised to 150) */
+    planted_ok(&p, (64 << 10) + 1, 0, ET_MEM_L2, 64 << 10);
+    memory_ok(&p, (64 << 10) + 1, 0, ET_MEM_L2, 150, 150,
+              (double)(64 << 10) / 400e9 + 1 / 150e9, 64 << 10);
+    planted_ok(&p, 1 << 20, 1 << 20, ET_MEM_L2, 64 << 10);
     /* L3's copy figure (20) is below DRAM's (30): raised to it */
-    memory_ok(&p, 16 << 20, 0, ET_MEM_L3, 80, 30);
-    memory_ok(&p, 8 << 20, 8 << 20, ET_MEM_L3, 80, 30);
-    memory_ok(&p, 100 << 20, 0, ET_MEM_DRAM, 40, 30);
-    /* exact ends of the formula: read-only is R / read, a copy (as many
-     * bytes written as read) 2R / copy */
+    planted_ok(&p, 16 << 20, 0, ET_MEM_L3, 2 << 20);
+    planted_ok(&p, 8 << 20, 8 << 20, ET_MEM_L3, 2 << 20);
+    planted_ok(&p, 100 << 20, 0, ET_MEM_DRAM, 32 << 20);
+    /* the slices by hand: 100 MiB read-only is 64 KiB at 400, the rest of
+     * 2 MiB at 150, the rest of 32 MiB at 80, 68 MiB at 40 */
     int64_t ops[ET_DTYPE_COUNT] = {0};
     et_roofline r;
     assert_int_equal(et_roofline_from_counts(ops, 100 << 20, 0, &p, &r,
                                              NULL, 0), ET_OK);
+    assert_close(r.memory_s, (double)(64 << 10) / 400e9 +
+                                 (double)((2 << 20) - (64 << 10)) / 150e9 +
+                                 (double)(30 << 20) / 80e9 +
+                                 (double)(68 << 20) / 40e9);
+    /* a ceiling never drops as the problem grows: the time never falls */
+    double last = 0;
+    for (int64_t b = 1 << 10; b <= (256LL << 20); b += b / 3 + 1) {
+        assert_int_equal(et_roofline_from_counts(ops, b - b / 4, b / 4, &p,
+                                                 &r, NULL, 0), ET_OK);
+        if (r.memory_s < last)
+            fail_msg("%lld bytes: %g s, below %g s for fewer bytes",
+                     (long long)b, r.memory_s, last);
+        last = r.memory_s;
+    }
+    /* the exact ends of T at one level (classic peaks, one DRAM level):
+     * read-only is R / read, a copy (as many bytes written as read)
+     * 2R / copy, a quarter written linear between */
+    et_peaks d = peaks_of(1000, 500, 30);
+    d.level[ET_MEM_DRAM].gbs[ET_BW_READ] = 40;
+    d.level[ET_MEM_DRAM].gbs[ET_BW_COPY] = 30;
+    assert_int_equal(et_roofline_from_counts(ops, 100 << 20, 0, &d, &r,
+                                             NULL, 0), ET_OK);
     assert_close(r.memory_s, (double)(100 << 20) / 40e9);
-    assert_int_equal(et_roofline_from_counts(ops, 50 << 20, 50 << 20, &p,
+    assert_int_equal(et_roofline_from_counts(ops, 50 << 20, 50 << 20, &d,
                                              &r, NULL, 0), ET_OK);
     assert_close(r.memory_s, (double)(100 << 20) / 30e9);
-    /* a quarter written: between the two, linear in the written share */
-    assert_int_equal(et_roofline_from_counts(ops, 75 << 20, 25 << 20, &p,
+    assert_int_equal(et_roofline_from_counts(ops, 75 << 20, 25 << 20, &d,
                                              &r, NULL, 0), ET_OK);
     double t_read = (double)(100 << 20) / 40e9;
     double t_copy = (double)(100 << 20) / 30e9;
@@ -807,9 +871,21 @@ static void test_memory_levels(void **state)
     char label[96];
     assert_string_equal(et_roofline_bandwidth_label(&r, label, sizeof label),
                         "34.3 GB/s (DRAM, read/copy mix)");
-    /* a level that was not measured is skipped */
+    /* with the levels the label says how much the caches served */
+    assert_int_equal(et_roofline_from_counts(ops, 75 << 20, 25 << 20, &p,
+                                             &r, NULL, 0), ET_OK);
+    snprintf(label, sizeof label, "%.1f GB/s (DRAM, read/copy mix; 32 MiB "
+             "of it from closer caches)", (double)(100 << 20) / r.memory_s /
+             1e9);
+    char got[96];
+    assert_string_equal(et_roofline_bandwidth_label(&r, got, sizeof got),
+                        label);
+    /* a level that was not measured is skipped: L2 serves from byte 0 */
     p.level[ET_MEM_L1].capacity_bytes = 0;
-    memory_ok(&p, 32 << 10, 0, ET_MEM_L2, 150, 150);
+    memory_ok(&p, 32 << 10, 0, ET_MEM_L2, 150, 150,
+              (double)(32 << 10) / 150e9, 0);
+    memory_ok(&p, 4 << 20, 0, ET_MEM_L3, 80, 30,
+              (double)(2 << 20) / 150e9 + (double)(2 << 20) / 80e9, 2 << 20);
 
     /* through einsums: a row sum reads 257x what it writes: read-only */
     p = planted_levels();
@@ -819,10 +895,11 @@ static void test_memory_levels(void **state)
     assert_int_equal(r.read_bytes, 512LL * 256 * 256 * 4);
     assert_int_equal(r.write_bytes, 512LL * 256 * 4);
     assert_int_equal(r.level, ET_MEM_DRAM);
-    assert_close(r.memory_s, model_memory_s((double)r.read_bytes,
-                                            (double)r.write_bytes, 40, 30));
+    assert_close(r.memory_s, planted_memory_s((double)r.read_bytes,
+                                              (double)r.write_bytes));
     et_roofline_bandwidth_label(&r, label, sizeof label);
-    assert_non_null(strstr(label, "(DRAM, read-only)"));
+    assert_non_null(strstr(label, "(DRAM, read-only; 32 MiB of it from "
+                                  "closer caches)"));
     /* a transpose that fits L1: the copy figure of L1 */
     einsum_ok("ij->ji", "i=64,j=64", "f32", &e);
     roofline_ok(&e, &p, &r);
@@ -854,8 +931,8 @@ static void test_memory_levels(void **state)
 
     /* peaks with only the classic figure: B / bandwidth_gbs everywhere */
     p = peaks_of(100, 50, 25);
-    memory_ok(&p, 1000, 0, ET_MEM_DRAM, 25, 25);
-    memory_ok(&p, 600, 400, ET_MEM_DRAM, 25, 25);
+    memory_ok(&p, 1000, 0, ET_MEM_DRAM, 25, 25, 1000 / 25e9, 0);
+    memory_ok(&p, 600, 400, ET_MEM_DRAM, 25, 25, 1000 / 25e9, 0);
     assert_int_equal(et_roofline_from_counts(ops, 600, 400, &p, &r, NULL, 0),
                      ET_OK);
     assert_close(r.memory_s, 1000 / 25e9);
@@ -1515,6 +1592,95 @@ static void test_measure_pocl(void **state)
     et_device_close(dev);
 }
 
+/* The notes of one measurement, kept. */
+typedef struct notes {
+    char text[64][320];
+    int n;
+} notes;
+
+static void keep_note(void *arg, const char *msg)
+{
+    notes *nt = arg;
+    if (nt->n < 64)
+        snprintf(nt->text[nt->n++], sizeof nt->text[0], "%s", msg);
+    if (getenv("ET_TEST_VERBOSE"))
+        fprintf(stderr, "  %s\n", msg);
+}
+
+/* The figure a pass gave ("this pass X") in the note of figure `what`
+ * ("f32 FMA:", "DRAM read bandwidth:") of pass `pass` (1, 2). */
+static double pass_figure(const notes *nt, const char *what, int pass)
+{
+    for (int i = 0; i < nt->n; i++) {
+        const char *t = nt->text[i];
+        if (strncmp(t, what, strlen(what)) != 0)
+            continue;
+        if ((strstr(t, "pass 2: the winner again") != NULL) != (pass == 2))
+            continue;
+        const char *x = strstr(t, "(this pass ");
+        return x ? strtod(x + strlen("(this pass "), NULL) : -1;
+    }
+    return -1;
+}
+
+/* Two passes: every figure searched once, its winner timed again, and the
+ * figure the faster of the two passes, with the runs of both. */
+static void test_measure_two_passes(void **state)
+{
+    (void)state;
+    et_device *dev = NULL;
+    et_error err = {{0}};
+    if (et_device_open(NULL, &dev, &err) != ET_OK) {
+        fprintf(stderr, "  no OpenCL device (%s): skipped\n", err.msg);
+        skip();
+    }
+    et_peaks_opts o;
+    memset(&o, 0, sizeof(o));
+    o.quick = true;
+    o.passes = 2;
+    if (getenv("ET_UNDER_VALGRIND"))
+        o.bw_bytes = (size_t)1 << 20;
+    static notes nt;
+    nt.n = 0;
+    o.log = keep_note;
+    o.log_arg = &nt;
+    et_peaks p;
+    et_status st = et_peaks_measure(dev, &o, &p, &err);
+    if (st != ET_OK)
+        fail_msg("et_peaks_measure: %s: %s", et_status_str(st), err.msg);
+    int seconds = 0;
+    for (int i = 0; i < nt.n; i++)
+        seconds += strstr(nt.text[i], "pass 2: the winner again") != NULL;
+    int figures = 1 + (p.gflops[ET_F64] > 0) + (p.gflops[ET_F16] > 0) + 2 +
+                  (p.level[ET_MEM_L1].gbs[ET_BW_COPY] > 0 ? 2 : 0);
+    assert_int_equal(seconds, figures);
+    /* each figure: both passes' runs, and the faster pass (notes round
+     * to 0.1) */
+    char what[64];
+    for (int t = 0; t < ET_DTYPE_COUNT; t++) {
+        if (!(p.gflops[t] > 0))
+            continue;
+        assert_int_equal(p.gflops_spread[t].runs, 4);
+        snprintf(what, sizeof what, "%s FMA:", et_dtype_name((et_dtype)t));
+        double a = pass_figure(&nt, what, 1), b = pass_figure(&nt, what, 2);
+        assert_true(a > 0 && b > 0);
+        if (fabs(p.gflops[t] - fmax(a, b)) > 0.051)
+            fail_msg("%s %.2f, passes %.1f and %.1f", what, p.gflops[t], a,
+                     b);
+    }
+    const et_level_bw *d = &p.level[ET_MEM_DRAM];
+    for (int k = 0; k < ET_BW_COUNT; k++) {
+        assert_int_equal(d->spread[k].runs, 4);
+        snprintf(what, sizeof what, "DRAM %s bandwidth:",
+                 et_bw_kind_name((et_bw_kind)k));
+        double a = pass_figure(&nt, what, 1), b = pass_figure(&nt, what, 2);
+        assert_true(a > 0 && b > 0);
+        if (fabs(d->gbs[k] - fmax(a, b)) > 0.051)
+            fail_msg("%s %.2f, passes %.1f and %.1f", what, d->gbs[k], a, b);
+    }
+    et_device_close(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1540,6 +1706,7 @@ int main(void)
         cmocka_unit_test(test_sources),
         cmocka_unit_test(test_cuda_sources_compile),
         cmocka_unit_test(test_measure_pocl),
+        cmocka_unit_test(test_measure_two_passes),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -203,8 +203,9 @@ void et_peaks_print(FILE *f, const et_peaks *p)
         char cap[32];
         human(cap, sizeof cap, lv->capacity_bytes);
         et_peaks_level_for(p, lv->capacity_bytes, &rd, &cp);
-        fprintf(f, ",\n               %s read %.1f / copy %.1f GB/s for "
-                "problems up to %s", et_mem_level_name(l), rd, cp, cap);
+        fprintf(f, ",\n               %s read %.1f / copy %.1f GB/s for a "
+                "problem's bytes up to %s", et_mem_level_name(l), rd, cp,
+                cap);
     }
     fprintf(f, "\n");
 }

@@ -552,31 +552,37 @@ typedef struct bench {
 } bench;
 
 /* Adds a winner's n runs to figure fig's and returns the spread of all
- * its runs so far (of rates alone when out of memory). */
-static et_spread keep_runs(bench *bn, int fig, const double *rates, int n)
+ * its runs so far (of this pass's alone when out of memory). The kept
+ * runs are a multiset: sorting them in place is fine. */
+static et_spread keep_runs(bench *bn, int fig, double *rates, int n)
 {
     double *k = realloc(bn->kept[fig],
                         (size_t)(bn->nkept[fig] + n) * sizeof(double));
-    if (!k) {
-        double tmp[64];
-        int m = n < 64 ? n : 64;
-        memcpy(tmp, rates, (size_t)m * sizeof(double));
-        return spread_of(tmp, m);
-    }
+    if (!k)
+        return spread_of(rates, n);
     memcpy(k + bn->nkept[fig], rates, (size_t)n * sizeof(double));
     bn->kept[fig] = k;
     bn->nkept[fig] += n;
-    double *all = malloc((size_t)bn->nkept[fig] * sizeof(double));
-    if (!all) {
-        double tmp[64];
-        int m = n < 64 ? n : 64;
-        memcpy(tmp, rates, (size_t)m * sizeof(double));
-        return spread_of(tmp, m);
+    return spread_of(k, bn->nkept[fig]);
+}
+
+/* A pass's fastest launch: the search's best and the winner's runs. */
+static double fastest_of(double best, const double *rates, int n)
+{
+    double f = best > 0 ? best : 0;
+    for (int i = 0; i < n; i++)
+        f = fmax(f, rates[i]);
+    return f;
+}
+
+/* A later pass times the winner alone: every dimension pinned to the
+ * winner's value, fixed[i]. */
+static void pin_dims(et_vsearch_dim *dims, int *fixed, int n)
+{
+    for (int i = 0; i < n; i++) {
+        dims[i].values = &fixed[i];
+        dims[i].n = 1;
     }
-    memcpy(all, k, (size_t)bn->nkept[fig] * sizeof(double));
-    et_spread sp = spread_of(all, bn->nkept[fig]);
-    free(all);
-    return sp;
 }
 
 /* "" in the search, ", pass 2" etc. after it (for the notes). */
@@ -666,11 +672,7 @@ static double fma_rate(void *arg, const int *pt)
     et_status st = fma_time(c, pt, c->flops, c->bn->short_runs, rates, &e);
     if (st != ET_OK)
         return variant_failed(c->bn, st, &e);
-    double best = 0;
-    for (int i = 0; i < c->bn->short_runs; i++)
-        if (rates[i] > best)
-            best = rates[i];
-    return best;
+    return fastest_of(0, rates, c->bn->short_runs);
 }
 
 static et_status measure_fma(bench *bn, et_dtype t, et_peaks *out)
@@ -727,10 +729,7 @@ static et_status measure_fma(bench *bn, et_dtype t, et_peaks *out)
         fixed[0] = pt[0] = cuda ? 1 : won->width;
         fixed[1] = pt[1] = won->chains;
         fixed[2] = pt[2] = won->local;
-        for (int i = 0; i < 3; i++) {
-            dims[i].values = &fixed[i];
-            dims[i].n = 1;
-        }
+        pin_dims(dims, fixed, 3);
     }
     /* Calibrate the start variant: grow the work until a launch takes a
      * quarter of target_s; every variant of the search then does the same
@@ -760,9 +759,7 @@ static et_status measure_fma(bench *bn, et_dtype t, et_peaks *out)
     if (st == ET_OK)
         st = fma_time(&c, pt, flops * 4, bn->runs, rates, err);
     if (st == ET_OK) {
-        double this_pass = fmax(best, 0);
-        for (int i = 0; i < bn->runs; i++)
-            this_pass = fmax(this_pass, rates[i]);
+        double this_pass = fastest_of(best, rates, bn->runs);
         out->gflops_spread[t] = keep_runs(bn, FIG_FMA(t), rates, bn->runs);
         /* the fastest launch of the winner, in any pass's runs or search
          * (another process can only slow a launch down) */
@@ -877,11 +874,7 @@ static double bw_rate(void *arg, const int *pt)
     et_status st = bw_time(c, pt, c->bn->short_runs, rates, &e);
     if (st != ET_OK)
         return variant_failed(c->bn, st, &e);
-    double best = 0;
-    for (int i = 0; i < c->bn->short_runs; i++)
-        if (rates[i] > best)
-            best = rates[i];
-    return best;
+    return fastest_of(0, rates, c->bn->short_runs);
 }
 
 /* Searches the variants of one kind at one level, then times the winner
@@ -899,8 +892,8 @@ static et_status bw_search(bw_ctx *c, et_vsearch_dim *dims, int *pt,
         fixed[1] = pt[1] = won->per_item;
         fixed[2] = pt[2] = (int)won->pattern;
         fixed[3] = pt[3] = won->local;
-        for (int i = 0; i < 4; i++)
-            one[i] = (et_vsearch_dim){dims[i].name, &fixed[i], 1};
+        memcpy(one, dims, sizeof one); /* the caller's serve other kinds */
+        pin_dims(one, fixed, 4);
         dims = one;
     }
     double best = 0;
@@ -917,9 +910,7 @@ static et_status bw_search(bw_ctx *c, et_vsearch_dim *dims, int *pt,
         c->passes /= 4;
     if (st != ET_OK)
         return st;
-    double this_pass = best;
-    for (int i = 0; i < bn->runs; i++)
-        this_pass = fmax(this_pass, rates[i]);
+    double this_pass = fastest_of(best, rates, bn->runs);
     lv->spread[c->kind] = keep_runs(
         bn, FIG_BW(c->level < 0 ? ET_MEM_DRAM : c->level, c->kind), rates,
         bn->runs);

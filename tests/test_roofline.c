@@ -1507,21 +1507,30 @@ static void logline(void *arg, const char *msg)
         fprintf(stderr, "  %s\n", msg);
 }
 
-static void test_measure_pocl(void **state)
+/* The default OpenCL device (the test is skipped without one) and quick
+ * measurement options for it. */
+static et_device *quick_device(et_peaks_opts *o)
 {
-    (void)state;
     et_device *dev = NULL;
     et_error err = {{0}};
     if (et_device_open(NULL, &dev, &err) != ET_OK) {
         fprintf(stderr, "  no OpenCL device (%s): skipped\n", err.msg);
         skip();
     }
-    et_peaks_opts o;
-    memset(&o, 0, sizeof(o));
-    o.quick = true;
+    memset(o, 0, sizeof(*o));
+    o->quick = true;
     /* under valgrind: 1 MiB bandwidth buffers instead of quick's 4 MiB */
     if (getenv("ET_UNDER_VALGRIND"))
-        o.bw_bytes = (size_t)1 << 20;
+        o->bw_bytes = (size_t)1 << 20;
+    return dev;
+}
+
+static void test_measure_pocl(void **state)
+{
+    (void)state;
+    et_error err = {{0}};
+    et_peaks_opts o;
+    et_device *dev = quick_device(&o);
     int lines = 0;
     o.log = logline;
     o.log_arg = &lines;
@@ -1628,18 +1637,10 @@ static double pass_figure(const notes *nt, const char *what, int pass)
 static void test_measure_two_passes(void **state)
 {
     (void)state;
-    et_device *dev = NULL;
     et_error err = {{0}};
-    if (et_device_open(NULL, &dev, &err) != ET_OK) {
-        fprintf(stderr, "  no OpenCL device (%s): skipped\n", err.msg);
-        skip();
-    }
     et_peaks_opts o;
-    memset(&o, 0, sizeof(o));
-    o.quick = true;
+    et_device *dev = quick_device(&o);
     o.passes = 2;
-    if (getenv("ET_UNDER_VALGRIND"))
-        o.bw_bytes = (size_t)1 << 20;
     static notes nt;
     nt.n = 0;
     o.log = keep_note;

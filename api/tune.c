@@ -247,29 +247,17 @@ static et_status tune_space(const et_tune_options *o, et_space **own,
     return ET_OK;
 }
 
-/* The peaks' progress lines during a tune: one line at info when they
- * are measured (which takes a while, once per device), every figure at
- * debug. */
-typedef struct peaks_log {
-    const et_tune_options *o;
-    bool said;
-} peaks_log;
-
+/* The peaks' progress lines during a tune: the line that starts a
+ * measurement (which takes a while, once per device) at info, in the
+ * tune's words, everything else at debug. */
 static void tune_peaks_log(void *arg, const char *msg)
 {
-    peaks_log *pl = arg;
-    if (!strcmp(msg, "peaks from the tuning database") ||
-        !strcmp(msg, "peaks from the cache")) {
-        api_logf(pl->o->log, pl->o->log_arg, ET_LOG_DEBUG, "%s", msg);
-        return;
-    }
-    if (!pl->said) {
-        api_logf(pl->o->log, pl->o->log_arg, ET_LOG_INFO,
+    const et_tune_options *o = arg;
+    if (!strncmp(msg, ET_PEAKS_NOTE_START, strlen(ET_PEAKS_NOTE_START)))
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
                  "measuring the device's peaks for the roofline, once per "
                  "device (15-25 s; `eintune peaks` shows them)");
-        pl->said = true;
-    }
-    api_logf(pl->o->log, pl->o->log_arg, ET_LOG_DEBUG, "peaks: %s", msg);
+    api_logf(o->log, o->log_arg, ET_LOG_DEBUG, "peaks: %s", msg);
 }
 
 /* The roofline of p on dev from its peaks (database, cache, measured);
@@ -279,9 +267,8 @@ static void tune_roofline(const et_problem *p, const et_tune_options *o,
 {
     et_peaks_get_opts po;
     memset(&po, 0, sizeof po);
-    peaks_log pl = {o, false};
     po.measure.log = tune_peaks_log;
-    po.measure.log_arg = &pl;
+    po.measure.log_arg = (void *)o;
     et_error err = {{0}};
     char why[256] = "";
     if (et_peaks_get_db(dev, db, &po, &r->peaks, &err) != ET_OK)

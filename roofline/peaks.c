@@ -1181,7 +1181,7 @@ et_status et_peaks_measure(et_device *dev, const et_peaks_opts *opts,
      * any pass: a spell in which the machine ran slowly (another process,
      * a host that took a core away for a while) then lowers one pass, not
      * the ceiling. */
-    note(&o, "measuring the peaks of %s: FMA throughput, then bandwidth "
+    note(&o, ET_PEAKS_NOTE_START "%s: FMA throughput, then bandwidth "
          "per memory level; %d pass%s", info->name, passes,
          passes > 1 ? "es" : "");
     et_status st = ET_OK;

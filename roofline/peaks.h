@@ -80,6 +80,10 @@
 #define ET_PEAK_FMA_UNROLL 16   /* fma rounds per loop iteration */
 #define ET_PEAK_FMA_ITERS 128   /* loop iterations */
 
+/* How the first note of et_peaks_measure begins (a measurement starts):
+ * "measuring the peaks of DEVICE: ...". */
+#define ET_PEAKS_NOTE_START "measuring the peaks of "
+
 /* Options; the zero value means the defaults. */
 typedef struct et_peaks_opts {
     int runs;          /* timed runs per figure; 0 -> 5 (quick: 2) */

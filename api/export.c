@@ -359,12 +359,14 @@ static void safe_copy(char *dst, size_t cap, const char *src)
     dst[j] = '\0';
 }
 
-/* {dims}; with oa >= 0 the dims of that index are "(long long)(n)" */
-static void shape_list(et_sbuf *b, const et_operand *o, int oa)
+/* {dims}; with oa >= 0 the dims of that index (those that do not
+ * broadcast: their extent is its size, oa_size) are "(long long)(n)" */
+static void shape_list(et_sbuf *b, const et_operand *o, int oa,
+                       int64_t oa_size)
 {
     et_sbuf_printf(b, "{");
     for (int r = 0; r < o->rank; r++)
-        if (o->idx[r] == oa && o->dim[r] != 1)
+        if (o->idx[r] == oa && o->dim[r] == oa_size)
             et_sbuf_printf(b, "%s(long long)(n)", r ? ", " : "");
         else
             et_sbuf_printf(b, "%s%lld", r ? ", " : "", (long long)o->dim[r]);
@@ -380,7 +382,7 @@ static void elems_at(const et_einsum *e, int k, char *buf, size_t cap)
     long long c = 1;
     bool uses = false;
     for (int r = 0; r < o->rank; r++) {
-        if (o->idx[r] == oa && o->dim[r] != 1)
+        if (o->idx[r] == oa && o->dim[r] == e->idx[oa].size)
             uses = true;
         else
             c *= (long long)o->dim[r];
@@ -544,11 +546,11 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
         et_sbuf_printf(&b, "#define %sARG%d_RANK %d\n", P, a, o->rank);
         if (oa < 0) {
             et_sbuf_printf(&b, "#define %sARG%d_SHAPE ", P, a);
-            shape_list(&b, o, -1);
+            shape_list(&b, o, -1, 0);
             et_sbuf_printf(&b, "\n");
         }
         et_sbuf_printf(&b, "#define %sARG%d_SHAPE_AT(n) ", P, a);
-        shape_list(&b, o, oa);
+        shape_list(&b, o, oa, oa >= 0 ? e->idx[oa].size : 0);
         et_sbuf_printf(&b, "\n#define %sARG%d_INDICES ", P, a);
         index_list(&b, o, o->rank);
         et_sbuf_printf(&b, "\n");
@@ -597,7 +599,7 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
             et_sbuf_printf(&b, "%s{", a ? ", " : "");
             for (int d = 0; d < (max_rank ? max_rank : 1); d++) {
                 const et_operand *o = args[a];
-                if (at && d < o->rank && o->idx[d] == oa && o->dim[d] != 1)
+                if (at && d < o->rank && o->idx[d] == oa && o->dim[d] == e->idx[oa].size)
                     et_sbuf_printf(&b, "%s(long long)(n)", d ? ", " : "");
                 else
                     et_sbuf_printf(&b, "%s%lld", d ? ", " : "",

@@ -19,7 +19,10 @@
  *     repeated in one operand (diagonal) repeats the index.
  *   - op[k].dim[d] is the operand's own extent along d: equal to the index
  *     size, or 1 where the operand broadcasts (NumPy semantics), in which
- *     case that dimension has stride 0.
+ *     case that dimension has stride 0. A dimension broadcasts exactly when
+ *     its extent differs from the index's size: an index of size 1
+ *     broadcasts nowhere, so an extent of 1 alone says nothing (test
+ *     dim != idx.size, never dim == 1, wherever a size may change).
  *   - Operands and the output are dense, C-ordered arrays of their dims.
  *   - out.idx lists the output indices (0..n_out-1 in order), out.dim their
  *     sizes; out.dtype is the output dtype.
@@ -184,7 +187,8 @@ int et_einsum_open_axis(const et_einsum *e);
 
 /*
  * Sets the size of index a to n (>= 1), with the dims of every operand and
- * the output that have it, keeping a's open flag. ET_ERR_INPUT (d->msg)
+ * the output that have it and do not broadcast (extent equal to a's size
+ * before), keeping a's open flag. ET_ERR_INPUT (d->msg)
  * when a product of sizes would overflow 64 bits; e is then unchanged.
  */
 et_status et_einsum_set_size(et_einsum *e, int a, int64_t n, et_diag *d);

@@ -571,10 +571,15 @@ et_status et_einsum_set_size(et_einsum *e, int a, int64_t n, et_diag *d)
     if (!t)
         return et_diag_fail(d, -1, "out of memory");
     *t = *e;
+    /* a dimension broadcasts when its extent differs from the index's
+     * size (einsum.h); at size 1 none does, so every dimension of the
+     * index follows it (an extent of 1 alone would take a dimension that
+     * has the index for a broadcast one, and drop its stride) */
+    int64_t old = t->idx[a].size;
     t->idx[a].size = n;
     for (int k = 0; k < t->n_ops; k++)
         for (int r = 0; r < t->op[k].rank; r++)
-            if (t->op[k].idx[r] == a && t->op[k].dim[r] != 1)
+            if (t->op[k].idx[r] == a && t->op[k].dim[r] == old)
                 t->op[k].dim[r] = n;
     et_dtype dt[ET_MAX_OPERANDS];
     for (int k = 0; k < t->n_ops; k++)

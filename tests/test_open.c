@@ -306,6 +306,60 @@ static const ocase open_cases[] = {
 /* Awkward sizes: 1, primes that are no multiple of any step. */
 static const int64_t sizes[] = {1, 13, 37, 101};
 
+/* A concrete einsum at x=1 whose axis x is then opened (how a database
+ * answer for an open entry is built for such a problem) renders the very
+ * kernel the open einsum renders: at size 1 no dimension broadcasts, so
+ * every operand keeps its x stride. */
+static void test_opened_at_one(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *einsum, *shape, *opts;
+    } cs[] = {
+        {"xik,kj->xij", "i=16,k=16,j=16", "UPCAST(j,0) UPCAST(i,8) LOCAL(x,16)"},
+        {"xre,rij,xej->xei", "r=3,i=5,j=5,e=4", "LOCAL(x,4) UPCAST(i,5)"},
+        {"xii->xi", "i=7", "UPCAST(x,2)"},
+        {"xij->x", "i=6,j=5", "LOCAL(x,8)"},
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        char one[128], open[128];
+        snprintf(one, sizeof one, "x=1,%s", cs[c].shape);
+        snprintf(open, sizeof open, "x=*,%s", cs[c].shape);
+        et_einsum e1, eo;
+        einsum_ok(cs[c].einsum, one, "f64", &e1);
+        einsum_ok(cs[c].einsum, open, "f64", &eo);
+        assert_int_equal(et_einsum_set_size(&eo, 0, 256, NULL), ET_OK);
+        e1.idx[0].open = true;
+        /* sizes set from 1 keep every dimension of the axis */
+        et_einsum e2 = e1;
+        assert_int_equal(et_einsum_set_size(&e2, 0, 37, NULL), ET_OK);
+        for (int k = 0; k < e2.n_ops; k++)
+            for (int r = 0; r < e2.op[k].rank; r++)
+                if (e2.op[k].idx[r] == 0)
+                    assert_int_equal(e2.op[k].dim[r], 37);
+        et_rendered r1, ro;
+        et_kernel *k1 = NULL, *ko = NULL;
+        assert_int_equal(et_kernel_init(&e1, NULL, &k1), ET_OK);
+        assert_int_equal(et_kernel_init(&eo, NULL, &ko), ET_OK);
+        char why[512];
+        if (apply(k1, cs[c].opts, why, sizeof why) != ET_OK ||
+            apply(ko, cs[c].opts, why, sizeof why) != ET_OK)
+            fail_msg("%s '%s': %s", cs[c].einsum, cs[c].opts, why);
+        assert_int_equal(et_kernel_render(k1, ET_BACKEND_OPENCL, NULL, &r1),
+                         ET_OK);
+        assert_int_equal(et_kernel_render(ko, ET_BACKEND_OPENCL, NULL, &ro),
+                         ET_OK);
+        if (strcmp(r1.source, ro.source) != 0)
+            fail_msg("%s '%s': opened at x=1, the source differs from the "
+                     "open einsum's:\n%s\n----\n%s", cs[c].einsum,
+                     cs[c].opts, r1.source, ro.source);
+        et_rendered_free(&r1);
+        et_rendered_free(&ro);
+        et_kernel_free(k1);
+        et_kernel_free(ko);
+    }
+}
+
 static void test_device(void **state)
 {
     (void)state;
@@ -605,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_from_canonical),
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_opened_at_one),
         cmocka_unit_test(test_device),
         cmocka_unit_test(test_cuda_compiles),
         cmocka_unit_test(test_fallback),

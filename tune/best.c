@@ -229,16 +229,18 @@ const char *et_best_source_name(et_best_source s)
 }
 
 /* Could axis a of e be open: an output index that is the first dimension
- * of every array that has it, once (einsum.h)? */
+ * of every array that has it, once, and that no operand broadcasts along
+ * (einsum.h)? */
 static bool openable(const et_einsum *e, int a)
 {
     if (a >= e->n_out)
         return false;
     for (int k = -1; k < e->n_ops; k++) {
         const et_operand *op = k < 0 ? &e->out : &e->op[k];
-        for (int r = 1; r < op->rank; r++)
-            if (op->idx[r] == a)
-                return false;
+        for (int r = 0; r < op->rank; r++)
+            if (op->idx[r] == a &&
+                (r > 0 || op->dim[r] != e->idx[a].size))
+                return false; /* not first, or broadcast along a */
     }
     return true;
 }

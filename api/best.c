@@ -11,6 +11,7 @@
 
 #include "measure/remote.h"
 #include "roofline/report.h"
+#include "tune/deliver.h"
 #include "tune/peaks_db.h"
 
 #include <cjson/cJSON.h>
@@ -414,4 +415,63 @@ char *et_best_report_json(const et_best_kernel *bk)
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     return api_json_own(text);
+}
+
+et_status api_deliver_verify(const et_device_info *info, const et_kernel *k,
+                             const et_best *best, const int64_t *extra,
+                             int n_extra, char *line, size_t cap,
+                             et_diag *diag)
+{
+    et_error err = {{0}};
+    et_kernel *own = NULL;
+    et_device *dev = NULL;
+    et_deliver_result res;
+    memset(&res, 0, sizeof res);
+    et_status st = ET_OK;
+    if (k->target.backend != info->target.backend) {
+        /* the same kernel in the device's own dialect */
+        char why[512] = "";
+        st = et_kernel_init(&k->e, &info->target, &own);
+        if (st == ET_OK)
+            st = et_kernel_apply_opts(own, best->opt, best->n_opts, why,
+                                      sizeof why);
+        if (st != ET_OK) {
+            st = api_fail(diag, st, ET_INPUT_NONE,
+                          "cannot verify the kernel on %s: %s", info->name,
+                          why[0] ? why : et_status_str(st));
+            goto done;
+        }
+        k = own;
+    }
+    int64_t sizes[ET_DELIVER_MAX_SIZES];
+    int n = 0;
+    if (et_einsum_open_axis(&k->e) >= 0) {
+        int64_t at = et_deliver_tuned_at(&best->trial);
+        n = et_deliver_open_sizes(at > 0 ? at : ET_OPEN_DEFAULT_SIZE, extra,
+                                  n_extra, sizes);
+    }
+    st = et_device_open_isolated(info->spec, NULL, &dev, &err);
+    if (st != ET_OK) {
+        api_fail(diag, st, ET_INPUT_DEVICE,
+                 "cannot open %s to verify the kernel: %s", info->spec,
+                 err.msg);
+        goto done;
+    }
+    st = et_deliver_verify(dev, k, sizes, n, &res, &err);
+    if (st != ET_OK) {
+        api_fail(diag, st == ET_ERR_BUILD ? ET_ERR_BUILD : st, ET_INPUT_NONE,
+                 "cannot verify the kernel on %s: %s", info->name, err.msg);
+        goto done;
+    }
+    snprintf(line, cap, "%s, on %s", res.summary, info->name);
+    if (!res.ok)
+        st = api_fail(diag, ET_ERR_BUILD, ET_INPUT_NONE,
+                      "the kernel (%s) fails verification on %s: %s",
+                      best->opts[0] ? best->opts : "untransformed",
+                      info->name, res.reason);
+done:
+    if (dev)
+        et_device_close(dev);
+    et_kernel_free(own);
+    return st;
 }

@@ -68,6 +68,23 @@ int api_name_used_once(const char *source, const char *name);
  * "_f32_f64_to_f64". */
 void api_dtype_suffix(const et_einsum *e, char *buf, size_t cap);
 
+/*
+ * The check every kernel handed out passes (tune/deliver.h): kernel k,
+ * with best's opts applied, is verified on the device info describes
+ * (opened in a worker for the check, with its own backend: a kernel
+ * rendered for another backend is checked as the same kernel in the
+ * device's dialect) at its own sizes, or with an open axis at 1, 2, a
+ * prime below the trial's tune-at size, that size and extra[0..n_extra-1].
+ * line gets "verified on DEVICE at x=1, 2, 13, 256: max normalized error
+ * 0.41 (limit 1)" (cap bytes). Returns ET_OK when it passed; ET_ERR_BUILD
+ * with the failure in diag when it did not; the device's status when it
+ * could not be opened.
+ */
+et_status api_deliver_verify(const et_device_info *info, const et_kernel *k,
+                             const et_best *best, const int64_t *extra,
+                             int n_extra, char *line, size_t cap,
+                             et_diag *diag);
+
 /* A copy of cJSON_Print's text that et_free releases (cJSON's allocator
  * may differ from malloc); text is freed. NULL for NULL or no memory. */
 char *api_json_own(char *text);

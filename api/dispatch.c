@@ -29,6 +29,7 @@
  * another.
  */
 #include "api/best_impl.h"
+#include "tune/deliver.h"
 
 #include "base/sbuf.h"
 #include "measure/remote.h"
@@ -51,6 +52,9 @@ typedef struct dentry {
     int64_t step;              /* open axis: groups are ceil(n / step) */
     int64_t g1[3], grows[3];   /* open axis: global at one group; grows */
     int64_t zero_per;          /* open axis: zeroed bytes per unit of n */
+    int64_t served[ET_DELIVER_MAX_SIZES]; /* open axis: the listed sizes it
+                                           * serves, verified at */
+    int n_served;
 } dentry;
 
 /* "dispatch_xik_kj_to_xij_f64": the einsum's terms joined by '_' (an
@@ -141,7 +145,7 @@ static void put_fill(et_sbuf *b, const char *P, const dentry *d, int k,
 static char *header_text(const char *P, const char *mark,
                          const et_einsum *e, const et_device_info *info,
                          const dentry *d, int n, et_backend_kind bk,
-                         const char *src_file)
+                         const char *src_file, bool verified)
 {
     et_sbuf b;
     et_sbuf_init(&b);
@@ -177,6 +181,9 @@ static char *header_text(const char *P, const char *mark,
         ET_VERSION, e->text, src_file, info->name,
         et_backend_name(info->target.backend), info->driver_version, P, P,
         P, P, src_file, guard, guard);
+    et_sbuf_printf(&b, "#define %s_VERIFIED %d /* 1: every tuned kernel was "
+                       "verified on the device at the sizes it serves */\n",
+                   P, verified ? 1 : 0);
     et_sbuf_printf(&b, "#define %s_EINSUM \"%s\"\n", P, e->text);
     et_sbuf_printf(&b, "#define %s_SOURCE_FILE \"%s\"\n", P, src_file);
     et_sbuf_printf(&b, "#define %s_BACKEND \"%s\"\n", P, et_backend_name(bk));
@@ -381,8 +388,19 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
             dup = d[k].best.trial.id == d[n].best.trial.id &&
                   et_einsum_open_axis(&d[k].e) >= 0 &&
                   strcmp(d[k].best.opts, d[n].best.opts) == 0;
-        if (dup)
+        if (dup) {
+            for (int k = 0; k < n; k++)
+                if (d[k].best.trial.id == d[n].best.trial.id &&
+                    et_einsum_open_axis(&d[k].e) >= 0 &&
+                    d[k].n_served < ET_DELIVER_MAX_SIZES - 4) {
+                    int oa = et_einsum_open_axis(e);
+                    d[k].served[d[k].n_served++] = e->idx[oa].size;
+                    break;
+                }
             continue;
+        }
+        if (et_einsum_open_axis(e) >= 0)
+            d[n].served[d[n].n_served++] = e->idx[et_einsum_open_axis(e)].size;
         et_kernel *k = NULL;
         char reason[512] = "";
         st = et_kernel_init(e, &tg, &k);
@@ -414,6 +432,27 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
         }
         snprintf(d[n].name, sizeof d[n].name, "%s_k%d", P, n);
         n++;
+    }
+    /* what reaches a user was verified: each kernel at the sizes it
+     * serves (an open one also at 1, 2 and a prime) */
+    for (int k = 0; k < n && !o->no_verify; k++) {
+        et_kernel *kk = NULL;
+        char vline[768] = "";
+        st = et_kernel_init(&d[k].e, &tg, &kk);
+        if (st == ET_OK)
+            st = et_kernel_apply_opts(kk, d[k].best.opt, d[k].best.n_opts,
+                                      NULL, 0);
+        if (st == ET_OK)
+            st = api_deliver_verify(info, kk, &d[k].best, d[k].served,
+                                    d[k].n_served, vline, sizeof vline,
+                                    diag);
+        else
+            api_fail(diag, st, ET_INPUT_NONE, "cannot build kernel %d", k);
+        et_kernel_free(kk);
+        if (st != ET_OK)
+            goto out;
+        api_log(o->log, o->log_arg, ET_LOG_INFO, "%s (%s): %s", d[k].name,
+                d[k].best.opts[0] ? d[k].best.opts : "untransformed", vline);
     }
     st = et_kernel_render_generic(e0, bk, &gen);
     if (st != ET_OK) {
@@ -473,7 +512,7 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
     char mark[400];
     snprintf(mark, sizeof mark, DISPATCH_MARK "%s (%s), source %016llx */\n",
              P, et_backend_name(bk), api_text_hash(src));
-    hdr = header_text(P, mark, e0, info, d, n, bk, src_file);
+    hdr = header_text(P, mark, e0, info, d, n, bk, src_file, !o->no_verify);
     if (!hdr) {
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;

@@ -680,6 +680,33 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
     return et_sbuf_take(&b); /* NULL when out of memory */
 }
 
+/* hdr (freed) with its verification: a " * checked ..." line after the
+ * " * source ..." line of the comment, and PREFIX_VERIFIED 1 or 0 after
+ * the include guard. NULL when out of memory. */
+static char *header_add_check(char *hdr, const char *prefix,
+                              const char *line, bool verified)
+{
+    et_sbuf b;
+    et_sbuf_init(&b);
+    const char *src = strstr(hdr, "\n * source  ");
+    const char *src_end = src ? strchr(src + 1, '\n') : NULL;
+    const char *guard = strstr(hdr, "\n#define ");
+    const char *guard_end = guard ? strchr(guard + 1, '\n') : NULL;
+    if (!src_end || !guard_end || guard_end < src_end) {
+        free(hdr);
+        return NULL;
+    }
+    et_sbuf_printf(&b, "%.*s\n * checked %s", (int)(src_end - hdr), hdr,
+                   line);
+    et_sbuf_printf(&b, "%.*s\n#define %sVERIFIED %d /* 1: verified on the "
+                       "device before it was written */",
+                   (int)(guard_end - src_end), src_end, prefix,
+                   verified ? 1 : 0);
+    et_sbuf_puts(&b, guard_end);
+    free(hdr);
+    return et_sbuf_take(&b);
+}
+
 et_status et_best_kernel_export(const et_best_kernel *bk,
                                 const et_export_options *o,
                                 et_export_result *out, et_diag *diag)
@@ -803,13 +830,25 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
         }
         zero_per = geo1.zero_bytes / step;
     }
+    /* what reaches a user was verified: at the sizes the header serves */
+    char vline[768] = "not verified on a device (written with --no-verify)";
+    if (!o->no_verify) {
+        int oa = et_einsum_open_axis(e);
+        int64_t asked = oa >= 0 ? e->idx[oa].size : 0;
+        st = api_deliver_verify(info, k, best, &asked, oa >= 0 ? 1 : 0,
+                                vline, sizeof vline, diag);
+        if (st != ET_OK)
+            goto out;
+        api_log(o->log, o->log_arg, ET_LOG_INFO, "%s", vline);
+    }
     char mark[300];
     snprintf(mark, sizeof mark, HEADER_MARK "%s (%s), source %016llx */\n",
              rend.name, et_backend_name(bk_kind),
              api_text_hash(rend.source));
     hdr = header_text(e, info, best, &rend, bk_kind, mark, src_file, &geo1,
                       &geo2, step, zero_per);
-    if (!hdr) {
+    if (!hdr || !(hdr = header_add_check(hdr, out->prefix, vline,
+                                         !o->no_verify))) {
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;
     }

@@ -14,8 +14,8 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: eintune export EINSUM --shape SPEC [--dtype SPEC] [--exact]\n"
         "                      [--backend opencl|cuda] -o DIR [--name NAME]\n"
-        "                      [--force] [--dispatch] [--device D] [--db FILE]\n"
-        "                      [--json FILE]\n"
+        "                      [--force] [--dispatch] [--no-verify]\n"
+        "                      [--device D] [--db FILE] [--json FILE]\n"
         "\n"
         "Writes the fastest verified kernel the tuning database knows for\n"
         "the einsum on the device (see 'eintune best') for a library to\n"
@@ -42,6 +42,12 @@ static void usage(FILE *f)
         "is --name, or dispatch_ with the einsum's letters and the dtypes\n"
         "(dispatch_xik_kj_to_xij_f64); --force as for one kernel.\n"
         "\n"
+        "Every kernel written is first verified on the device against the\n"
+        "extended-precision reference at the sizes its header serves (an\n"
+        "open axis at 1, 2, a prime below its tune-at size, that size and\n"
+        "each size asked); one that fails is not written (exit 1). The\n"
+        "header says how it was checked (NAME_VERIFIED 1).\n"
+        "\n"
         "  --shape SPEC     sizes: x=4096,i=35,k=35,j=35 (x=* an open axis)\n"
         "  --dtype SPEC     f16, f32 or f64, or one per operand (default f64)\n"
         "  --backend KIND   opencl or cuda (default: the device's)\n"
@@ -58,16 +64,22 @@ static void usage(FILE *f)
         "                   (files eintune did not write are never replaced;\n"
         "                   the same kernel is rewritten without --force)\n"
         "  --dispatch       the dispatch table above (only measured kernels)\n"
+        "  --no-verify      write without verifying on the device (the\n"
+        "                   header then has NAME_VERIFIED 0)\n"
         "  --device D       opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --db FILE        tuning database\n"
         "  --json FILE      JSON: einsum, device, opts, kernel, prefix,\n"
         "                   backend, source, header, replaced ('-' = stdout)\n"
         "\n"
         "exit status: 0 written, 1 nothing known for this einsum on this\n"
-        "device or a file could not be written, 2 bad input (flags, einsum,\n"
+        "device, a kernel failed verification or a file could not be\n"
+        "written, 2 bad input (flags, einsum,\n"
         "database file, a bad --name, a file of another kernel in the way\n"
         "without --force, a file eintune did not write in the way)\n");
 }
+
+/* --no-verify: write kernels without verifying them on the device */
+static int no_verify;
 
 /* --dispatch: the table of every size --shape lists. */
 static int export_dispatch(const char *text, const char *shape,
@@ -80,6 +92,7 @@ static int export_dispatch(const char *text, const char *shape,
     o.dir = dir;
     o.name = name;
     o.force = force;
+    o.no_verify = no_verify;
     o.backend = backend;
     o.device = g_cli.device;
     o.db = g_cli.db;
@@ -129,6 +142,7 @@ int cmd_export(int argc, char **argv)
         {"dispatch", no_argument, 0, 2002},
         {"name", required_argument, 0, 'n'},
         {"force", no_argument, 0, 'f'},
+        {"no-verify", no_argument, 0, 2003},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -147,6 +161,7 @@ int cmd_export(int argc, char **argv)
         case 2002: dispatch = 1; break;
         case 'n': name = optarg; break;
         case 'f': force = 1; break;
+        case 2003: no_verify = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("export", "unknown or incomplete flag");
@@ -194,6 +209,7 @@ int cmd_export(int argc, char **argv)
     o.backend = backend;
     o.name = name;
     o.force = force;
+    o.no_verify = no_verify;
     o.log = cli_api_log;
     o.log_arg = (void *)"export";
     et_export_result res;

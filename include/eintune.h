@@ -891,6 +891,15 @@ typedef struct et_export_options {
     int force;              /* replace files that eintune export wrote for
                              * another kernel (never a file it did not
                              * write) */
+    /* --- since 0.5 --- */
+    int no_verify;          /* write the kernel without verifying it on the
+                             * device first (the header then says so:
+                             * NAME_VERIFIED 0); by default it is verified
+                             * at the sizes its header serves (with an
+                             * open axis at 1, 2, a prime below its tune-at
+                             * size, that size and the asked one), and a
+                             * kernel that fails is not written
+                             * (ET_ERR_BUILD) */
 } et_export_options;
 
 /* What et_best_kernel_export wrote. Plain value. */
@@ -961,6 +970,14 @@ typedef struct et_dispatch_options {
     int force;              /* replace files export wrote for another
                              * kernel or table (never a file it did not
                              * write) */
+    /* --- since 0.5 --- */
+    int no_verify;          /* write the tuned kernels without verifying
+                             * them on the device first (the header then
+                             * says so: NAME_VERIFIED 0); by default each
+                             * is verified at the sizes it serves (an open
+                             * one also at 1, 2 and a prime below its
+                             * tune-at size), and a failure writes nothing
+                             * (ET_ERR_BUILD) */
 } et_dispatch_options;
 
 /* What et_dispatch_export wrote. Plain value. */

@@ -22,6 +22,7 @@
 #include "measure/verify.h"
 #include "roofline/report.h"
 #include "transforms/kernel.h"
+#include "tune/deliver.h"
 #include "tune/peaks_db.h"
 
 #include <cjson/cJSON.h>
@@ -209,20 +210,31 @@ et_status et_runner_build(et_runner *r, et_diag *diag)
     }
     api_log(r->o.log, r->o.log_arg, ET_LOG_DEBUG, "kernel %s", r->rend.name);
     st = build(r, &r->rend, &r->prog, diag);
-    if (st == ET_OK && r->best && r->best->source == ET_BEST_FALLBACK) {
-        /* opts tuned at other sizes: verified at these before use */
+    if (st == ET_OK && r->best &&
+        !et_deliver_reproduces(r->kern, r->dev->info.target.backend,
+                               &r->best->trial)) {
+        /* not the very kernel the trial verified (opts tuned at other
+         * sizes, an open entry, a renaming): verified at these sizes
+         * before use (tune/deliver.h) */
         et_run_verification v;
         memset(&v, 0, sizeof v);
         st = et_runner_verify(r, &v, diag);
         if (st == ET_OK && v.outcome != ET_OUTCOME_OK)
             st = api_fail(diag, ET_ERR_BUILD, ET_INPUT_NONE,
-                          "the kernel tuned at %s fails verification at %s: "
-                          "%s",
-                          r->best->tuned_at, r->best->applied_at, v.reason);
-        if (st == ET_OK)
+                          "the kernel (%s, tuned as %s%s%s) fails "
+                          "verification at these sizes: %s",
+                          r->best->opts[0] ? r->best->opts : "untransformed",
+                          r->best->trial.einsum_text,
+                          r->best->tuned_at[0] ? " at " : "",
+                          r->best->tuned_at, v.reason);
+        if (st == ET_OK && r->best->tuned_at[0])
             api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
                     "the kernel tuned at %s, applied at %s: %s",
                     r->best->tuned_at, r->best->applied_at, v.summary);
+        else if (st == ET_OK)
+            api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
+                    "the kernel (tuned as %s) at these sizes: %s",
+                    r->best->trial.einsum_text, v.summary);
         if (st != ET_OK) {
             et_program_free(r->dev, r->prog);
             r->prog = NULL;

@@ -5,14 +5,21 @@
  * opts mapped onto the caller's einsum) or the caller's opts taken, the
  * kernel rendered for the device's own limits (transforms/) and built in
  * the caller's context. Launches set the arguments and enqueue under the
- * object's mutex.
+ * object's mutex, after checking what they would touch: each buffer must
+ * hold the bytes its operand spans at the launch's sizes (the driver's
+ * size of the caller's buffer, measure/user_kernel.h), so a short buffer
+ * is refused before anything is enqueued.
  */
 #include "api/api_impl.h"
 
 #include "measure/user_kernel.h"
+#include "measure/verify.h"
 #include "transforms/kernel.h"
+#include "tune/deliver.h"
 
+#include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +34,10 @@ struct et_loaded_kernel {
     char idx_name[ET_MAX_INDICES][ET_NAME_LEN];
     int64_t idx_size[ET_MAX_INDICES];
     int open_axis;                 /* the axis taken at launch, -1 */
+    et_operand opnd[ET_MAX_OPERANDS + 1]; /* the output, then the inputs:
+                                    * what each buffer must hold */
+    bool reproduced;               /* the very kernel a trial verified */
+    int64_t tune_at;               /* open axis: the trial's tune-at size */
     et_kernel *kern;               /* with an open axis: the kernel, for
                                     * the geometry at other sizes (under
                                     * lock) */
@@ -48,6 +59,9 @@ static et_loaded_kernel *loaded_new(const et_problem *p, et_backend_kind b)
     k->open_axis = -1;
     k->n_inputs = p->e.n_ops;
     k->n_idx = p->e.n_idx;
+    k->opnd[0] = p->e.out;
+    for (int i = 0; i < p->e.n_ops; i++)
+        k->opnd[1 + i] = p->e.op[i];
     for (int i = 0; i < p->e.n_idx; i++) {
         snprintf(k->idx_name[i], sizeof k->idx_name[i], "%s",
                  p->e.idx[i].name);
@@ -100,12 +114,7 @@ static et_status loaded_render(const et_problem *p, const et_device_info *info,
         if (st != ET_OK)
             goto cleanup;
         if (!found) {
-            st = api_fail(diag, ET_ERR_IO, ET_INPUT_DEVICE,
-                          "no verified kernel known for %s on %s device "
-                          "'%s' (driver %s) in %s: tune it on this device "
-                          "first, or give opts",
-                          p->e.text, et_backend_name(info->target.backend),
-                          info->name, info->driver_version, db_used);
+            st = api_no_kernel(diag, &p->e, info, db_used, o->exact != 0);
             goto cleanup;
         }
         list = best->opt;
@@ -135,6 +144,9 @@ static et_status loaded_render(const et_problem *p, const et_device_info *info,
     snprintf(k->name, sizeof k->name, "%s", r->name);
     k->launch = r->launch;
     k->open_axis = et_einsum_open_axis(&kern->e);
+    k->reproduced = best && et_deliver_reproduces(kern, info->target.backend,
+                                                  &best->trial);
+    k->tune_at = best ? et_deliver_tuned_at(&best->trial) : 0;
     if (k->open_axis >= 0) {
         k->kern = kern;
         kern = NULL;
@@ -148,6 +160,165 @@ cleanup:
     return st;
 }
 
+/* Runs the loaded kernel once on host data (the caller's context). */
+typedef et_status (*host_run_fn)(void *arg, et_loaded_kernel *k,
+                                 const et_launch *g, const void *const *in,
+                                 const size_t *in_bytes, int n_in, void *out,
+                                 size_t out_bytes, et_error *err);
+
+/* out_bytes of NaN in dtype t: an element the kernel never writes shows */
+static void fill_nan(void *out, et_dtype t, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (t == ET_F64)
+            ((double *)out)[i] = NAN;
+        else if (t == ET_F32)
+            ((float *)out)[i] = NAN;
+        else
+            ((uint16_t *)out)[i] = 0x7e00;
+    }
+}
+
+/* Verifies k at one size: the problem ref, launched with g. */
+static et_status loaded_verify_at(et_loaded_kernel *k, const et_einsum *ref,
+                                  const et_launch *g, int trials,
+                                  host_run_fn run, void *arg, double *max_err,
+                                  char *why, size_t cap, et_error *err)
+{
+    et_verify_opts vo;
+    memset(&vo, 0, sizeof vo);
+    vo.trials = trials;
+    et_verifier *v = NULL;
+    et_status st = et_verifier_init(ref, &vo, &v, err);
+    if (st != ET_OK)
+        return st;
+    void *outs[3] = {NULL, NULL, NULL};
+    size_t in_bytes[ET_MAX_OPERANDS];
+    const void *in[ET_MAX_OPERANDS];
+    int64_t n_out = et_einsum_operand_elems(ref, -1);
+    size_t out_bytes = (size_t)n_out * et_dtype_size(ref->out.dtype);
+    for (int op = 0; op < ref->n_ops; op++)
+        in_bytes[op] = (size_t)et_einsum_operand_elems(ref, op) *
+                       et_dtype_size(ref->op[op].dtype);
+    for (int r = 0; r < trials && st == ET_OK; r++) {
+        outs[r] = malloc(out_bytes ? out_bytes : 1);
+        if (!outs[r]) {
+            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
+            break;
+        }
+        fill_nan(outs[r], ref->out.dtype, n_out);
+        for (int op = 0; op < ref->n_ops; op++)
+            in[op] = et_verifier_input(v, r, op);
+        st = run(arg, k, g, in, in_bytes, ref->n_ops, outs[r], out_bytes,
+                 err);
+    }
+    if (st == ET_OK) {
+        et_verify_result vr;
+        memset(&vr, 0, sizeof vr);
+        st = et_verify_outputs(v, (const void *const *)outs, NULL, &vr);
+        if (st == ET_OK) {
+            if (vr.max_norm_err > *max_err)
+                *max_err = vr.max_norm_err;
+            if (vr.outcome != ET_OUTCOME_OK)
+                snprintf(why, cap, "%s", vr.reason);
+        }
+    }
+    for (int r = 0; r < 3; r++)
+        free(outs[r]);
+    et_verifier_free(v);
+    return st;
+}
+
+/*
+ * The check of tune/deliver.h in the caller's context: a kernel that is
+ * not the one a trial verified is run on inputs of its own at p's sizes,
+ * and with an open axis at 1, 2, a prime below its tune-at size and that
+ * size too, and compared with the reference. ET_ERR_BUILD when it fails.
+ */
+static et_status loaded_verify(et_loaded_kernel *k, const et_problem *p,
+                               const et_device_info *info, host_run_fn run,
+                               void *arg, et_diag *diag)
+{
+    et_error err = {{0}};
+    char why[1024] = "";
+    double max_err = 0;
+    et_status st = ET_OK;
+    et_einsum *ref = malloc(sizeof *ref);
+    if (!ref)
+        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+    int oa = k->open_axis;
+    int64_t sizes[ET_DELIVER_MAX_SIZES];
+    int n = 1;
+    if (oa >= 0) {
+        int64_t asked = p->e.idx[oa].size;
+        n = et_deliver_open_sizes(k->tune_at > 0 ? k->tune_at : asked,
+                                  &asked, 1, sizes);
+    }
+    for (int i = 0; i < n && st == ET_OK && !why[0]; i++) {
+        et_launch g = k->launch;
+        if (oa >= 0) {
+            st = et_kernel_set_open_size(k->kern, sizes[i], NULL);
+            if (st == ET_OK)
+                st = et_kernel_launch(k->kern, k->backend, &g);
+            if (st != ET_OK) {
+                et_errorf(&err, st, "no launch at %s=%lld",
+                          k->idx_name[oa], (long long)sizes[i]);
+                break;
+            }
+            et_deliver_problem_at(k->kern, oa, sizes[i], ref);
+        } else {
+            *ref = p->e;
+        }
+        st = loaded_verify_at(k, ref, &g, oa >= 0 ? 1 : 3, run, arg,
+                              &max_err, why, sizeof why, &err);
+        if (st == ET_OK && why[0] && oa >= 0) {
+            char tmp[sizeof why];
+            snprintf(tmp, sizeof tmp, "at %s=%lld: %.900s", k->idx_name[oa],
+                     (long long)sizes[i], why);
+            memcpy(why, tmp, sizeof tmp);
+        }
+    }
+    if (oa >= 0 && k->kern)
+        et_kernel_set_open_size(k->kern, p->e.idx[oa].size, NULL);
+    free(ref);
+    if (st != ET_OK)
+        return api_fail(diag, st, ET_INPUT_NONE,
+                        "cannot verify the kernel (%s) on %s: %s",
+                        k->opts[0] ? k->opts : "untransformed", info->name,
+                        err.msg);
+    if (why[0])
+        return api_fail(diag, ET_ERR_BUILD, ET_INPUT_NONE,
+                        "the kernel (%s) fails verification on %s: %s",
+                        k->opts[0] ? k->opts : "untransformed", info->name,
+                        why);
+    return ET_OK;
+}
+
+typedef struct cl_host_arg {
+    struct _cl_context *ctx;
+    struct _cl_device_id *dev;
+} cl_host_arg;
+
+static et_status cl_host_run(void *arg, et_loaded_kernel *k,
+                             const et_launch *g, const void *const *in,
+                             const size_t *in_bytes, int n_in, void *out,
+                             size_t out_bytes, et_error *err)
+{
+    const cl_host_arg *a = arg;
+    return et_cl_user_run_host(k->cl, a->ctx, a->dev, g, in, in_bytes, n_in,
+                               out, out_bytes, err);
+}
+
+static et_status cu_host_run(void *arg, et_loaded_kernel *k,
+                             const et_launch *g, const void *const *in,
+                             const size_t *in_bytes, int n_in, void *out,
+                             size_t out_bytes, et_error *err)
+{
+    (void)arg;
+    return et_cu_user_run_host(k->cu, g, in, in_bytes, n_in, out, out_bytes,
+                               err);
+}
+
 et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
                             struct _cl_device_id *dev,
                             const et_load_options *o, et_loaded_kernel **out,
@@ -158,13 +329,13 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
     if (!o)
         o = &defaults;
-    if (!p || !ctx || !dev)
-        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
-                        "a problem, an OpenCL context and a device are "
-                        "needed");
+    API_NEED(diag, p, "p");
+    API_NEED(diag, ctx, "ctx");
+    API_NEED(diag, dev, "dev");
     et_device_info *info = calloc(1, sizeof *info);
     et_loaded_kernel *k = loaded_new(p, ET_BACKEND_OPENCL);
     et_rendered r = {0};
@@ -188,6 +359,12 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto cleanup;
     }
+    if (!k->reproduced && !o->no_verify) {
+        cl_host_arg ha = {ctx, dev};
+        st = loaded_verify(k, p, info, cl_host_run, &ha, diag);
+        if (st != ET_OK)
+            goto cleanup;
+    }
     *out = k;
     k = NULL;
 cleanup:
@@ -206,12 +383,11 @@ et_status et_cu_kernel_load(const et_problem *p, int device,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
     if (!o)
         o = &defaults;
-    if (!p)
-        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
-                        "a problem is needed");
+    API_NEED(diag, p, "p");
     et_device_info *info = calloc(1, sizeof *info);
     et_loaded_kernel *k = loaded_new(p, ET_BACKEND_CUDA);
     et_rendered r = {0};
@@ -234,6 +410,11 @@ et_status et_cu_kernel_load(const et_problem *p, int device,
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto cleanup;
     }
+    if (!k->reproduced && !o->no_verify) {
+        st = loaded_verify(k, p, info, cu_host_run, NULL, diag);
+        if (st != ET_OK)
+            goto cleanup;
+    }
     *out = k;
     k = NULL;
 cleanup:
@@ -248,7 +429,7 @@ static et_status launch_check(const et_loaded_kernel *k, et_backend_kind b,
                               int n_inputs, const int64_t *sizes,
                               et_diag *diag)
 {
-    if (!k || k->backend != b)
+    if (k->backend != b)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "not a kernel loaded for %s", et_backend_name(b));
     if (n_inputs != k->n_inputs)
@@ -274,6 +455,72 @@ static et_status launch_check(const et_loaded_kernel *k, et_backend_kind b,
                                 i, k->idx_name[i], (long long)sizes[i],
                                 (long long)k->idx_size[i]);
         }
+    return ET_OK;
+}
+
+/*
+ * The bytes operand a (0: the output, 1 + k: input k) spans at the
+ * launch's sizes (NULL: the loaded ones): its dims, the open axis at the
+ * size given (where the operand has it and does not broadcast it, as
+ * et_einsum_set_size counts). *elems gets its elements; UINT64_MAX when
+ * the count overflows.
+ */
+static uint64_t operand_bytes(const et_loaded_kernel *k, int a,
+                              const int64_t *sizes, uint64_t *elems)
+{
+    const et_operand *o = &k->opnd[a];
+    uint64_t n = 1, bytes = 0;
+    for (int r = 0; r < o->rank; r++) {
+        int64_t d = o->dim[r];
+        if (sizes && k->open_axis >= 0 && o->idx[r] == k->open_axis &&
+            d == k->idx_size[k->open_axis])
+            d = sizes[k->open_axis];
+        if (__builtin_mul_overflow(n, (uint64_t)d, &n)) {
+            *elems = UINT64_MAX;
+            return UINT64_MAX;
+        }
+    }
+    *elems = n;
+    if (__builtin_mul_overflow(n, (uint64_t)et_dtype_size(o->dtype), &bytes))
+        return UINT64_MAX;
+    return bytes;
+}
+
+/*
+ * Refuses a launch whose buffers are short: have[a] is what the driver
+ * says argument a holds (the output first); each must hold its operand at
+ * the launch's sizes, and the output also the bytes SPLIT zeroes
+ * (geom->zero_bytes). ET_ERR_INPUT naming the operand, its size in bytes
+ * and the size needed.
+ */
+static et_status check_bytes(const et_loaded_kernel *k, const int64_t *sizes,
+                             const et_launch *geom, const uint64_t *have,
+                             et_diag *diag)
+{
+    for (int a = 0; a <= k->n_inputs; a++) {
+        uint64_t elems = 0;
+        uint64_t need = operand_bytes(k, a, sizes, &elems);
+        if (a == 0 && geom->zero_bytes > 0 &&
+            (uint64_t)geom->zero_bytes > need)
+            need = (uint64_t)geom->zero_bytes;
+        if (have[a] >= need)
+            continue;
+        char what[64];
+        et_user_arg_name(a, what, sizeof what);
+        if (need == UINT64_MAX)
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "%s has %llu bytes; the kernel %s more than "
+                            "2^64 at these sizes",
+                            what, (unsigned long long)have[a],
+                            a == 0 ? "writes" : "reads");
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "%s has %llu bytes but the kernel %s %llu (%llu %s "
+                        "elements at these sizes): nothing was launched",
+                        what, (unsigned long long)have[a],
+                        a == 0 ? "writes" : "reads",
+                        (unsigned long long)need, (unsigned long long)elems,
+                        et_dtype_name(k->opnd[a].dtype));
+    }
     return ET_OK;
 }
 
@@ -311,17 +558,31 @@ et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
     api_diag_clear(diag);
     if (event)
         *event = NULL;
+    API_NEED(diag, k, "k");
     et_status st = launch_check(k, ET_BACKEND_OPENCL, n_inputs, sizes, diag);
     if (st != ET_OK)
         return st;
+    API_NEED(diag, q, "q");
+    API_NEED(diag, out, "out");
+    API_NEED(diag, in, "in");
     struct _cl_mem *args[ET_MAX_OPERANDS + 1];
     args[0] = out;
-    for (int i = 0; i < n_inputs; i++)
+    for (int i = 0; i < n_inputs; i++) {
+        if (!in[i])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "et_cl_kernel_launch: in[%d] (input %d) is NULL",
+                            i, i);
         args[1 + i] = in[i];
+    }
     et_error err = {{0}};
     et_launch geom;
+    uint64_t have[ET_MAX_OPERANDS + 1];
     pthread_mutex_lock(&k->lock);
     st = launch_geom(k, sizes, &geom, diag);
+    if (st == ET_OK)
+        st = et_cl_user_check(k->cl, q, args, n_inputs + 1, have, &err);
+    if (st == ET_OK)
+        st = check_bytes(k, sizes, &geom, have, diag);
     if (st == ET_OK)
         st = et_cl_user_launch(k->cl, q, &geom, args, n_inputs + 1, event,
                                &err);
@@ -344,17 +605,34 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, k, "k");
     et_status st = launch_check(k, ET_BACKEND_CUDA, n_inputs, sizes, diag);
     if (st != ET_OK)
         return st;
+    if (!out)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "et_cu_kernel_launch: argument 'out' is a null "
+                        "device pointer");
+    API_NEED(diag, in, "in");
     unsigned long long args[ET_MAX_OPERANDS + 1];
     args[0] = out;
-    for (int i = 0; i < n_inputs; i++)
+    for (int i = 0; i < n_inputs; i++) {
+        if (!in[i])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "et_cu_kernel_launch: in[%d] (input %d) is a "
+                            "null device pointer",
+                            i, i);
         args[1 + i] = in[i];
+    }
     et_error err = {{0}};
     et_launch geom;
+    uint64_t have[ET_MAX_OPERANDS + 1];
     pthread_mutex_lock(&k->lock);
     st = launch_geom(k, sizes, &geom, diag);
+    if (st == ET_OK)
+        st = et_cu_user_check(k->cu, args, n_inputs + 1, have, &err);
+    if (st == ET_OK)
+        st = check_bytes(k, sizes, &geom, have, diag);
     if (st == ET_OK)
         st = et_cu_user_launch(k->cu, stream, &geom, args, n_inputs + 1,
                                &err);
@@ -370,17 +648,17 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
 
 const char *et_loaded_kernel_opts(const et_loaded_kernel *k)
 {
-    return k->opts;
+    return k ? k->opts : "";
 }
 
 const char *et_loaded_kernel_name(const et_loaded_kernel *k)
 {
-    return k->name;
+    return k ? k->name : "";
 }
 
 size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k)
 {
-    return k->launch.zero_bytes > 0 ? (size_t)k->launch.zero_bytes : 0;
+    return k && k->launch.zero_bytes > 0 ? (size_t)k->launch.zero_bytes : 0;
 }
 
 void et_loaded_kernel_free(et_loaded_kernel *k)

@@ -38,6 +38,12 @@ typedef enum et_status {
     ET_ERR_INTERNAL,    /* broken invariant reported instead of aborting */
     ET_ERR_TIMEOUT,     /* device call exceeded its time limit (worker killed) */
     ET_ERR_CRASH,       /* the device worker process died during a call */
+    /* --- since 0.4 --- */
+    ET_ERR_NOT_FOUND,   /* no verified kernel known for the problem on the
+                         * device (et_best_lookup, et_best_kernel_find,
+                         * et_runner_find_best, et_run with best, the
+                         * loaders): one message shape, "no verified
+                         * kernel known for E at SIZES on DEVICE ..." */
     ET_STATUS_COUNT
 } et_status;
 
@@ -1263,6 +1269,20 @@ typedef struct et_load_options {
                              * it; then the fallback to other sizes) */
     /* --- since 0.3 --- */
     int exact;              /* no fallback to other sizes */
+    /* --- since 0.5 --- */
+    int no_verify;          /* build the kernel without checking it on the
+                             * device first. By default a kernel that is
+                             * not byte-identical to one the database's
+                             * trial verified on this device (opts given
+                             * here, other sizes' opts, an open entry at
+                             * another size, a renamed einsum) is run in
+                             * the caller's context on inputs of its own
+                             * and checked against the extended-precision
+                             * reference before it is returned: at the
+                             * problem's sizes, and with an open axis at 1,
+                             * 2, a prime below its tune-at size, that size
+                             * and the problem's (ET_ERR_BUILD when it
+                             * fails) */
 } et_load_options;
 
 /*

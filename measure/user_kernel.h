@@ -14,6 +14,13 @@
  * database's trials of that device are found and rendered as they were
  * tuned.
  *
+ * Buffers: args[0] is the kernel's output, args[1..] its inputs in
+ * operand order; messages name them as et_user_arg_name does ("the output
+ * (out)", "input 1 (in[1])"), after the public launchers' arguments. The
+ * checks of a launch in the caller's context (the queue's and buffers'
+ * context, each buffer's bytes) come before anything is enqueued: a
+ * refused launch writes nothing.
+ *
  * Threads: not thread-safe per object (clSetKernelArg changes the
  * cl_kernel): the caller serializes launches of one object (api/kernel.c
  * holds a mutex). Distinct objects are independent.
@@ -23,6 +30,8 @@
 
 #include "measure/backend.h"
 
+#include <stdint.h>
+
 struct _cl_context;
 struct _cl_device_id;
 struct _cl_command_queue;
@@ -30,6 +39,10 @@ struct _cl_mem;
 struct _cl_event;
 struct _cl_program;
 struct CUstream_st;
+
+/* "the output (out)" for i = 0, "input N (in[N])" for argument i = N + 1
+ * (backend_util.c); returns buf. */
+const char *et_user_arg_name(int i, char *buf, size_t cap);
 
 /* ---- OpenCL (measure/opencl/) ------------------------------------------ */
 
@@ -74,6 +87,18 @@ et_status et_cl_user_build(struct _cl_context *ctx, struct _cl_device_id *dev,
                            et_cl_user_kernel **out, et_error *err);
 
 /*
+ * What a launch on q with args[0..nargs-1] may touch, checked before
+ * anything is enqueued: q must be a command queue of the context the
+ * kernel was built in and on its device, each argument a buffer of that
+ * context; have[i] gets argument i's size in bytes (CL_MEM_SIZE).
+ * ET_ERR_INPUT with words saying which and why ("the command queue q
+ * belongs to another OpenCL context ..."), never a bare driver code.
+ */
+et_status et_cl_user_check(et_cl_user_kernel *k, struct _cl_command_queue *q,
+                           struct _cl_mem *const *args, int nargs,
+                           uint64_t *have, et_error *err);
+
+/*
  * Enqueues the kernel on q with args[0..nargs-1] (the output first) and
  * geometry geom; when geom->zero_bytes > 0, a clEnqueueFillBuffer of that
  * many zero bytes at the start of args[0] goes first on q and the launch
@@ -86,6 +111,20 @@ et_status et_cl_user_launch(et_cl_user_kernel *k, struct _cl_command_queue *q,
                             int nargs, struct _cl_event **event,
                             et_error *err);
 void et_cl_user_free(et_cl_user_kernel *k);
+
+/*
+ * Runs the kernel once on host data, for checking it before it is handed
+ * out: a queue and buffers of its own in ctx (released before it
+ * returns), the inputs in[0..n_in-1] (in_bytes each) copied in, the
+ * output buffer made from out (out_bytes; fill it with NaN first to see
+ * elements the kernel never writes), the launch with geom, and the output
+ * read back into out. Blocking. ET_ERR_DEVICE or ET_ERR_LAUNCH with err.
+ */
+et_status et_cl_user_run_host(et_cl_user_kernel *k, struct _cl_context *ctx,
+                              struct _cl_device_id *dev,
+                              const et_launch *geom, const void *const *in,
+                              const size_t *in_bytes, int n_in, void *out,
+                              size_t out_bytes, et_error *err);
 
 /* ---- CUDA (measure/cuda/) ---------------------------------------------- */
 
@@ -109,6 +148,18 @@ et_status et_cu_user_build(et_cu_user_kernel *k, const char *source,
                            const char *name, et_error *err);
 
 /*
+ * What a launch with the device pointers args[0..nargs-1] may touch,
+ * checked before anything is queued: the calling thread's current context
+ * must be the one the module was loaded into; have[i] gets the bytes from
+ * args[i] to the end of its allocation (cuMemGetAddressRange_v2). A
+ * pointer the current context did not allocate is ET_ERR_INPUT naming the
+ * argument.
+ */
+et_status et_cu_user_check(et_cu_user_kernel *k,
+                           const unsigned long long *args, int nargs,
+                           uint64_t *have, et_error *err);
+
+/*
  * Launches on stream (NULL: the default stream) with the device pointers
  * args[0..nargs-1]; geom->zero_bytes > 0 puts a cuMemsetD8Async of the
  * output on the same stream first. Does not wait. ET_ERR_LAUNCH.
@@ -117,6 +168,18 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, struct CUstream_st *stream,
                             const et_launch *geom,
                             const unsigned long long *args, int nargs,
                             et_error *err);
+
+/*
+ * Runs the kernel once on host data in the calling thread's current
+ * context, for checking it before it is handed out: device buffers of its
+ * own (freed before it returns), the inputs copied in, the output buffer
+ * starting as out (fill it with NaN first), the launch on the default
+ * stream, a synchronize, and the output copied back into out. Blocking.
+ */
+et_status et_cu_user_run_host(et_cu_user_kernel *k, const et_launch *geom,
+                              const void *const *in, const size_t *in_bytes,
+                              int n_in, void *out, size_t out_bytes,
+                              et_error *err);
 
 /* Unloads the module (in the calling thread's current context) and drops
  * the driver table. NULL is allowed. */

@@ -81,11 +81,8 @@ done:
     return same;
 }
 
-/* The problem an open kernel k serves at size n of its open axis oa,
- * made from k's einsum without et_einsum_set_size: every dimension of
- * the axis is n (an open axis never broadcasts), so the reference does
- * not share a mistake the kernel's own resizing might make. */
-static void problem_at(const et_kernel *k, int oa, int64_t n, et_einsum *r)
+void et_deliver_problem_at(const et_kernel *k, int oa, int64_t n,
+                           et_einsum *r)
 {
     *r = k->e;
     r->idx[oa].size = n;
@@ -176,7 +173,7 @@ et_status et_deliver_verify(et_device *dev, const et_kernel *k,
             }
             res->size[res->n_sizes++] = sizes[i];
             bool was_ok = res->ok;
-            problem_at(k, oa, sizes[i], ref);
+            et_deliver_problem_at(k, oa, sizes[i], ref);
             st = verify_one(dev, prog, c, ref, 1, res, err);
             if (st != ET_OK)
                 goto done;

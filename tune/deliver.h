@@ -47,6 +47,13 @@ int64_t et_deliver_tuned_at(const et_db_trial *t);
 bool et_deliver_reproduces(const et_kernel *k, et_backend_kind be,
                            const et_db_trial *t);
 
+/* The problem an open kernel k serves at size n of its open axis oa, made
+ * from k's einsum without et_einsum_set_size (every dimension of the axis
+ * is n: an open axis never broadcasts), so that a reference built from it
+ * shares no mistake of the kernel's own resizing. */
+void et_deliver_problem_at(const et_kernel *k, int oa, int64_t n,
+                           et_einsum *out);
+
 /* What a verification before delivery found. */
 typedef struct et_deliver_result {
     bool ok;                    /* every size passed */

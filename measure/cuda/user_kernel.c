@@ -25,6 +25,7 @@ struct et_cu_user_kernel {
     cu_limits lim;
     CUmodule module;
     CUfunction function;
+    CUcontext context;  /* the module's (the caller's; not retained) */
 };
 
 et_status et_cu_user_open(int ordinal, et_cu_user_kernel **out,
@@ -93,6 +94,7 @@ et_status et_cu_user_build(et_cu_user_kernel *k, const char *source,
     st = et_cuda_compile_ptx(source, arch, &ptx, &ptx_len, err);
     if (st != ET_OK)
         return st == ET_ERR_INPUT ? ET_ERR_BUILD : st;
+    k->context = cur;
     st = et_cuda_module_load(api, ptx, &k->module, err);
     if (st != ET_OK) {
         free(ptx);
@@ -109,6 +111,52 @@ et_status et_cu_user_build(et_cu_user_kernel *k, const char *source,
         CU_FAILED(api, NULL, api->ModuleUnload(k->module));
         k->module = NULL;
         return ET_ERR_BUILD;
+    }
+    return ET_OK;
+}
+
+et_status et_cu_user_check(et_cu_user_kernel *k,
+                           const unsigned long long *args, int nargs,
+                           uint64_t *have, et_error *err)
+{
+    cu_api *api = &k->api;
+    CUcontext cur = NULL;
+    if (!k->function)
+        return et_errorf(err, ET_ERR_INTERNAL, "the kernel is not built");
+    if (CU_FAILED(api, err, api->CtxGetCurrent(&cur)))
+        return ET_ERR_DEVICE;
+    if (cur != k->context)
+        return et_errorf(err, ET_ERR_INPUT,
+                         "%s: make the context the kernel was loaded into "
+                         "current in this thread (cuCtxSetCurrent) before "
+                         "launching it",
+                         cur ? "the current CUDA context is another one than "
+                               "the kernel's"
+                             : "no current CUDA context in this thread");
+    for (int i = 0; i < nargs; i++) {
+        char what[64];
+        CUdeviceptr base = 0;
+        size_t size = 0;
+        et_user_arg_name(i, what, sizeof what);
+        if (!args[i])
+            return et_errorf(err, ET_ERR_INPUT,
+                             "%s is a null device pointer", what);
+        CUresult rc =
+            api->MemGetAddressRange(&base, &size, (CUdeviceptr)args[i]);
+        if (rc != CUDA_SUCCESS || base > args[i] ||
+            args[i] - base > size) {
+            const char *name = NULL;
+            if (rc == CUDA_SUCCESS || !api->GetErrorName ||
+                api->GetErrorName(rc, &name) != CUDA_SUCCESS || !name)
+                name = rc == CUDA_SUCCESS ? "an inconsistent range"
+                                          : "unknown CUDA error";
+            return et_errorf(err, ET_ERR_INPUT,
+                             "%s (0x%llx) is not device memory of the "
+                             "current context (cuMemGetAddressRange: %s): "
+                             "pass pointers from cuMemAlloc in this context",
+                             what, args[i], name);
+        }
+        have[i] = (uint64_t)(base + size - (CUdeviceptr)args[i]);
     }
     return ET_OK;
 }
@@ -206,4 +254,41 @@ void et_cu_user_free(et_cu_user_kernel *k)
         CU_FAILED(&k->api, NULL, k->api.ModuleUnload(k->module));
     et_cuda_api_unload(&k->api);
     free(k);
+}
+
+et_status et_cu_user_run_host(et_cu_user_kernel *k, const et_launch *geom,
+                              const void *const *in, const size_t *in_bytes,
+                              int n_in, void *out, size_t out_bytes,
+                              et_error *err)
+{
+    cu_api *api = &k->api;
+    unsigned long long args[ET_MAX_KERNEL_ARGS] = {0};
+    et_status st = ET_OK;
+    if (n_in + 1 > ET_MAX_KERNEL_ARGS)
+        return et_errorf(err, ET_ERR_INPUT, "%d inputs: at most %d", n_in,
+                         ET_MAX_KERNEL_ARGS - 1);
+    for (int i = 0; i <= n_in && st == ET_OK; i++) {
+        size_t n = i ? in_bytes[i - 1] : out_bytes;
+        CUdeviceptr p = 0;
+        if (CU_FAILED(api, err, api->MemAlloc(&p, n ? n : 1))) {
+            st = ET_ERR_DEVICE;
+            break;
+        }
+        args[i] = (unsigned long long)p;
+        const void *src = i ? in[i - 1] : out;
+        if (n && CU_FAILED(api, err, api->MemcpyHtoD(p, src, n)))
+            st = ET_ERR_DEVICE;
+    }
+    if (st == ET_OK)
+        st = et_cu_user_launch(k, NULL, geom, args, n_in + 1, err);
+    if (st == ET_OK && CU_FAILED(api, err, api->CtxSynchronize()))
+        st = ET_ERR_LAUNCH;
+    if (st == ET_OK && out_bytes &&
+        CU_FAILED(api, err, api->MemcpyDtoH(out, (CUdeviceptr)args[0],
+                                            out_bytes)))
+        st = ET_ERR_DEVICE;
+    for (int i = 0; i <= n_in; i++)
+        if (args[i])
+            api->MemFree((CUdeviceptr)args[i]);
+    return st;
 }

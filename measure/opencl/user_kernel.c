@@ -21,6 +21,7 @@ struct et_cl_user_kernel {
     cl_program program;
     cl_kernel kernel;
     cl_uint nargs;
+    cl_device_id dev;   /* built for (the caller's; not retained) */
 };
 
 /* fd 2 is the process's: one build redirects it at a time. */
@@ -98,6 +99,7 @@ et_status et_cl_user_build(cl_context ctx, cl_device_id dev,
     et_cl_user_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return et_errorf(err, ET_ERR_NOMEM, "out of memory");
+    k->dev = dev;
     UCL_TRY(ET_ERR_DEVICE,
             (k->program = clCreateProgramWithSource(ctx, 1, &source, NULL,
                                                     &rc),
@@ -149,6 +151,89 @@ cleanup:
     free(log);
     et_cl_user_free(k);
     return st;
+}
+
+/* The name of device dev ("another device" when it cannot be had). */
+static void device_name(cl_device_id dev, char *buf, size_t cap)
+{
+    if (clGetDeviceInfo(dev, CL_DEVICE_NAME, cap, buf, NULL) != CL_SUCCESS)
+        snprintf(buf, cap, "another device");
+}
+
+et_status et_cl_user_check(et_cl_user_kernel *k, cl_command_queue q,
+                           cl_mem const *args, int nargs, uint64_t *have,
+                           et_error *err)
+{
+    cl_context kctx = NULL, qctx = NULL;
+    cl_device_id qdev = NULL;
+    cl_int rc = clGetProgramInfo(k->program, CL_PROGRAM_CONTEXT, sizeof kctx,
+                                 &kctx, NULL);
+    if (rc != CL_SUCCESS)
+        return et_errorf(err, ET_ERR_INTERNAL,
+                         "clGetProgramInfo(CL_PROGRAM_CONTEXT) failed: %s "
+                         "(%d)",
+                         et_opencl_error_name(rc), (int)rc);
+    if (!q)
+        return et_errorf(err, ET_ERR_INPUT, "no command queue given (q)");
+    rc = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof qctx, &qctx, NULL);
+    if (rc == CL_SUCCESS)
+        rc = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof qdev, &qdev,
+                                   NULL);
+    if (rc != CL_SUCCESS)
+        return et_errorf(err, ET_ERR_INPUT,
+                         "q is not an OpenCL command queue "
+                         "(clGetCommandQueueInfo: %s)",
+                         et_opencl_error_name(rc));
+    if (qctx != kctx)
+        return et_errorf(err, ET_ERR_INPUT,
+                         "the command queue q belongs to another OpenCL "
+                         "context than the one the kernel was loaded into: "
+                         "launch it on a queue of the context given to "
+                         "et_cl_kernel_load (or load the kernel into the "
+                         "queue's context)");
+    if (qdev != k->dev) {
+        char qname[256], kname[256];
+        device_name(qdev, qname, sizeof qname);
+        device_name(k->dev, kname, sizeof kname);
+        return et_errorf(err, ET_ERR_INPUT,
+                         "the command queue q is on device '%s', but the "
+                         "kernel was built for device '%s': launch it on a "
+                         "queue of that device",
+                         qname, kname);
+    }
+    for (int i = 0; i < nargs; i++) {
+        char what[64];
+        cl_mem_object_type type = 0;
+        cl_context mctx = NULL;
+        size_t bytes = 0;
+        et_user_arg_name(i, what, sizeof what);
+        if (!args[i])
+            return et_errorf(err, ET_ERR_INPUT, "%s is NULL", what);
+        rc = clGetMemObjectInfo(args[i], CL_MEM_TYPE, sizeof type, &type,
+                                NULL);
+        if (rc == CL_SUCCESS)
+            rc = clGetMemObjectInfo(args[i], CL_MEM_CONTEXT, sizeof mctx,
+                                    &mctx, NULL);
+        if (rc == CL_SUCCESS)
+            rc = clGetMemObjectInfo(args[i], CL_MEM_SIZE, sizeof bytes,
+                                    &bytes, NULL);
+        if (rc != CL_SUCCESS)
+            return et_errorf(err, ET_ERR_INPUT,
+                             "%s is not an OpenCL memory object "
+                             "(clGetMemObjectInfo: %s)",
+                             what, et_opencl_error_name(rc));
+        if (type != CL_MEM_OBJECT_BUFFER)
+            return et_errorf(err, ET_ERR_INPUT,
+                             "%s is an OpenCL image or pipe, not a buffer",
+                             what);
+        if (mctx != kctx)
+            return et_errorf(err, ET_ERR_INPUT,
+                             "%s belongs to another OpenCL context than the "
+                             "one the kernel was loaded into",
+                             what);
+        have[i] = bytes;
+    }
+    return ET_OK;
 }
 
 et_status et_cl_user_launch(et_cl_user_kernel *k, cl_command_queue q,
@@ -225,4 +310,48 @@ void et_cl_user_free(et_cl_user_kernel *k)
     if (k->program)
         clReleaseProgram(k->program);
     free(k);
+}
+
+et_status et_cl_user_run_host(et_cl_user_kernel *k, cl_context ctx,
+                              cl_device_id dev, const et_launch *geom,
+                              const void *const *in, const size_t *in_bytes,
+                              int n_in, void *out, size_t out_bytes,
+                              et_error *err)
+{
+    et_status st = ET_OK;
+    cl_int rc = CL_SUCCESS;
+    cl_command_queue q = NULL;
+    cl_mem args[ET_MAX_KERNEL_ARGS] = {0};
+    if (n_in + 1 > ET_MAX_KERNEL_ARGS)
+        return et_errorf(err, ET_ERR_INPUT, "%d inputs: at most %d", n_in,
+                         ET_MAX_KERNEL_ARGS - 1);
+    q = clCreateCommandQueue(ctx, dev, 0, &rc);
+    UCL_TRY(ET_ERR_DEVICE, rc);
+    /* the output starts as it comes (NaN where the caller filled it), so
+     * an element the kernel never writes is seen */
+    args[0] = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                             out_bytes ? out_bytes : 1, out, &rc);
+    UCL_TRY(ET_ERR_DEVICE, rc);
+    for (int i = 0; i < n_in; i++) {
+        args[i + 1] = clCreateBuffer(ctx,
+                                     CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                     in_bytes[i] ? in_bytes[i] : 1,
+                                     (void *)in[i], &rc);
+        UCL_TRY(ET_ERR_DEVICE, rc);
+    }
+    st = et_cl_user_launch(k, q, geom, args, n_in + 1, NULL, err);
+    if (st != ET_OK)
+        goto cleanup;
+    UCL_TRY(ET_ERR_LAUNCH, clEnqueueReadBuffer(q, args[0], CL_TRUE, 0,
+                                               out_bytes, out, 0, NULL,
+                                               NULL));
+cleanup:
+    if (q)
+        clFinish(q);
+    for (int i = 0; i <= n_in; i++)
+        if (args[i])
+            clReleaseMemObject(args[i]);
+    if (q)
+        clReleaseCommandQueue(q);
+    return st;
 }

@@ -19,6 +19,7 @@ static const char *const status_names[] = {
     "internal error",
     "timeout",
     "crash",
+    "not found",
 };
 static_assert(sizeof(status_names) / sizeof(status_names[0]) ==
                   ET_STATUS_COUNT,

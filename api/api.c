@@ -25,15 +25,25 @@ et_status et_problem_init(const char *einsum, const char *shape,
     et_diag local;
     if (!diag)
         diag = &local;
+    api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
-    if (!einsum || !shape)
-        return et_diag_fail(diag, -1, "an einsum and its sizes are needed");
+    API_NEED(diag, einsum, "einsum");
+    API_NEED(diag, shape, "shape");
+    /* "" would read as the einsum "->" of one scalar operand */
+    if (!einsum[strspn(einsum, " \t\n")]) {
+        et_status st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_EINSUM,
+                                "the einsum is empty (\"ij,jk->ik\")");
+        diag->pos = 0;
+        return st;
+    }
     et_problem *p = calloc(1, sizeof *p);
     if (!p)
-        return ET_ERR_NOMEM;
+        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     et_status st = et_einsum_from_strings(einsum, shape, dtypes, &p->e, diag);
     if (st != ET_OK) {
         free(p);
+        diag->status = st;
         return st;
     }
     *out = p;
@@ -47,13 +57,13 @@ void et_problem_free(et_problem *p)
 
 const char *et_problem_einsum(const et_problem *p)
 {
-    return p->e.text;
+    return p ? p->e.text : "";
 }
 
 int64_t et_problem_ops(const et_problem *p, et_dtype t)
 {
     int64_t ops[ET_DTYPE_COUNT];
-    if ((unsigned)t >= ET_DTYPE_COUNT)
+    if (!p || (unsigned)t >= ET_DTYPE_COUNT)
         return 0;
     et_einsum_ops(&p->e, ops);
     return ops[t];
@@ -61,7 +71,7 @@ int64_t et_problem_ops(const et_problem *p, et_dtype t)
 
 int64_t et_problem_bytes(const et_problem *p)
 {
-    return et_einsum_bytes(&p->e);
+    return p ? et_einsum_bytes(&p->e) : 0;
 }
 
 et_status et_problem_init_arrays(const char *einsum, int n_operands,
@@ -73,10 +83,20 @@ et_status et_problem_init_arrays(const char *einsum, int n_operands,
     et_diag local;
     if (!diag)
         diag = &local;
-    memset(diag, 0, sizeof *diag);
+    api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
+    API_NEED(diag, einsum, "einsum");
+    API_NEED(diag, ndim, "ndim");
+    API_NEED(diag, dims, "dims");
+    if (!einsum[strspn(einsum, " \t\n")]) {
+        et_status st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_EINSUM,
+                                "the einsum is empty (\"ij,jk->ik\")");
+        diag->pos = 0;
+        return st;
+    }
     et_subscripts sub;
-    et_status st = et_subscripts_parse(einsum ? einsum : "", &sub, diag);
+    et_status st = et_subscripts_parse(einsum, &sub, diag);
     if (st != ET_OK) {
         diag->input = ET_INPUT_EINSUM;
         return st;
@@ -96,6 +116,10 @@ et_status et_problem_init_arrays(const char *einsum, int n_operands,
             return et_diag_fail(diag, -1, "operand %d: %d dimensions (at "
                                 "most %d)", k, ndim[k], ET_MAX_RANK);
         }
+        if (ndim[k] > 0 && !dims[k])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "et_problem_init_arrays: dims[%d] (operand %d's "
+                            "%d dimensions) is NULL", k, k, ndim[k]);
         shapes.rank[k] = ndim[k];
         for (int a = 0; a < ndim[k]; a++)
             shapes.dim[k][a] = dims[k][a];
@@ -108,7 +132,7 @@ et_status et_problem_init_arrays(const char *einsum, int n_operands,
     }
     et_problem *p = calloc(1, sizeof *p);
     if (!p)
-        return ET_ERR_NOMEM;
+        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     st = et_einsum_resolve(&sub, NULL, &shapes, dt, &p->e, diag);
     if (st != ET_OK) {
         diag->input = ET_INPUT_EINSUM;
@@ -122,11 +146,13 @@ et_status et_problem_init_arrays(const char *einsum, int n_operands,
 
 int et_problem_n_operands(const et_problem *p)
 {
-    return p->e.n_ops;
+    return p ? p->e.n_ops : 0;
 }
 
 static const et_operand *problem_operand(const et_problem *p, int k)
 {
+    if (!p)
+        return NULL;
     if (k == -1)
         return &p->e.out;
     if (k < 0 || k >= p->e.n_ops)
@@ -155,22 +181,22 @@ size_t et_problem_operand_bytes(const et_problem *p, int k)
 
 int et_problem_n_indices(const et_problem *p)
 {
-    return p->e.n_idx;
+    return p ? p->e.n_idx : 0;
 }
 
 const char *et_problem_index_name(const et_problem *p, int i)
 {
-    return i >= 0 && i < p->e.n_idx ? p->e.idx[i].name : "";
+    return p && i >= 0 && i < p->e.n_idx ? p->e.idx[i].name : "";
 }
 
 int64_t et_problem_index_size(const et_problem *p, int i)
 {
-    return i >= 0 && i < p->e.n_idx ? p->e.idx[i].size : 0;
+    return p && i >= 0 && i < p->e.n_idx ? p->e.idx[i].size : 0;
 }
 
 int et_problem_index_open(const et_problem *p, int i)
 {
-    return i >= 0 && i < p->e.n_idx && p->e.idx[i].open;
+    return p && i >= 0 && i < p->e.n_idx && p->e.idx[i].open;
 }
 
 et_status et_problem_set_tune_at(et_problem *p, const char *spec,
@@ -180,6 +206,8 @@ et_status et_problem_set_tune_at(et_problem *p, const char *spec,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, p, "p");
+    API_NEED(diag, spec, "spec");
     et_einsum *e = malloc(sizeof *e);
     if (!e)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
@@ -202,6 +230,11 @@ et_status et_shape_expand(const char *spec, char **out, int *n,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
+    *out = NULL;
+    API_NEED(diag, n, "n");
+    *n = 0;
+    API_NEED(diag, spec, "spec");
     et_status st = et_shape_spec_expand(spec, out, n, diag);
     if (st != ET_OK) {
         diag->input = ET_INPUT_SHAPE;
@@ -217,6 +250,11 @@ void et_free(void *ptr)
 
 et_status et_space_builtin(et_space **out, et_diag *diag)
 {
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     return et_space_load_text(et_builtin_space_yaml,
                               strlen(et_builtin_space_yaml),
                               "<built-in space>", out, diag);
@@ -224,7 +262,7 @@ et_status et_space_builtin(et_space **out, et_diag *diag)
 
 const char *et_space_name(const et_space *s)
 {
-    return s->name;
+    return s ? s->name : "";
 }
 
 /* Applies an opt list given as text to a fresh kernel of e. */
@@ -268,7 +306,9 @@ et_status et_codegen(const et_problem *p, const char *opts,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
+    API_NEED(diag, p, "p");
     if ((unsigned)b >= ET_BACKEND_COUNT)
         return et_diag_fail(diag, -1, "unknown backend %d", (int)b);
     et_target t = et_target_generic(b);
@@ -307,6 +347,12 @@ void et_kernel_source_free(et_kernel_source *k)
         return;
     free(k->source);
     free(k);
+}
+
+et_status api_null(et_diag *d, const char *fn, const char *arg)
+{
+    return api_fail(d, ET_ERR_INPUT, ET_INPUT_OPTION,
+                    "%s: argument '%s' is NULL", fn, arg);
 }
 
 void api_diag_clear(et_diag *d)

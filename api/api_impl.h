@@ -37,6 +37,34 @@ et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,
 et_status api_fail_err(et_diag *d, et_status st, et_input in,
                        const et_error *err);
 
+/*
+ * Refuses a NULL argument of the public function fn: ET_ERR_INPUT
+ * (ET_INPUT_OPTION, an argument of the call) with "fn: argument 'arg' is
+ * NULL", arg named as include/eintune.h names it. Returns ET_ERR_INPUT.
+ */
+et_status api_null(et_diag *d, const char *fn, const char *arg);
+
+/* In a public function: returns api_null(diag, __func__, name) when ptr
+ * is NULL. */
+#define API_NEED(diag, ptr, name)                                           \
+    do {                                                                    \
+        if (!(ptr))                                                         \
+            return api_null((diag), __func__, (name));                      \
+    } while (0)
+
+/*
+ * The one answer for "no verified kernel known for this problem on this
+ * device" (et_best_lookup, et_best_kernel_find, et_runner_find_best,
+ * et_run, the loaders of kernels in the caller's context, and through
+ * them the command): ET_ERR_NOT_FOUND with "no verified kernel known for
+ * E at SIZES on DEVICE (BACKEND, driver D) in DB: tune it on this device
+ * first" (with exact: no fallback to other sizes was tried). Returns
+ * ET_ERR_NOT_FOUND.
+ */
+et_status api_no_kernel(et_diag *d, const et_einsum *e,
+                        const et_device_info *info, const char *db,
+                        bool exact);
+
 /* Formats a log line and hands it to log (a no-op when log is NULL). */
 void api_logf(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
               ...) __attribute__((format(printf, 4, 5)));

@@ -4,6 +4,7 @@
  * and range checks.
  */
 #include "measure/backend_impl.h"
+#include "measure/user_kernel.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -46,6 +47,16 @@ bool et_str_icontains(const char *hay, const char *needle)
 bool et_range_ok(size_t bytes, size_t off, size_t n)
 {
     return off <= bytes && n <= bytes - off;
+}
+
+/* user_kernel.h's: the launchers' names of their buffers */
+const char *et_user_arg_name(int i, char *buf, size_t cap)
+{
+    if (i == 0)
+        snprintf(buf, cap, "the output (out)");
+    else
+        snprintf(buf, cap, "input %d (in[%d])", i - 1, i - 1);
+    return buf;
 }
 
 void et_log_first_error(const char *log, char *out, size_t cap)

@@ -69,6 +69,7 @@ static const struct {
     {offsetof(cu_api, EventElapsedTime),
      {"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
     {offsetof(cu_api, EventDestroy), {"cuEventDestroy_v2", "cuEventDestroy"}},
+    {offsetof(cu_api, MemGetAddressRange), {"cuMemGetAddressRange_v2"}},
 };
 
 /* The body of CU_FAILED (cuda_impl.h). */

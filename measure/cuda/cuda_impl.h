@@ -86,6 +86,9 @@ typedef struct cu_api {
     CUresult (*EventSynchronize)(CUevent);
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*EventDestroy)(CUevent);
+    /* the allocation holding a pointer: user_kernel.c sizes the caller's
+     * buffers with it */
+    CUresult (*MemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
 } cu_api;
 
 /* The device's limits that the backend checks launches against. */

@@ -62,8 +62,26 @@ static struct {
     void *base;
     size_t size;
 } g_mem[4096];
+/* fake_cuda_touch's bytes per launch parameter */
+static unsigned long long g_touch[FAKE_CUDA_MAX];
+static int g_ntouch;
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FAKE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FAKE_ASAN 1
+#endif
+#endif
 
 const fake_cuda_log *fake_cuda_log_get(void) { return &g_log; }
+
+void fake_cuda_touch(const unsigned long long *bytes, int n)
+{
+    g_ntouch = n < 0 ? 0 : n > FAKE_CUDA_MAX ? FAKE_CUDA_MAX : n;
+    for (int i = 0; i < g_ntouch; i++)
+        g_touch[i] = bytes[i];
+}
 
 void fake_cuda_log_reset(void)
 {
@@ -298,8 +316,10 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
         g_mem[i].size = bytes;
         *p = (CUdeviceptr)(uintptr_t)mem;
         g_log.live_allocs++;
-        if (g_log.nallocs < FAKE_CUDA_MAX)
+        if (g_log.nallocs < FAKE_CUDA_MAX) {
             g_log.alloc_ptrs[g_log.nallocs] = *p;
+            g_log.alloc_sizes[g_log.nallocs] = bytes;
+        }
         g_log.nallocs++;
         return OK;
     }
@@ -318,6 +338,54 @@ CUresult cuMemFree_v2(CUdeviceptr p)
         }
     }
     return E_INVALID_VALUE;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
+                                 CUdeviceptr p)
+{
+    NEED_CTX();
+    g_log.address_ranges++;
+    for (size_t i = 0; i < sizeof g_mem / sizeof g_mem[0]; i++) {
+        uintptr_t b = (uintptr_t)g_mem[i].base;
+        if (g_mem[i].base && p >= b && p - b < g_mem[i].size) {
+            if (base)
+                *base = (CUdeviceptr)b;
+            if (size)
+                *size = g_mem[i].size;
+            return OK;
+        }
+    }
+    return E_NOT_FOUND;
+}
+
+/* A launch's accesses as fake_cuda_touch asked: the output written, the
+ * inputs read (see fake_cuda.h for what happens past an allocation). */
+static void touch(void **params, int nparams)
+{
+    volatile unsigned char sum = 0;
+    for (int i = 0; i < nparams && i < g_ntouch; i++) {
+        CUdeviceptr p;
+        memcpy(&p, params[i], sizeof p);
+        size_t n = (size_t)g_touch[i];
+#ifndef FAKE_ASAN
+        int m = find_mem(p, 0);
+        size_t room = m < 0 ? 0
+                            : g_mem[m].size - (size_t)(p - (uintptr_t)g_mem[m].base);
+        if (n > room) {
+            g_log.overruns++;
+            n = room;
+        }
+#endif
+        unsigned char *mem = (unsigned char *)(uintptr_t)p;
+        if (i == 0)
+            memset(mem, 0x3C, n);
+        else
+            for (size_t b = 0; b < n; b++)
+                sum ^= mem[b];
+    }
+    (void)sum;
+    if (g_ntouch)
+        g_log.touches++;
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
@@ -464,6 +532,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
             return E_INVALID_VALUE; /* not a device pointer */
         g_log.params[i] = p;
     }
+    touch(params, f->nparams);
     return OK;
 }
 

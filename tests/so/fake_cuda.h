@@ -8,6 +8,16 @@
  * runs nothing but records its arguments. The number of kernel parameters
  * is read from the .entry's .param list in the loaded PTX. Streams are
  * plain handles (cuStreamCreate); work on them runs at once.
+ *
+ * cuMemGetAddressRange_v2 answers from the allocations handed out (their
+ * sizes are logged in alloc_sizes). A test that wants a launch to touch
+ * memory as the kernel would calls fake_cuda_touch(bytes, n): from then
+ * on each launch writes bytes[0] bytes at its first pointer parameter
+ * (the output) and reads bytes[i] at parameter i. Built with
+ * AddressSanitizer (`make asan`), the fake makes those accesses whatever
+ * the allocation's size, so a launch on a buffer too short for its kernel
+ * is an ASan report, as it would be a fault or a corruption on a GPU;
+ * otherwise it stops at the allocation's end and counts an overrun.
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -38,9 +48,16 @@ typedef struct fake_cuda_log {
     /* the streams of the last launch and the last memset (0: default) */
     unsigned long long launch_stream, memset_stream;
     int streams_live;                   /* created minus destroyed */
+    unsigned long long alloc_sizes[FAKE_CUDA_MAX]; /* with alloc_ptrs */
+    int address_ranges;                 /* cuMemGetAddressRange calls */
+    int touches;                        /* launches that touched memory */
+    int overruns;                       /* accesses cut at an allocation's
+                                         * end (not under ASan) */
 } fake_cuda_log;
 
 typedef const fake_cuda_log *(*fake_cuda_log_get_fn)(void);
 typedef void (*fake_cuda_log_reset_fn)(void);
+/* bytes[0..n-1]: what each launch touches per parameter; n 0: nothing */
+typedef void (*fake_cuda_touch_fn)(const unsigned long long *bytes, int n);
 
 #endif

@@ -85,12 +85,41 @@ void api_best_info_fill(const et_best *b, const et_device_info *info,
     }
 }
 
+et_status api_no_kernel(et_diag *d, const et_einsum *e,
+                        const et_device_info *info, const char *db,
+                        bool exact)
+{
+    char sizes[512], dtypes[128];
+    size_t n = 0;
+    et_einsum_sizes_str(e, true, sizes, sizeof sizes);
+    for (int k = 0; k < e->n_ops && n < sizeof dtypes; k++)
+        n += (size_t)snprintf(dtypes + n, sizeof dtypes - n, "%s%s",
+                              k ? "," : "", et_dtype_name(e->op[k].dtype));
+    if (n < sizeof dtypes)
+        snprintf(dtypes + n, sizeof dtypes - n, "->%s",
+                 et_dtype_name(e->out.dtype));
+    return api_fail(d, ET_ERR_NOT_FOUND, ET_INPUT_NONE,
+                    "no verified kernel known for %s%s%s (%s) on %s (%s, "
+                    "driver %s) in %s%s: tune it on this device first",
+                    e->text, sizes[0] ? " at " : "", sizes, dtypes,
+                    info->name, et_backend_name(info->target.backend),
+                    info->driver_version, db,
+                    exact ? " (exact: no fallback to other sizes)" : "");
+}
+
 et_status et_best_lookup(const et_problem *p, const char *device,
                          const char *db, et_best_info *out, int *found,
                          et_diag *diag)
 {
-    *found = 0;
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    if (found)
+        *found = 0;
+    API_NEED(diag, out, "out");
     memset(out, 0, sizeof *out);
+    API_NEED(diag, p, "p");
     et_best_options o;
     memset(&o, 0, sizeof o);
     o.device = device;
@@ -99,7 +128,8 @@ et_status et_best_lookup(const et_problem *p, const char *device,
     et_status st = et_best_kernel_find(p, &o, &bk, diag);
     if (st == ET_OK && bk) {
         et_best_kernel_info(bk, out);
-        *found = 1;
+        if (found)
+            *found = 1;
     }
     et_best_kernel_free(bk);
     return st;
@@ -164,7 +194,9 @@ et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
     if (!o)
         o = &defaults;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
+    API_NEED(diag, p, "p");
     et_best_kernel *bk = calloc(1, sizeof *bk);
     if (!bk)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
@@ -198,14 +230,7 @@ et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
         goto fail;
     }
     if (!found) {
-        char sizes[512];
-        et_einsum_sizes_str(&bk->e, true, sizes, sizeof sizes);
-        api_fail(diag, ET_OK, ET_INPUT_NONE,
-                 "no verified kernel known for %s at %s on %s (driver %s) "
-                 "in %s%s",
-                 bk->e.text, sizes, bk->info.name, bk->info.driver_version,
-                 bk->db,
-                 o->exact ? " (--exact: no fallback to other sizes)" : "");
+        st = api_no_kernel(diag, &bk->e, &bk->info, bk->db, o->exact != 0);
         goto fail;
     }
     /* the einsum the kernel runs: with an open axis for an open answer */
@@ -275,13 +300,19 @@ void et_best_kernel_free(et_best_kernel *bk)
 
 void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out)
 {
+    if (!out)
+        return;
+    if (!bk) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
     api_best_info_fill(&bk->best, &bk->info, out);
 }
 
 int et_best_report_print(const et_best_kernel *bk, FILE *f)
 {
     char kname[160];
-    if (api_best_kernel_name(bk, kname, sizeof kname) != 0)
+    if (!bk || !f || api_best_kernel_name(bk, kname, sizeof kname) != 0)
         return -1;
     const et_einsum *e = &bk->e;
     const et_device_info *info = &bk->info;
@@ -340,7 +371,7 @@ int et_best_report_print(const et_best_kernel *bk, FILE *f)
 char *et_best_report_json(const et_best_kernel *bk)
 {
     char kname[160];
-    if (api_best_kernel_name(bk, kname, sizeof kname) != 0)
+    if (!bk || api_best_kernel_name(bk, kname, sizeof kname) != 0)
         return NULL;
     const et_einsum *e = &bk->e;
     const et_device_info *info = &bk->info;

@@ -328,7 +328,9 @@ et_status et_campaign_load(const char *path, et_campaign **out,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
+    API_NEED(diag, path, "path");
     FILE *f = fopen(path, "rb");
     if (!f) {
         et_status st = api_fail(diag, ET_ERR_IO, ET_INPUT_FILE,
@@ -414,7 +416,7 @@ et_status et_campaign_load(const char *path, et_campaign **out,
 
 int et_campaign_n_problems(const et_campaign *c)
 {
-    return c->n;
+    return c ? c->n : 0;
 }
 
 /* ---- results ------------------------------------------------------------ */
@@ -593,19 +595,23 @@ void et_campaign_report_free(et_campaign_report *r)
 
 int et_campaign_report_rank(const et_campaign_report *r)
 {
-    return r->rank;
+    return r ? r->rank : 0;
 }
 
 int et_campaign_report_n(const et_campaign_report *r)
 {
-    return r->n;
+    return r ? r->n : 0;
 }
 
 int et_campaign_report_entry(const et_campaign_report *r, int i,
                              et_campaign_entry *out)
 {
-    if (i < 0 || i >= r->n)
+    if (!out)
         return -1;
+    if (!r || i < 0 || i >= r->n) {
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
     *out = r->e[i];
     return 0;
 }
@@ -639,6 +645,8 @@ static void date_text(int64_t t, char *buf, size_t cap)
 
 void et_campaign_report_print(const et_campaign_report *r, FILE *f)
 {
+    if (!r || !f)
+        return;
     int n[ET_CAMPAIGN_STATE_COUNT];
     counts(r, n);
     fprintf(f, "campaign    %s: %d problem%s on %s%s; %d tuned in this run, "
@@ -692,6 +700,8 @@ void et_campaign_report_print(const et_campaign_report *r, FILE *f)
 
 char *et_campaign_report_json(const et_campaign_report *r)
 {
+    if (!r)
+        return NULL;
     cJSON *doc = cJSON_CreateObject();
     if (!doc)
         return NULL;
@@ -898,7 +908,9 @@ et_status et_campaign_run(const et_campaign *c, const et_campaign_options *o,
     if (!o)
         o = &defaults;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
+    API_NEED(diag, c, "c");
     et_campaign_report *r = campaign_report_new(c);
     if (!r)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");

@@ -60,7 +60,9 @@ et_status et_problem_check(const et_problem *p, const char *device,
                            et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
+    API_NEED(diag, p, "p");
     et_check_report *r = calloc(1, sizeof *r);
     if (!r)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
@@ -86,16 +88,18 @@ void et_check_report_free(et_check_report *r)
 
 int et_check_report_has_roofline(const et_check_report *r)
 {
-    return r->have_roof;
+    return r ? r->have_roof : 0;
 }
 
 double et_check_report_roofline_s(const et_check_report *r)
 {
-    return r->have_roof ? r->roof.time_s : 0;
+    return r && r->have_roof ? r->roof.time_s : 0;
 }
 
 void et_check_report_print(const et_check_report *r, FILE *f)
 {
+    if (!r || !f)
+        return;
     const et_einsum *e = &r->e;
     fprintf(f, "einsum     %s\n", e->text);
     fprintf(f, "dtypes     ");
@@ -141,6 +145,8 @@ static cJSON *json_int(int64_t v)
 
 char *et_check_report_json(const et_check_report *r)
 {
+    if (!r)
+        return NULL;
     const et_einsum *e = &r->e;
     cJSON *doc = cJSON_CreateObject();
     cJSON *indices = cJSON_CreateArray();

@@ -26,6 +26,7 @@ et_status et_database_open(const char *path, et_database **out,
                            et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
     et_database *d = calloc(1, sizeof *d);
     if (!d)
@@ -54,14 +55,16 @@ void et_database_close(et_database *db)
 
 const char *et_database_path(const et_database *db)
 {
-    return et_db_path(db->db);
+    return db ? et_db_path(db->db) : "";
 }
 
 et_status et_database_stats_get(et_database *db, et_database_stats *out,
                                 et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     memset(out, 0, sizeof *out);
+    API_NEED(diag, db, "db");
     et_db_stats s;
     et_error err;
     err.msg[0] = '\0';
@@ -141,6 +144,8 @@ et_status et_database_list(et_database *db, const et_database_filter *f,
                            et_database_row_fn fn, void *arg, et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, db, "db");
+    API_NEED(diag, fn, "fn");
     et_db_filter flt;
     memset(&flt, 0, sizeof flt);
     et_error err;
@@ -170,6 +175,10 @@ et_status et_database_prune(et_database *db,
                             int64_t *deleted, et_diag *diag)
 {
     api_diag_clear(diag);
+    if (deleted)
+        *deleted = 0;
+    API_NEED(diag, db, "db");
+    API_NEED(diag, o, "o");
     et_db_prune_opts po;
     memset(&po, 0, sizeof po);
     po.failed = o->failed != 0;
@@ -196,6 +205,8 @@ et_status et_database_merge(et_database *db, const char *in,
     api_diag_clear(diag);
     if (out)
         memset(out, 0, sizeof *out);
+    API_NEED(diag, db, "db");
+    API_NEED(diag, in, "in");
     char a[PATH_MAX], b[PATH_MAX];
     if (realpath(in, a) && realpath(et_db_path(db->db), b) &&
         strcmp(a, b) == 0) {

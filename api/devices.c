@@ -42,10 +42,13 @@ et_status et_device_desc_list(et_device_desc **out, int *n, char **notes,
                               et_diag *diag)
 {
     api_diag_clear(diag);
-    *out = NULL;
-    *n = 0;
     if (notes)
         *notes = NULL;
+    if (n)
+        *n = 0;
+    API_NEED(diag, out, "out");
+    *out = NULL;
+    API_NEED(diag, n, "n");
     et_device_info *infos = calloc(MAX_DEVICES, sizeof *infos);
     char text[NOTES_CAP] = "";
     et_status st = ET_OK;
@@ -151,6 +154,8 @@ static void fill_row(const et_device_desc *d, row *r)
 
 void et_device_desc_print(const et_device_desc *d, int n, FILE *f)
 {
+    if (!f || (!d && n > 0))
+        return;
     row *rows = n > 0 ? calloc((size_t)n, sizeof *rows) : NULL;
     if (n > 0 && !rows)
         return;
@@ -209,6 +214,8 @@ static cJSON *device_json(const et_device_desc *d)
 
 char *et_device_desc_json(const et_device_desc *d, int n)
 {
+    if (!d && n > 0)
+        return NULL;
     cJSON *doc = cJSON_CreateArray();
     if (!doc)
         return NULL;

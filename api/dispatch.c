@@ -282,11 +282,17 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
                              et_dispatch_result *out, et_diag *diag)
 {
     et_diag local;
+    et_dispatch_result local_out;
     if (!diag)
         diag = &local;
+    if (!out)
+        out = &local_out;
     api_diag_clear(diag);
     memset(out, 0, sizeof *out);
-    if (!o || !o->dir || !o->dir[0])
+    API_NEED(diag, einsum, "einsum");
+    API_NEED(diag, shapes, "shapes");
+    API_NEED(diag, o, "o");
+    if (!o->dir || !o->dir[0])
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "an output directory is needed");
     if (strlen(o->dir) > 3000)

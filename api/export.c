@@ -221,7 +221,8 @@ et_status et_export_name_validate(const char *name, et_diag *diag)
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
-    if (!name || !name[0])
+    API_NEED(diag, name, "name");
+    if (!name[0])
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "the kernel's name is empty");
     size_t n = strlen(name);
@@ -712,11 +713,16 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
                                 et_export_result *out, et_diag *diag)
 {
     et_diag local;
+    et_export_result local_out;
     if (!diag)
         diag = &local;
+    if (!out)
+        out = &local_out;
     api_diag_clear(diag);
     memset(out, 0, sizeof *out);
-    if (!o || !o->dir || !o->dir[0])
+    API_NEED(diag, bk, "bk");
+    API_NEED(diag, o, "o");
+    if (!o->dir || !o->dir[0])
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "an output directory is needed");
     if (strlen(o->dir) > 3000)

@@ -22,7 +22,9 @@ et_status et_npy_load(const char *path, et_host_array *out, et_diag *diag)
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     memset(out, 0, sizeof *out);
+    API_NEED(diag, path, "path");
     et_array a;
     memset(&a, 0, sizeof a);
     et_status st = et_npy_read(path, &a, diag);
@@ -47,9 +49,14 @@ et_status et_npy_save(const char *path, const et_host_array *a,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, path, "path");
+    API_NEED(diag, a, "a");
     if (a->ndim < 0 || a->ndim > ET_MAX_RANK)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "%d dimensions (at most %d)", a->ndim, ET_MAX_RANK);
+    if (!a->data && et_host_array_elems(a) != 0)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "et_npy_save: the array's data (a->data) is NULL");
     et_array ia;
     memset(&ia, 0, sizeof ia);
     ia.dtype = a->dtype;
@@ -68,8 +75,10 @@ et_status et_npy_save(const char *path, const et_host_array *a,
 
 et_status et_host_array_init(const et_problem *p, int k, et_host_array *out)
 {
+    if (!out)
+        return ET_ERR_INPUT;
     memset(out, 0, sizeof *out);
-    if (k < -1 || k >= p->e.n_ops)
+    if (!p || k < -1 || k >= p->e.n_ops)
         return ET_ERR_INPUT;
     const et_operand *o = k < 0 ? &p->e.out : &p->e.op[k];
     size_t bytes = (size_t)et_einsum_operand_elems(&p->e, k) *
@@ -86,6 +95,8 @@ et_status et_host_array_init(const et_problem *p, int k, et_host_array *out)
 
 int64_t et_host_array_elems(const et_host_array *a)
 {
+    if (!a)
+        return 0;
     int64_t n = 1;
     for (int r = 0; r < a->ndim; r++)
         n *= a->dims[r];
@@ -107,11 +118,13 @@ et_status et_einsum_count_operands(const char *einsum, int *n,
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, n, "n");
     *n = 0;
+    API_NEED(diag, einsum, "einsum");
     et_subscripts *sub = malloc(sizeof *sub);
     if (!sub)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
-    et_status st = et_subscripts_parse(einsum ? einsum : "", sub, diag);
+    et_status st = et_subscripts_parse(einsum, sub, diag);
     if (st == ET_OK) {
         *n = sub->n_ops;
     } else {

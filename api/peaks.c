@@ -37,6 +37,7 @@ et_status et_peaks_report_init(const et_peaks_options *o,
     if (!o)
         o = &defaults;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
     if (o->runs < 0 || o->runs > 1000)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
@@ -134,26 +135,29 @@ void et_peaks_report_free(et_peaks_report *r)
 
 double et_peaks_report_gflops(const et_peaks_report *r, et_dtype t)
 {
-    return (unsigned)t < ET_DTYPE_COUNT ? r->p.gflops[t] : 0;
+    return r && (unsigned)t < ET_DTYPE_COUNT ? r->p.gflops[t] : 0;
 }
 
 double et_peaks_report_bandwidth(const et_peaks_report *r)
 {
-    return r->p.bandwidth_gbs;
+    return r ? r->p.bandwidth_gbs : 0;
 }
 
 const char *et_peaks_report_source(const et_peaks_report *r)
 {
-    return et_peaks_source_name(r->p.source);
+    return r ? et_peaks_source_name(r->p.source) : "";
 }
 
 void et_peaks_report_print(const et_peaks_report *r, FILE *f)
 {
-    et_peaks_print(f, &r->p);
+    if (r && f)
+        et_peaks_print(f, &r->p);
 }
 
 char *et_peaks_report_json(const et_peaks_report *r)
 {
+    if (!r)
+        return NULL;
     cJSON *doc = et_peaks_to_json(&r->p);
     if (!doc)
         return NULL;

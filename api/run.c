@@ -60,7 +60,9 @@ et_status et_runner_open(const et_problem *p, const et_run_options *o,
     if (!o)
         o = &defaults;
     api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     *out = NULL;
+    API_NEED(diag, p, "p");
     et_runner *r = calloc(1, sizeof *r);
     if (!r)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
@@ -102,7 +104,9 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
                               et_diag *diag)
 {
     api_diag_clear(diag);
-    *found = 0;
+    if (found)
+        *found = 0;
+    API_NEED(diag, r, "r");
     if (!r->db)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "the runner was opened without best");
@@ -120,9 +124,12 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
         free(r->best);
         r->best = NULL;
         return st != ET_OK ? api_fail_err(diag, st, ET_INPUT_NONE, &err)
-                           : ET_OK;
+                           : api_no_kernel(diag, r->e, &r->dev->info,
+                                           et_db_path(r->db),
+                                           r->o.exact != 0);
     }
-    *found = 1;
+    if (found)
+        *found = 1;
     if (info)
         api_best_info_fill(r->best, &r->dev->info, info);
     if (r->best->source == ET_BEST_FALLBACK)
@@ -169,6 +176,7 @@ et_status et_runner_build(et_runner *r, et_diag *diag)
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
+    API_NEED(diag, r, "r");
     if (r->kern)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "the kernel is built already");
@@ -254,9 +262,16 @@ et_status et_runner_exec(et_runner *r, void *out, const void *const *in,
                          et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, r, "r");
+    API_NEED(diag, out, "out");
+    API_NEED(diag, in, "in");
     if (!r->prog)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "no kernel built (et_runner_build)");
+    for (int i = 0; i < r->e->n_ops; i++)
+        if (!in[i])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "%s: in[%d] (input %d) is NULL", __func__, i, i);
     const et_einsum *e = r->e;
     et_error err = {{0}};
     et_status st = ET_OK;
@@ -301,6 +316,14 @@ et_status et_runner_check_output(et_runner *r, const void *const *in,
                                  et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, r, "r");
+    API_NEED(diag, in, "in");
+    API_NEED(diag, out, "out");
+    API_NEED(diag, v, "v");
+    for (int i = 0; i < r->e->n_ops; i++)
+        if (!in[i])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "%s: in[%d] (input %d) is NULL", __func__, i, i);
     const et_einsum *e = r->e;
     int64_t n = et_einsum_operand_elems(e, -1);
     long double *ref = malloc((size_t)n * sizeof *ref);
@@ -378,6 +401,8 @@ et_status et_runner_verify(et_runner *r, et_run_verification *v,
                            et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, r, "r");
+    API_NEED(diag, v, "v");
     if (!r->kern)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "no kernel built (et_runner_build)");
@@ -462,7 +487,9 @@ static double total_gops(const et_einsum *e, double median_s)
 et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, t, "t");
     memset(t, 0, sizeof *t);
+    API_NEED(diag, r, "r");
     if (!r->n_bufs)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "nothing ran yet (et_runner_exec)");
@@ -492,6 +519,9 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
                              int *drawn, et_diag *diag)
 {
     api_diag_clear(diag);
+    if (drawn)
+        *drawn = 0;
+    API_NEED(diag, r, "r");
     if (!r->timed)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "not timed yet (et_runner_time)");
@@ -563,7 +593,11 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
 
 void et_runner_info(const et_runner *r, et_run_info *out)
 {
+    if (!out)
+        return;
     memset(out, 0, sizeof *out);
+    if (!r)
+        return;
     const et_device_info *info = &r->dev->info;
     snprintf(out->device, sizeof out->device, "%s", info->name);
     snprintf(out->spec, sizeof out->spec, "%s", info->spec);
@@ -580,6 +614,8 @@ void et_runner_info(const et_runner *r, et_run_info *out)
 
 char *et_runner_json(const et_runner *r, const char *output)
 {
+    if (!r)
+        return NULL;
     et_run_info info;
     et_runner_info(r, &info);
     cJSON *doc = cJSON_CreateObject();
@@ -665,21 +701,21 @@ et_status et_run(const et_problem *p, const et_run_options *o, void *out,
     if (!res)
         res = &local_res;
     memset(res, 0, sizeof *res);
+    api_diag_clear(diag);
+    API_NEED(diag, p, "p");
+    API_NEED(diag, out, "out");
+    API_NEED(diag, in, "in");
+    for (int i = 0; i < p->e.n_ops; i++)
+        if (!in[i])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "et_run: in[%d] (input %d) is NULL", i, i);
     et_runner *r = NULL;
     et_status st = et_runner_open(p, o, &r, diag);
     if (st != ET_OK)
         return st;
     if (o->best) {
-        int found = 0;
-        st = et_runner_find_best(r, NULL, &found, diag);
-        if (st == ET_OK && !found) {
-            et_run_info info;
-            et_runner_info(r, &info);
-            st = api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
-                          "no verified kernel known for %s (these sizes and "
-                          "dtypes) on %s in %s",
-                          p->e.text, info.device, info.db);
-        }
+        /* nothing known: ET_ERR_NOT_FOUND, api_no_kernel's message */
+        st = et_runner_find_best(r, NULL, NULL, diag);
         if (st != ET_OK)
             goto out;
     }

@@ -364,8 +364,8 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
         diag = &local;
     if (!o)
         o = &defaults;
-    *out = NULL;
     api_diag_clear(diag);
+    *out = NULL;
 
     et_tune_report *r = calloc(1, sizeof *r);
     et_opt *start = calloc(ET_MAX_OPTS, sizeof *start);
@@ -563,6 +563,10 @@ et_status api_tune_run(const et_problem *p, const et_tune_options *o,
 et_status et_tune_run_full(const et_problem *p, const et_tune_options *o,
                            et_tune_report **out, et_diag *diag)
 {
+    api_diag_clear(diag);
+    API_NEED(diag, out, "out");
+    *out = NULL;
+    API_NEED(diag, p, "p");
     api_tune_env env = {true, false, NULL, NULL};
     return tune_impl(p, o, &env, out, diag);
 }
@@ -578,18 +582,24 @@ void et_tune_report_free(et_tune_report *r)
 
 int et_tune_report_rank(const et_tune_report *r)
 {
-    return r->rank;
+    return r ? r->rank : 0;
 }
 
 int et_tune_report_n_ranks(const et_tune_report *r)
 {
+    if (!r)
+        return 0;
     return r->n_ranks > 0 ? r->n_ranks : 1;
 }
 
 void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out)
 {
-    const et_tune_result *res = &r->res;
+    if (!out)
+        return;
     memset(out, 0, sizeof *out);
+    if (!r)
+        return;
+    const et_tune_result *res = &r->res;
     out->cancelled = !strcmp(res->stop_reason, "cancelled") ||
                      !strcmp(res->stop_reason, "interrupted");
     snprintf(out->stop_reason, sizeof out->stop_reason, "%s",
@@ -625,7 +635,10 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
                   et_tune_summary *out, et_diag *diag)
 {
     et_tune_report *r = NULL;
+    api_diag_clear(diag);
+    API_NEED(diag, out, "out");
     memset(out, 0, sizeof *out);
+    API_NEED(diag, p, "p");
     api_tune_env env = {false, false, NULL, NULL};
     et_status st = tune_impl(p, o, &env, &r, diag);
     if (st != ET_OK)
@@ -637,14 +650,16 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
 
 int et_tune_report_n_candidates(const et_tune_report *r)
 {
-    return r->res.n_cand;
+    return r ? r->res.n_cand : 0;
 }
 
 int et_tune_report_candidate(const et_tune_report *r, int i,
                              et_tune_entry *out)
 {
+    if (!out)
+        return -1;
     memset(out, 0, sizeof *out);
-    if (i < 0 || i >= r->res.n_cand)
+    if (!r || i < 0 || i >= r->res.n_cand)
         return -1;
     const et_tune_candidate *c = &r->res.cand[i];
     out->opts = c->opts;
@@ -673,7 +688,7 @@ int et_tune_report_candidate(const et_tune_report *r, int i,
 
 int et_tune_report_has_roofline(const et_tune_report *r)
 {
-    return r->have_roof;
+    return r ? r->have_roof : 0;
 }
 
 /* "95 % interval [a, b]" of the race's lead, or why there is none. */
@@ -780,6 +795,8 @@ static void print_seeds(const et_tune_result *res, FILE *f)
 
 void et_tune_report_print(const et_tune_report *r, FILE *f)
 {
+    if (!r || !f)
+        return;
     const et_tune_result *res = &r->res;
     fprintf(f, "einsum      %s\n", r->einsum);
     fprintf(f, "device      %s\n", r->info.name);
@@ -1221,6 +1238,8 @@ static cJSON *report_json(const et_tune_report *r)
 
 char *et_tune_report_json(const et_tune_report *r)
 {
+    if (!r)
+        return NULL;
     cJSON *doc = report_json(r);
     if (!doc)
         return NULL;
@@ -1233,6 +1252,8 @@ et_status et_tune_report_plot(const et_tune_report *r, const char *path,
                               et_diag *diag)
 {
     api_diag_clear(diag);
+    API_NEED(diag, r, "r");
+    API_NEED(diag, path, "path");
     if (!r->have_roof)
         return api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_NONE,
                         "no roofline: the device's peaks are not known");

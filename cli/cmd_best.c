@@ -72,13 +72,10 @@ int cli_best_find(const char *cmd, const char *text, const char *shape,
     o.exact = exact;
     o.log = cli_api_log;
     o.log_arg = (void *)cmd;
+    /* nothing known is ET_ERR_NOT_FOUND: the library's words, exit 1 */
     st = et_best_kernel_find(*p, &o, bk, &d);
     if (st != ET_OK) {
         return cli_api_error(cmd, st, &d);
-    }
-    if (!*bk) {
-        return cli_error(cmd, EXIT_RUN, "%s; run 'eintune tune' first",
-                         d.msg);
     }
     return 0;
 }

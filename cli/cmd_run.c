@@ -38,7 +38,7 @@ static void run_usage(FILE *f)
         "                equivalent); a kernel tuned with an open axis (x=*)\n"
         "                runs at any size of it; sizes never tuned take the\n"
         "                opts tuned at the nearest other sizes, verified at\n"
-        "                these sizes before use; exit 2 when none applies\n"
+        "                these sizes before use; exit 1 when none applies\n"
         "  --exact       with --best: no fallback to other sizes\n"
         "  --verify      statistical verification (3 trials, one-sided test\n"
         "                against the untransformed kernel) and a check of\n"
@@ -221,19 +221,12 @@ static int open_and_build(const run_args *a, const et_problem *p,
         return cli_exit_status(st, &d);
     }
     if (a->best) {
-        int found = 0;
-        st = et_runner_find_best(*r, NULL, &found, &d);
+        st = et_runner_find_best(*r, NULL, NULL, &d);
+        /* nothing known: the library's words, exit 1 as everywhere */
+        if (st == ET_ERR_NOT_FOUND)
+            return cli_api_error("run", st, &d);
         if (st != ET_OK) {
             return cli_error("run", EXIT_RUN, "--best: %s", d.msg);
-        }
-        if (!found) {
-            et_run_info info;
-            et_runner_info(*r, &info);
-            return cli_error("run", EXIT_INPUT,
-                             "--best: no verified kernel known for %s "
-                             "(these sizes and dtypes) on %s in %s; tune it "
-                             "first or give --opts",
-                             et_problem_einsum(p), info.device, info.db);
         }
     }
     st = et_runner_build(*r, &d);

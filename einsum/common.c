@@ -63,6 +63,8 @@ int et_dtype_parse(const char *s, et_dtype *out)
         {"f32", ET_F32},     {"float32", ET_F32}, {"float", ET_F32},
         {"f64", ET_F64},     {"float64", ET_F64}, {"double", ET_F64},
     };
+    if (!s || !out)
+        return -1;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (strcmp(s, names[i].name) == 0) {
             *out = names[i].t;

@@ -23,6 +23,8 @@ const char *et_outcome_name(et_outcome o)
 
 int et_outcome_parse(const char *name, et_outcome *out)
 {
+    if (!name || !out)
+        return -1;
     for (int i = 0; i < ET_OUTCOME_COUNT; i++) {
         if (strcmp(name, outcome_names[i]) == 0) {
             *out = (et_outcome)i;

@@ -827,16 +827,70 @@ static et_status check_nesting(loader *L, const char *text, size_t len)
     return st;
 }
 
+/* The public entry points clear d on entry (pos -1: no position). */
+static void diag_clear(et_diag *d)
+{
+    if (d) {
+        memset(d, 0, sizeof(*d));
+        d->pos = -1;
+    }
+}
+
+/* A NULL argument of a public entry point: ET_ERR_INPUT naming it, as
+ * api/ names them. */
+static et_status null_arg(et_diag *d, const char *fn, const char *arg)
+{
+    if (d) {
+        d->status = ET_ERR_INPUT;
+        d->input = ET_INPUT_OPTION;
+        snprintf(d->msg, sizeof(d->msg), "%s: argument '%s' is NULL", fn,
+                 arg);
+    }
+    return ET_ERR_INPUT;
+}
+
+/* What et_space_load_text and et_space_load promise about d on failure
+ * (include/eintune.h): the status, and for a malformed space the input
+ * ET_INPUT_SPACE with its file (the name given to the text) beside the
+ * 1-based line and column verr set. */
+static et_status space_fail(et_diag *d, et_status st, const char *file)
+{
+    if (!d || st == ET_OK)
+        return st;
+    d->status = st;
+    if (st == ET_ERR_INPUT || st == ET_ERR_IO) {
+        d->input = ET_INPUT_SPACE;
+        snprintf(d->file, sizeof(d->file), "%s", file);
+    }
+    if (st == ET_ERR_NOMEM && !d->msg[0])
+        snprintf(d->msg, sizeof(d->msg), "out of memory");
+    return st;
+}
+
+static et_status load_text(const char *text, size_t len, const char *file,
+                           et_space **out, et_diag *d);
+
 et_status et_space_load_text(const char *text, size_t len, const char *file,
                              et_space **out, et_diag *d)
 {
+    diag_clear(d);
+    if (!out)
+        return null_arg(d, "et_space_load_text", "out");
     *out = NULL;
+    if (!text)
+        return null_arg(d, "et_space_load_text", "text");
+    if (!file)
+        file = "<space>";
+    return space_fail(d, load_text(text, len, file, out, d), file);
+}
+
+static et_status load_text(const char *text, size_t len, const char *file,
+                           et_space **out, et_diag *d)
+{
     loader L;
     memset(&L, 0, sizeof(L));
-    L.file = file ? file : "<space>";
+    L.file = file;
     L.d = d;
-    if (d)
-        memset(d, 0, sizeof(*d));
     if (len > ET_SPACE_MAX_FILE)
         return err_at(&L, NULL, "file larger than %d bytes", ET_SPACE_MAX_FILE);
     et_space *s = calloc(1, sizeof(*s));
@@ -893,20 +947,23 @@ et_status et_space_load_text(const char *text, size_t len, const char *file,
 
 et_status et_space_load(const char *path, et_space **out, et_diag *d)
 {
+    diag_clear(d);
+    if (!out)
+        return null_arg(d, "et_space_load", "out");
     *out = NULL;
-    if (d)
-        memset(d, 0, sizeof(*d));
+    if (!path)
+        return null_arg(d, "et_space_load", "path");
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (d)
             snprintf(d->msg, sizeof(d->msg), "%s: cannot open: %s", path,
                      strerror(errno));
-        return ET_ERR_IO;
+        return space_fail(d, ET_ERR_IO, path);
     }
     char *buf = malloc(ET_SPACE_MAX_FILE + 1);
     if (!buf) {
         fclose(f);
-        return ET_ERR_NOMEM;
+        return space_fail(d, ET_ERR_NOMEM, path);
     }
     size_t n = fread(buf, 1, ET_SPACE_MAX_FILE + 1, f);
     bool bad = ferror(f);
@@ -915,9 +972,9 @@ et_status et_space_load(const char *path, et_space **out, et_diag *d)
     if (bad) {
         if (d)
             snprintf(d->msg, sizeof(d->msg), "%s: read error", path);
-        st = ET_ERR_IO;
+        st = space_fail(d, ET_ERR_IO, path);
     } else {
-        st = et_space_load_text(buf, n, path, out, d);
+        st = space_fail(d, load_text(buf, n, path, out, d), path);
     }
     free(buf);
     return st;

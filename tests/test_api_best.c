@@ -149,10 +149,11 @@ static void test_best(void **state)
     et_best_kernel_free(bk);
     et_problem_free(p);
 
-    /* Nothing known for f64: ET_OK, no object, the message says so. */
+    /* Nothing known for f64: ET_ERR_NOT_FOUND, no object, the message
+     * says so. */
     assert_int_equal(et_problem_init(EINSUM, SHAPE, "f64", &p, &d), ET_OK);
     bk = (et_best_kernel *)&d;
-    assert_int_equal(et_best_kernel_find(p, &o, &bk, &d), ET_OK);
+    assert_int_equal(et_best_kernel_find(p, &o, &bk, &d), ET_ERR_NOT_FOUND);
     assert_null(bk);
     assert_non_null(strstr(d.msg, "no verified kernel known"));
     /* A file that is not a database is bad input about that file. */

@@ -302,7 +302,7 @@ static void test_unknown_device_then_lookup(void **state)
     assert_int_equal(et_opencl_device_info(f->dev, &info, &err), ET_OK);
     /* an empty database knows neither the device nor the einsum */
     assert_int_equal(et_cl_kernel_load(f->p, f->ctx, f->dev, &o, &k, &d),
-                     ET_ERR_IO);
+                     ET_ERR_NOT_FOUND);
     assert_null(k);
     assert_non_null(strstr(d.msg, "no verified kernel known"));
     assert_non_null(strstr(d.msg, info.name));

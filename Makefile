@@ -40,9 +40,14 @@ endif
 ifneq ($(MPI_LIBS),)
 $(BUILD)/scale/%.o: CPPFLAGS += -DET_HAVE_MPI $(MPI_CFLAGS)
 endif
-# what eintune.pc asks for when the library was built with MPI
-PC_MPI_REQ  := $(if $(filter pkg-config,$(ET_MPI)), ompi-c)
-PC_MPI_LIBS := $(if $(filter mpicc,$(ET_MPI)),$(MPI_LIBS))
+# eintune.pc's Libs.private: what linking the static library needs, the
+# packages' --static libraries written out (with MPI's when built with
+# it). Not Requires.private: pkg-config --cflags eintune would then give
+# every package's include paths (cairo, glib, MPI), which include/eintune.h
+# needs none of.
+PC_LIBS_PRIVATE = $(shell pkg-config --static --libs $(PKGS) \
+                    $(if $(filter pkg-config,$(ET_MPI)),ompi-c) \
+                    2>/dev/null) $(if $(filter mpicc,$(ET_MPI)),$(MPI_LIBS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(MPI_LIBS) \
            -ldl -lm -lpthread
 
@@ -79,7 +84,9 @@ TEST_SO   := $(patsubst tests/so/%.c,$(BUILD)/tests/%.so,$(wildcard tests/so/*.c
 
 # Installation directories (`make install PREFIX=... DESTDIR=...`). The
 # library finds the worker from its own location (measure/remote.h);
-# LIBEXECDIR is compiled in for programs linked with the static library.
+# LIBEXECDIR is compiled in for programs linked with the static library
+# (measure/install_dir.c; `make install` compiles that file again with its
+# own LIBEXECDIR into the libeintune.a it installs).
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 INCLUDEDIR ?= $(PREFIX)/include
@@ -108,7 +115,7 @@ $(SOLIB): $(LIB_OBJ)
 	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libeintune.so
 
-$(BUILD)/measure/remote.o: CPPFLAGS += -DET_LIBEXECDIR='"$(LIBEXECDIR)"'
+$(BUILD)/measure/install_dir.o: CPPFLAGS += -DET_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
@@ -144,8 +151,8 @@ endif
 
 # Installs what `make` built (nothing is rebuilt that is up to date):
 # the CLI, the header, the shared library with its soname and .so links,
-# the static library, eintune.pc (from eintune.pc.in), the worker in
-# LIBEXECDIR and the man page. `make uninstall` removes exactly those.
+# the static library (with LIBEXECDIR compiled in, see above), eintune.pc
+# (from eintune.pc.in), the worker in LIBEXECDIR and the man page. `make uninstall` removes exactly those.
 INSTALLED := $(BINDIR)/eintune $(INCLUDEDIR)/eintune.h \
              $(LIBDIR)/libeintune.so.$(MAJOR).$(MINOR).$(PATCH) \
              $(LIBDIR)/$(SONAME) $(LIBDIR)/libeintune.so \
@@ -161,10 +168,14 @@ install: $(BIN) $(WORKER) $(LIB) $(SOLIB)
 	ln -sf $(notdir $(SOLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libeintune.so
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeintune.a
+	tmp=$$(mktemp -d) && \
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DET_LIBEXECDIR='"$(LIBEXECDIR)"' \
+	    -c measure/install_dir.c -o $$tmp/install_dir.o && \
+	ar rs $(DESTDIR)$(LIBDIR)/libeintune.a $$tmp/install_dir.o; \
+	rc=$$?; rm -rf $$tmp; exit $$rc
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@PKGS@|$(PKGS)$(PC_MPI_REQ)|g' \
-	    -e 's|@MPI_LIBS@|$(PC_MPI_LIBS)|g' eintune.pc.in \
+	    -e 's|@LIBS_PRIVATE@|$(strip $(PC_LIBS_PRIVATE))|g' eintune.pc.in \
 	    > $(DESTDIR)$(PKGCONFIGDIR)/eintune.pc
 	install -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/eintune-worker
 	install -m 644 man/eintune.1 $(DESTDIR)$(MANDIR)/man1/eintune.1

@@ -133,10 +133,22 @@ int et_remote_worker_path(char *buf, size_t cap)
             worker_at(buf, cap, dir, "../libexec/eintune/eintune-worker"))
             return 0;
     }
-#ifdef ET_LIBEXECDIR
-    if (worker_at(buf, cap, ET_LIBEXECDIR, "eintune-worker"))
+    if (et_remote_libexecdir[0] &&
+        worker_at(buf, cap, et_remote_libexecdir, "eintune-worker"))
         return 0;
-#endif
+    /* PATH: the worker itself, or an installation whose bin/ is there
+     * (PREFIX/bin/eintune and PREFIX/libexec/eintune/eintune-worker) */
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        size_t len = strcspn(path, ":");
+        if (len > 0 && len < sizeof dir) {
+            snprintf(dir, sizeof dir, "%.*s", (int)len, path);
+            if (worker_at(buf, cap, dir, "eintune-worker") ||
+                worker_at(buf, cap, dir, "../libexec/eintune/eintune-worker"))
+                return 0;
+        }
+        path += len + (path[len] == ':');
+    }
     return -1;
 }
 
@@ -147,9 +159,10 @@ static et_status spawn(remote *r, et_error *err)
         return et_errorf(err, ET_ERR_DEVICE,
                          "device worker not found (last tried %.900s, "
                          "after the directories of libeintune.so and of "
-                         "the program); build it with make, install it "
-                         "with make install or set ET_WORKER",
-                         path);
+                         "the program, the installation directory %.600s "
+                         "and PATH); build it with make, install it with "
+                         "make install or set ET_WORKER",
+                         path, et_remote_libexecdir);
     }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {

@@ -47,8 +47,12 @@
  * for programs linked with the static library): "eintune-worker" next to
  * it, "../eintune-worker" (tests in build/tests/ find
  * build/eintune-worker), "../libexec/eintune/eintune-worker" (an installed
- * bin/eintune); else ET_LIBEXECDIR/eintune-worker, the installation
- * directory compiled in (make's LIBEXECDIR).
+ * bin/eintune); else et_remote_libexecdir/eintune-worker, the
+ * installation directory compiled in (make's LIBEXECDIR: `make install`
+ * writes its own into the libeintune.a it installs, measure/install_dir.c);
+ * else, for each directory D of PATH, D/eintune-worker and
+ * D/../libexec/eintune/eintune-worker (an installation whose bin/ is on
+ * PATH).
  *
  * Wire format (both ends are the same build): requests and answers are a
  * fixed header of 64-bit fields followed by a payload; see remote.c.
@@ -118,5 +122,8 @@ et_status et_remote_test_hook(et_device *dev, et_remote_hook hook,
 /* Path of the worker program as described above; 0 if found (buf set),
  * -1 if not (buf holds the last path tried). */
 int et_remote_worker_path(char *buf, size_t cap);
+
+/* The installation's worker directory compiled in (install_dir.c). */
+extern const char et_remote_libexecdir[];
 
 #endif

@@ -4,7 +4,10 @@
  * `pkg-config --cflags --libs eintune` (tests/consumer/consumer_cl.c)
  * tunes, cancels, looks up and runs the best kernel in its own OpenCL
  * context, with the worker found from the library's location (ET_WORKER
- * unset); the same built against the static library; the CUDA loader in a
+ * unset); the same built against the static library, which finds the
+ * worker outside PREFIX through the installation directory `make install`
+ * compiled into it, then through PATH; `pkg-config --cflags eintune` is
+ * the header's directory alone; the CUDA loader in a
  * program's own context through the fake driver
  * (tests/consumer/consumer_cu.c); `man -l` on the installed page; and
  * `make uninstall`, which must leave no file behind.
@@ -149,6 +152,30 @@ static void test_installed_files(void **state)
                      0);
     assert_non_null(strstr(out, ET_VERSION));
     free(out);
+    /* --cflags is the header's directory and nothing else: eintune.h
+     * needs no package's headers (cairo, glib, MPI) */
+    assert_int_equal(run(&out, "%s pkg-config --cflags eintune", f->pc), 0);
+    char want[256];
+    snprintf(want, sizeof want, "-I%s/include", f->prefix);
+    out[strcspn(out, "\n")] = '\0';
+    for (size_t n = strlen(out); n > 0 && out[n - 1] == ' '; n--)
+        out[n - 1] = '\0';
+    if (strcmp(out, want) != 0)
+        fail_msg("pkg-config --cflags eintune: '%s', wanted '%s'", out,
+                 want);
+    free(out);
+    /* ... while --static --libs still has what the archive needs */
+    assert_int_equal(run(&out, "%s pkg-config --static --libs eintune",
+                         f->pc),
+                     0);
+    static const char *const libs[] = {"-leintune", "-lyaml", "-lgsl",
+                                       "-lOpenCL", "-lsqlite3", "-lcjson",
+                                       "-lcairo", "-ldl", "-lm"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (!strstr(out, libs[i]))
+            fail_msg("pkg-config --static --libs eintune lacks %s: %s",
+                     libs[i], out);
+    free(out);
     /* the installed CLI finds its worker too */
     assert_int_equal(run(&out, "env -u ET_WORKER '%s/bin/eintune' codegen "
                                "'ij->i' --shape i=4,j=4",
@@ -221,6 +248,54 @@ static void test_consumer_static(void **state)
                      0);
     assert_non_null(strstr(out, "codegen: kernel"));
     free(out);
+    /* outside PREFIX and with ET_WORKER unset, it finds the installed
+     * worker through the directory `make install` compiled into the
+     * archive it installed */
+    int rc = run(&out, "env -u ET_WORKER '%s/consumer_static' "
+                       "'%s/static.db'",
+                 f->work, f->work);
+    print_message("%s", out ? out : "");
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "consumer_cl: ok"));
+    free(out);
+    /* without it there, through PATH: an eintune-worker on PATH ... */
+    assert_int_equal(run(NULL, "mkdir -p '%s/path/bin' '%s/inst/bin' "
+                               "'%s/inst/libexec/eintune' && mv "
+                               "'%s/libexec/eintune/eintune-worker' "
+                               "'%s/path/bin/'",
+                         f->work, f->work, f->work, f->prefix, f->work),
+                     0);
+    rc = run(&out, "env -u ET_WORKER PATH='%s/path/bin:'\"$PATH\" "
+                   "'%s/consumer_static' '%s/static2.db'",
+             f->work, f->work, f->work);
+    print_message("%s", out ? out : "");
+    int found_on_path = rc == 0 && out && strstr(out, "consumer_cl: ok");
+    free(out);
+    /* ... or an installation whose bin/ is on PATH */
+    assert_int_equal(run(NULL, "mv '%s/path/bin/eintune-worker' "
+                               "'%s/inst/libexec/eintune/'",
+                         f->work, f->work),
+                     0);
+    rc = run(&out, "env -u ET_WORKER PATH='%s/inst/bin:'\"$PATH\" "
+                   "'%s/consumer_static' '%s/static3.db'",
+             f->work, f->work, f->work);
+    print_message("%s", out ? out : "");
+    int found_by_prefix = rc == 0 && out && strstr(out, "consumer_cl: ok");
+    free(out);
+    /* nowhere: the error says where it looked */
+    rc = run(&out, "! env -u ET_WORKER '%s/consumer_static' "
+                   "'%s/static4.db'",
+             f->work, f->work);
+    assert_int_equal(run(NULL, "mv '%s/inst/libexec/eintune/eintune-worker' "
+                               "'%s/libexec/eintune/'",
+                         f->work, f->prefix),
+                     0);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "device worker not found"));
+    assert_non_null(strstr(out, "PATH"));
+    free(out);
+    assert_true(found_on_path);
+    assert_true(found_by_prefix);
 }
 
 /* Records a verified SPLIT trial of the consumer's problem for the fake

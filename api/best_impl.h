@@ -10,6 +10,8 @@
 
 #include "api/api_impl.h"
 
+#include "base/sbuf.h"
+
 #include "roofline/peaks.h"
 #include "roofline/roofline.h"
 
@@ -53,6 +55,18 @@ typedef enum api_file_state {
 api_file_state api_source_state(const char *path, const char *source);
 api_file_state api_header_state(const char *path, const char *mark);
 unsigned long long api_text_hash(const char *s);
+/* text as a C string literal (quoted pieces, one per line of text, joined
+ * by backslash-newlines: a macro's body) appended to b. */
+void api_c_string(et_sbuf *b, const char *text);
+/* hdr (freed) with the source embedded: PREFIX_SOURCE_BYTES and
+ * PREFIX_SOURCE, the source as a C string, before the include guard's
+ * closing #endif; src_file names the file it equals. NULL when out of
+ * memory or hdr has no guard. */
+char *api_header_embed(char *hdr, const char *prefix, const char *source,
+                       const char *src_file);
+/* The macro prefix of an exported header (a kernel's or a dispatch
+ * table's): name in upper case and '_' ("r_16_f32" -> "R_16_F32_"). */
+void api_macro_prefix(const char *name, char *buf, size_t cap);
 /* The rule for files in the way: paths[0] the source, paths[1] the
  * header. A foreign file is never replaced, another eintune file only
  * with force; ET_ERR_INPUT (ET_INPUT_FILE, diag->file) saying which and

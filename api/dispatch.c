@@ -8,7 +8,12 @@
  *                      NAME_generic, the untransformed kernel with every
  *                      size an argument
  *   DIR/NAME.h         NAME_launch, NAME_dispatch(sizes, &launch): the
- *                      kernel to launch and its geometry and arguments
+ *                      kernel to launch and its geometry and arguments;
+ *                      macros prefixed as a single export's, NAME in
+ *                      upper case and '_' (DISPATCH_XIK_KJ_TO_XIJ_F64_
+ *                      N_INDICES), and with o->embed the source as the
+ *                      string <PREFIX>SOURCE (export.c's
+ *                      api_header_embed)
  *
  * The kernels are the answers of the database for the sizes listed (a
  * shape spec with lists and ranges, as tune takes): a kernel tuned for
@@ -149,10 +154,10 @@ static char *header_text(const char *P, const char *mark,
 {
     et_sbuf b;
     et_sbuf_init(&b);
-    char guard[300];
-    snprintf(guard, sizeof guard, "ET_DISPATCH_%s_H", P);
-    for (char *c = guard; *c; c++)
-        *c = (char)toupper((unsigned char)*c);
+    /* macros: the name in upper case and '_', as a single export's */
+    char U[200], guard[300];
+    api_macro_prefix(P, U, sizeof U);
+    snprintf(guard, sizeof guard, "ET_DISPATCH_%sH", U);
     et_sbuf_printf(&b, "%s", mark);
     et_sbuf_printf(&b,
         "/*\n"
@@ -162,11 +167,11 @@ static char *header_text(const char *P, const char *mark,
         " * tuned on %s (%s, driver %s)\n"
         " *\n"
         " * %s_dispatch(sizes, &l) picks the kernel for the index sizes\n"
-        " * sizes[0..%s_N_INDICES-1] (index order below): a kernel tuned\n"
+        " * sizes[0..%sN_INDICES-1] (index order below): a kernel tuned\n"
         " * for exactly these sizes, else one tuned with an open axis whose\n"
         " * other sizes match (it takes the open size as an argument), else\n"
         " * %s_generic, the untransformed kernel with every size an\n"
-        " * argument. It returns the kernel's number (%s_N_KERNELS - 1 is\n"
+        " * argument. It returns the kernel's number (%sN_KERNELS - 1 is\n"
         " * the generic one), -1 for a size below 1.\n"
         " *\n"
         " * Launch l.kernel from %s: arguments the buffers (the output,\n"
@@ -179,21 +184,21 @@ static char *header_text(const char *P, const char *mark,
         " */\n"
         "#ifndef %s\n#define %s\n\n",
         ET_VERSION, e->text, src_file, info->name,
-        et_backend_name(info->target.backend), info->driver_version, P, P,
-        P, P, src_file, guard, guard);
-    et_sbuf_printf(&b, "#define %s_VERIFIED %d /* 1: every tuned kernel was "
+        et_backend_name(info->target.backend), info->driver_version, P, U,
+        P, U, src_file, guard, guard);
+    et_sbuf_printf(&b, "#define %sVERIFIED %d /* 1: every tuned kernel was "
                        "verified on the device at the sizes it serves */\n",
-                   P, verified ? 1 : 0);
-    et_sbuf_printf(&b, "#define %s_EINSUM \"%s\"\n", P, e->text);
-    et_sbuf_printf(&b, "#define %s_SOURCE_FILE \"%s\"\n", P, src_file);
-    et_sbuf_printf(&b, "#define %s_BACKEND \"%s\"\n", P, et_backend_name(bk));
-    et_sbuf_printf(&b, "#define %s_N_INDICES %d\n", P, e->n_idx);
-    et_sbuf_printf(&b, "#define %s_INDEX_NAMES {", P);
+                   U, verified ? 1 : 0);
+    et_sbuf_printf(&b, "#define %sEINSUM \"%s\"\n", U, e->text);
+    et_sbuf_printf(&b, "#define %sSOURCE_FILE \"%s\"\n", U, src_file);
+    et_sbuf_printf(&b, "#define %sBACKEND \"%s\"\n", U, et_backend_name(bk));
+    et_sbuf_printf(&b, "#define %sN_INDICES %d\n", U, e->n_idx);
+    et_sbuf_printf(&b, "#define %sINDEX_NAMES {", U);
     for (int a = 0; a < e->n_idx; a++)
         et_sbuf_printf(&b, "%s\"%s\"", a ? ", " : "", e->idx[a].name);
     et_sbuf_printf(&b, "%s}\n", e->n_idx ? "" : "\"\"");
-    et_sbuf_printf(&b, "#define %s_N_ARGS %d\n", P, e->n_ops + 1);
-    et_sbuf_printf(&b, "#define %s_N_KERNELS %d\n\n", P, n + 1);
+    et_sbuf_printf(&b, "#define %sN_ARGS %d\n", U, e->n_ops + 1);
+    et_sbuf_printf(&b, "#define %sN_KERNELS %d\n\n", U, n + 1);
     et_sbuf_printf(&b,
         "typedef struct %s_launch {\n"
         "    const char *kernel;   /* its function name */\n"
@@ -271,8 +276,15 @@ static char *header_text(const char *P, const char *mark,
         "    l->n_scalars = %d;\n"
         "    for (int a = 0; a < %d; a++)\n"
         "        l->scalars[a] = sizes[a];\n"
-        "    return %d;\n}\n\n#endif /* %s */\n",
-        P, e->n_idx, e->n_idx, n, guard);
+        "    return %d;\n}\n\n",
+        P, e->n_idx, e->n_idx, n);
+    et_sbuf_printf(&b,
+        "/* for a program that includes one table: ET_DISPATCH(N_INDICES) is\n"
+        " * %sN_INDICES, ET_DISPATCH_FN(dispatch) is %s_dispatch */\n"
+        "#ifndef ET_DISPATCH\n#define ET_DISPATCH(x) %s##x\n#endif\n"
+        "#ifndef ET_DISPATCH_FN\n#define ET_DISPATCH_FN(x) %s_##x\n#endif\n\n"
+        "#endif /* %s */\n",
+        U, P, U, P, guard);
     return et_sbuf_take(&b);
 }
 
@@ -519,6 +531,11 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
     snprintf(mark, sizeof mark, DISPATCH_MARK "%s (%s), source %016llx */\n",
              P, et_backend_name(bk), api_text_hash(src));
     hdr = header_text(P, mark, e0, info, d, n, bk, src_file, !o->no_verify);
+    if (hdr && o->embed) {
+        char U[200];
+        api_macro_prefix(P, U, sizeof U);
+        hdr = api_header_embed(hdr, U, src, src_file);
+    }
     if (!hdr) {
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;
@@ -531,6 +548,7 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
     out->n_tuned = n - out->n_open;
     out->backend = bk;
     snprintf(out->name, sizeof out->name, "%s", P);
+    api_macro_prefix(P, out->prefix, sizeof out->prefix);
     if (api_make_dirs(o->dir) != 0) {
         st = api_fail(diag, ET_ERR_IO, ET_INPUT_FILE, "cannot create %s: %s",
                       o->dir, strerror(errno));

@@ -19,7 +19,9 @@
  * r_4_2_2_6_2_f32: R_4_2_2_6_2_F32_KERNEL_NAME, ..._GLOBAL_SIZE. Each
  * header also defines ET_EXPORT(x) -> <PREFIX>x unless ET_EXPORT is
  * already defined, for a program that includes a single exported kernel
- * (examples/export_demo.c).
+ * (examples/export_demo.c). With o->embed the header also holds the
+ * source as a C string, <PREFIX>SOURCE (api_header_embed, which the
+ * dispatch table shares), byte for byte the .cl/.cu file.
  *
  * What is in the way: a file of the same name that eintune did not write
  * (it lacks the first-line marker) is never overwritten; one eintune
@@ -198,6 +200,15 @@ unsigned long long api_text_hash(const char *s)
         h *= 1099511628211ull;
     }
     return h;
+}
+
+void api_macro_prefix(const char *name, char *buf, size_t cap)
+{
+    size_t i;
+    for (i = 0; name[i] && i + 2 < cap; i++)
+        buf[i] = (char)toupper((unsigned char)name[i]);
+    buf[i++] = '_';
+    buf[i] = '\0';
 }
 
 /* Words a kernel cannot be called: C's keywords, OpenCL C's qualifiers
@@ -415,11 +426,7 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
     et_sbuf b;
     et_sbuf_init(&b);
     char P[200], guard[220], opts[ET_DB_OPTS_LEN], dev[256];
-    size_t i;
-    for (i = 0; r->name[i] && i + 2 < sizeof P; i++)
-        P[i] = (char)toupper((unsigned char)r->name[i]);
-    P[i++] = '_';
-    P[i] = '\0';
+    api_macro_prefix(r->name, P, sizeof P);
     snprintf(guard, sizeof guard, "ET_EXPORT_%sH", P);
     safe_copy(opts, sizeof opts, best->opts);
     safe_copy(dev, sizeof dev, info->name);
@@ -681,6 +688,67 @@ static char *header_text(const et_einsum *e, const et_device_info *info,
     return et_sbuf_take(&b); /* NULL when out of memory */
 }
 
+/* text as a C string literal: one piece in quotes per line of text, each
+ * but the last ending in a backslash (the pieces are a macro's body).
+ * Escaped: quote, backslash, '?' (no trigraph can form), tab, CR, and
+ * every other byte outside printable ASCII as three octal digits, so the
+ * literal's bytes are text's exactly. */
+void api_c_string(et_sbuf *b, const char *text)
+{
+    char piece[8];
+    et_sbuf_puts(b, "\"");
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        switch (*c) {
+        case '\n':
+            et_sbuf_puts(b, c[1] ? "\\n\" \\\n\"" : "\\n");
+            continue;
+        case '"': et_sbuf_puts(b, "\\\""); continue;
+        case '\\': et_sbuf_puts(b, "\\\\"); continue;
+        case '?': et_sbuf_puts(b, "\\?"); continue;
+        case '\t': et_sbuf_puts(b, "\\t"); continue;
+        case '\r': et_sbuf_puts(b, "\\r"); continue;
+        default:
+            if (*c < 0x20 || *c > 0x7e)
+                snprintf(piece, sizeof piece, "\\%03o", *c);
+            else
+                snprintf(piece, sizeof piece, "%c", *c);
+            et_sbuf_puts(b, piece);
+        }
+    }
+    et_sbuf_puts(b, "\"");
+}
+
+char *api_header_embed(char *hdr, const char *prefix, const char *source,
+                       const char *src_file)
+{
+    /* before the include guard's #endif, the header's last line */
+    const char *end = NULL;
+    for (const char *p = hdr; (p = strstr(p, "\n#endif /* ")) != NULL; p++)
+        end = p + 1;
+    if (!end) {
+        free(hdr);
+        return NULL;
+    }
+    et_sbuf b;
+    et_sbuf_init(&b);
+    et_sbuf_printf(&b, "%.*s", (int)(end - hdr), hdr);
+    et_sbuf_printf(&b,
+                   "/* the source, byte for byte what %s holds (export "
+                   "--embed): build it\n * from this string and no file "
+                   "is needed at run time, e.g.\n * const char *s = "
+                   "%sSOURCE; clCreateProgramWithSource(ctx, 1, &s,\n * "
+                   "NULL, &rc) or nvrtcCreateProgram(&p, s, ...). "
+                   "SOURCE_BYTES: its length */\n",
+                   src_file, prefix);
+    et_sbuf_printf(&b, "#define %sSOURCE_BYTES %zu\n", prefix,
+                   strlen(source));
+    et_sbuf_printf(&b, "#define %sSOURCE \\\n", prefix);
+    api_c_string(&b, source);
+    et_sbuf_printf(&b, "\n\n%s", end);
+    free(hdr);
+    return et_sbuf_take(&b);
+}
+
 /* hdr (freed) with its verification: a " * checked ..." line after the
  * " * source ..." line of the comment, and PREFIX_VERIFIED 1 or 0 after
  * the include guard. NULL when out of memory. */
@@ -815,11 +883,7 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
     snprintf(out->source, sizeof out->source, "%s/%s", dir, src_file);
     snprintf(out->header, sizeof out->header, "%s/%s.h", dir, rend.name);
     snprintf(out->kernel, sizeof out->kernel, "%s", rend.name);
-    size_t i;
-    for (i = 0; rend.name[i] && i + 2 < sizeof out->prefix; i++)
-        out->prefix[i] = (char)toupper((unsigned char)rend.name[i]);
-    out->prefix[i++] = '_';
-    out->prefix[i] = '\0';
+    api_macro_prefix(rend.name, out->prefix, sizeof out->prefix);
     out->backend = bk_kind;
     /* the geometry at one and two groups along an open axis, and the
      * zeroed bytes per unit of its size */
@@ -854,7 +918,9 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
     hdr = header_text(e, info, best, &rend, bk_kind, mark, src_file, &geo1,
                       &geo2, step, zero_per);
     if (!hdr || !(hdr = header_add_check(hdr, out->prefix, vline,
-                                         !o->no_verify))) {
+                                         !o->no_verify)) ||
+        (o->embed && !(hdr = api_header_embed(hdr, out->prefix, rend.source,
+                                              src_file)))) {
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto out;
     }

@@ -15,7 +15,8 @@ static void usage(FILE *f)
         "usage: eintune export EINSUM --shape SPEC [--dtype SPEC] [--exact]\n"
         "                      [--backend opencl|cuda] -o DIR [--name NAME]\n"
         "                      [--force] [--dispatch] [--no-verify]\n"
-        "                      [--device D] [--db FILE] [--json FILE]\n"
+        "                      [--embed] [--device D] [--db FILE]\n"
+        "                      [--json FILE]\n"
         "\n"
         "Writes the fastest verified kernel the tuning database knows for\n"
         "the einsum on the device (see 'eintune best') for a library to\n"
@@ -40,7 +41,15 @@ static void usage(FILE *f)
         "for exactly those sizes, else one with an open axis that covers\n"
         "them, else NAME_generic (examples/dispatch_demo.c runs it). NAME\n"
         "is --name, or dispatch_ with the einsum's letters and the dtypes\n"
-        "(dispatch_xik_kj_to_xij_f64); --force as for one kernel.\n"
+        "(dispatch_xik_kj_to_xij_f64); the header's macros are prefixed\n"
+        "with NAME_ in upper case, as one kernel's\n"
+        "(DISPATCH_XIK_KJ_TO_XIJ_F64_N_INDICES); --force as for one kernel.\n"
+        "\n"
+        "--embed also puts the source into the header as a C string,\n"
+        "NAME_SOURCE (NAME_ in upper case; its length NAME_SOURCE_BYTES),\n"
+        "byte for byte the .cl (.cu) file's content, so a program built\n"
+        "with the header needs no kernel file at run time; with or without\n"
+        "--dispatch.\n"
         "\n"
         "Every kernel written is first verified on the device against the\n"
         "extended-precision reference at the sizes its header serves (an\n"
@@ -66,10 +75,12 @@ static void usage(FILE *f)
         "  --dispatch       the dispatch table above (only measured kernels)\n"
         "  --no-verify      write without verifying on the device (the\n"
         "                   header then has NAME_VERIFIED 0)\n"
+        "  --embed          the source in the header too, as NAME_SOURCE\n"
         "  --device D       opencl:N, opencl:P:D, opencl:NAME or cuda:N\n"
         "  --db FILE        tuning database\n"
         "  --json FILE      JSON: einsum, device, opts, kernel, prefix,\n"
-        "                   backend, source, header, replaced ('-' = stdout)\n"
+        "                   backend, source, header, replaced, embedded\n"
+        "                   ('-' = stdout)\n"
         "\n"
         "exit status: 0 written, 1 nothing known for this einsum on this\n"
         "device, a kernel failed verification or a file could not be\n"
@@ -80,6 +91,8 @@ static void usage(FILE *f)
 
 /* --no-verify: write kernels without verifying them on the device */
 static int no_verify;
+/* --embed: the source in the header too, as a C string */
+static int embed;
 
 /* --dispatch: the table of every size --shape lists. */
 static int export_dispatch(const char *text, const char *shape,
@@ -93,6 +106,7 @@ static int export_dispatch(const char *text, const char *shape,
     o.name = name;
     o.force = force;
     o.no_verify = no_verify;
+    o.embed = embed;
     o.backend = backend;
     o.device = g_cli.device;
     o.db = g_cli.db;
@@ -112,9 +126,12 @@ static int export_dispatch(const char *text, const char *shape,
     cli_log(LOG_INFO, "export", "wrote %s and %s%s", res.source, res.header,
             res.replaced ? " (replacing another table: --force)" : "");
     FILE *f = cli_table_out();
-    fprintf(f, "einsum   %s\nname     %s\nkernels  %d tuned for one size, "
-               "%d with an open axis, 1 generic\nsource   %s\nheader   %s\n",
-            text, res.name, res.n_tuned, res.n_open, res.source, res.header);
+    fprintf(f, "einsum   %s\nname     %s\nprefix   %s\nkernels  %d tuned for "
+               "one size, %d with an open axis, 1 generic\nsource   %s\n"
+               "header   %s%s%s%s\n",
+            text, res.name, res.prefix, res.n_tuned, res.n_open, res.source,
+            res.header, embed ? " (source embedded: " : "",
+            embed ? res.prefix : "", embed ? "SOURCE)" : "");
     fflush(f);
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "einsum", text);
@@ -126,6 +143,8 @@ static int export_dispatch(const char *text, const char *shape,
     cJSON_AddNumberToObject(doc, "kernels", res.n_kernels);
     cJSON_AddNumberToObject(doc, "tuned", res.n_tuned);
     cJSON_AddNumberToObject(doc, "open", res.n_open);
+    cJSON_AddStringToObject(doc, "prefix", res.prefix);
+    cJSON_AddBoolToObject(doc, "embedded", embed);
     int status = cli_json_emit(doc) ? EXIT_RUN : 0;
     cJSON_Delete(doc);
     return status;
@@ -143,6 +162,7 @@ int cmd_export(int argc, char **argv)
         {"name", required_argument, 0, 'n'},
         {"force", no_argument, 0, 'f'},
         {"no-verify", no_argument, 0, 2003},
+        {"embed", no_argument, 0, 2004},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -162,6 +182,7 @@ int cmd_export(int argc, char **argv)
         case 'n': name = optarg; break;
         case 'f': force = 1; break;
         case 2003: no_verify = 1; break;
+        case 2004: embed = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("export", "unknown or incomplete flag");
@@ -210,6 +231,7 @@ int cmd_export(int argc, char **argv)
     o.name = name;
     o.force = force;
     o.no_verify = no_verify;
+    o.embed = embed;
     o.log = cli_api_log;
     o.log_arg = (void *)"export";
     et_export_result res;
@@ -224,9 +246,11 @@ int cmd_export(int argc, char **argv)
             res.replaced ? " (replacing another kernel: --force)" : "");
     FILE *f = cli_table_out();
     fprintf(f, "einsum   %s\nopts     %s\nkernel   %s\nprefix   %s\n"
-               "source   %s\nheader   %s\n",
+               "source   %s\nheader   %s%s%s%s\n",
             et_problem_einsum(p), info.opts[0] ? info.opts : "untransformed",
-            res.kernel, res.prefix, res.source, res.header);
+            res.kernel, res.prefix, res.source, res.header,
+            embed ? " (source embedded: " : "", embed ? res.prefix : "",
+            embed ? "SOURCE)" : "");
     fflush(f);
 
     doc = cJSON_CreateObject();
@@ -242,6 +266,7 @@ int cmd_export(int argc, char **argv)
     cJSON_AddStringToObject(doc, "source", res.source);
     cJSON_AddStringToObject(doc, "header", res.header);
     cJSON_AddBoolToObject(doc, "replaced", res.replaced);
+    cJSON_AddBoolToObject(doc, "embedded", embed);
     cJSON_AddNumberToObject(doc, "time_s", info.time_s);
     status = cli_json_emit(doc) ? EXIT_RUN : 0;
 out:

@@ -8,10 +8,15 @@
  *
  * Build (the header's directory on the include path, as export_demo):
  *   cc -std=c11 -DET_DISPATCH_HEADER='"dispatch_xik_kj_to_xij_f64.h"' \
- *      -DET_DISPATCH_NAME=dispatch_xik_kj_to_xij_f64 -Iout \
- *      examples/dispatch_demo.c -lOpenCL -lm -o dispatch_demo
+ *      -Iout examples/dispatch_demo.c -lOpenCL -lm -o dispatch_demo
  *   ./dispatch_demo out/dispatch_xik_kj_to_xij_f64.cl 256,8,8,8 ...
- * Each argument gives the index sizes in the header's index order
+ * The header's own ET_DISPATCH(x) (its macros, prefixed with NAME_ in
+ * upper case: DISPATCH_XIK_KJ_TO_XIJ_F64_N_INDICES) and ET_DISPATCH_FN(x)
+ * (its function and type: dispatch_xik_kj_to_xij_f64_dispatch) name what
+ * it declares. With a header exported with --embed, add
+ * -DET_DISPATCH_EMBED: the kernels' source is the header's string
+ * (ET_DISPATCH(SOURCE)) and the first argument is "-" (no file is read).
+ * Each size argument gives the index sizes in the header's index order
  * (NAME_INDEX_NAMES), comma-separated. Only einsums whose operands have
  * no broadcast dimension, with f32 or f64 data. A line per run says which
  * kernel ran; exit 0 when every output is right, 1 when one is not, 2 when
@@ -26,16 +31,12 @@
 #include <string.h>
 
 #ifndef ET_DISPATCH_HEADER
-#error "define ET_DISPATCH_HEADER (the header's name in quotes) and ET_DISPATCH_NAME"
+#error "define ET_DISPATCH_HEADER (the header's name in quotes)"
 #endif
 #include ET_DISPATCH_HEADER
 
-#define CAT2(a, b) a##b
-#define CAT(a, b) CAT2(a, b)
-#define D(x) CAT(ET_DISPATCH_NAME, x)
-
-#define NIDX D(_N_INDICES)
-#define NARGS D(_N_ARGS)
+#define NIDX ET_DISPATCH(N_INDICES)
+#define NARGS ET_DISPATCH(N_ARGS)
 
 /*
  * The einsum's operands as index lists, parsed from its text: op -1 is the
@@ -47,7 +48,7 @@ static int arg_idx[NARGS][32];
 
 static int parse_einsum(const char *text)
 {
-    static const char *names[] = D(_INDEX_NAMES);
+    static const char *names[] = ET_DISPATCH(INDEX_NAMES);
     for (int a = 0; a < NIDX; a++)
         letters[a] = names[a][0];
     const char *arrow = strstr(text, "->");
@@ -90,6 +91,7 @@ static long long elems(int a, const long long *sz)
     return n;
 }
 
+#ifndef ET_DISPATCH_EMBED
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -108,6 +110,7 @@ static char *slurp(const char *path)
     fclose(f);
     return s;
 }
+#endif
 
 #define CHECK(call)                                                         \
     do {                                                                    \
@@ -122,8 +125,8 @@ static char *slurp(const char *path)
 static int run(cl_context ctx, cl_command_queue q, cl_program prog,
                const long long *sz, int esize)
 {
-    D(_launch) l;
-    int which = D(_dispatch)(sz, &l);
+    ET_DISPATCH_FN(launch) l;
+    int which = ET_DISPATCH_FN(dispatch)(sz, &l);
     if (which < 0) {
         fprintf(stderr, "dispatch_demo: sizes below 1\n");
         return 2;
@@ -231,15 +234,28 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s SOURCE.cl SIZES [SIZES ...]\n", argv[0]);
         return 2;
     }
-    if (parse_einsum(D(_EINSUM)) != 0) {
-        fprintf(stderr, "dispatch_demo: cannot read %s\n", D(_EINSUM));
+    if (parse_einsum(ET_DISPATCH(EINSUM)) != 0) {
+        fprintf(stderr, "dispatch_demo: cannot read %s\n",
+                ET_DISPATCH(EINSUM));
         return 2;
     }
+#ifdef ET_DISPATCH_EMBED
+    /* the source the header holds: no file at run time */
+    char *src = malloc(ET_DISPATCH(SOURCE_BYTES) + 1);
+    if (src)
+        memcpy(src, ET_DISPATCH(SOURCE), ET_DISPATCH(SOURCE_BYTES) + 1);
+    if (!src || strcmp(argv[1], "-") != 0) {
+        fprintf(stderr, "dispatch_demo: built with ET_DISPATCH_EMBED: the "
+                        "source is the header's; give - for SOURCE.cl\n");
+        return 2;
+    }
+#else
     char *src = slurp(argv[1]);
     if (!src) {
         fprintf(stderr, "dispatch_demo: cannot read %s\n", argv[1]);
         return 2;
     }
+#endif
     int esize = strstr(src, "double") ? 8 : 4;
     cl_platform_id plats[8];
     cl_uint n_plat = 0;

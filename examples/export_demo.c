@@ -2,12 +2,18 @@
  * export_demo.c - runs a kernel written by `eintune export` with the plain
  * OpenCL API and nothing of eintune: the exported header gives the kernel
  * name, the argument order, shapes and dtypes, and the launch geometry;
- * the .cl file gives the source.
+ * the .cl file gives the source, or the header itself when it was
+ * exported with --embed.
  *
  * Build (see examples/README.md, or examples/Makefile):
  *   cc -std=c11 -Iout -DET_EXPORT_HEADER='"r_16_12_8_f32.h"' \
  *      examples/export_demo.c -lOpenCL -lm -o export_demo
  *   ./export_demo out/r_16_12_8_f32.cl [SEED [N]]
+ *
+ * With a header exported with --embed, add -DET_EXPORT_EMBED: the source
+ * is the header's string <PREFIX>SOURCE, compiled into the program, and
+ * the first argument is "-" (no .cl file is read):
+ *   ./export_demo - [SEED [N]]
  *
  * A kernel with an open axis (exported from an einsum tuned with x=*)
  * takes that axis' size at launch: N (default 1000) is the size it is run
@@ -48,6 +54,7 @@ static long long index_size[NIDX > 0 ? NIDX : 1];
 static long long arg_elems[NARGS];
 static long long arg_shape[NARGS][MAXR];
 
+#ifndef ET_EXPORT_EMBED
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -66,6 +73,7 @@ static char *slurp(const char *path)
     fclose(f);
     return s;
 }
+#endif
 
 static double get(const void *p, int size, long long i)
 {
@@ -95,7 +103,11 @@ static long long offset(int a, const long long *t)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
+#ifdef ET_EXPORT_EMBED
+        fprintf(stderr, "usage: %s - [SEED [N]]\n", argv[0]);
+#else
         fprintf(stderr, "usage: %s KERNEL.cl [SEED [N]]\n", argv[0]);
+#endif
         return 2;
     }
     long long n_open = argc > 3 ? atoll(argv[3]) : 1000;
@@ -117,11 +129,23 @@ int main(int argc, char **argv)
             fprintf(stderr, "export_demo: f16 data are not handled here\n");
             return 77;
         }
+#ifdef ET_EXPORT_EMBED
+    /* the source the header holds: no file at run time */
+    char *src = malloc(ET_EXPORT(SOURCE_BYTES) + 1);
+    if (src)
+        memcpy(src, ET_EXPORT(SOURCE), ET_EXPORT(SOURCE_BYTES) + 1);
+    if (!src || strcmp(argv[1], "-") != 0) {
+        fprintf(stderr, "export_demo: built with ET_EXPORT_EMBED: the "
+                        "source is the header's; give - for KERNEL.cl\n");
+        return 2;
+    }
+#else
     char *src = slurp(argv[1]);
     if (!src) {
         fprintf(stderr, "export_demo: cannot read %s\n", argv[1]);
         return 2;
     }
+#endif
     srand(argc > 2 ? (unsigned)atoi(argv[2]) : 1u);
 
     /* host data: arg 0 is the output, the others the inputs in order */

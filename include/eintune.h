@@ -906,6 +906,11 @@ typedef struct et_export_options {
                              * size, that size and the asked one), and a
                              * kernel that fails is not written
                              * (ET_ERR_BUILD) */
+    int embed;              /* also put the source into the header as a C
+                             * string, <PREFIX>SOURCE (and its length,
+                             * <PREFIX>SOURCE_BYTES), byte for byte the
+                             * .cl/.cu file's content: a program built with
+                             * the header needs no file at run time */
 } et_export_options;
 
 /* What et_best_kernel_export wrote. Plain value. */
@@ -933,7 +938,9 @@ typedef struct et_export_result {
  * dtypes do not collide. Macros are prefixed with the name in upper case
  * and '_' (out->prefix), the include guard is ET_EXPORT_<PREFIX>H, and
  * each header defines ET_EXPORT(x) -> <PREFIX>x unless already defined:
- * headers of several kernels can be included in one file.
+ * headers of several kernels can be included in one file. With o->embed
+ * the header also holds the source as a C string, <PREFIX>SOURCE, so a
+ * program needs no .cl/.cu file at run time.
  *
  * Files in the way: the same kernel written before is rewritten; files
  * export wrote for another kernel (another problem, other opts or
@@ -984,6 +991,10 @@ typedef struct et_dispatch_options {
                              * one also at 1, 2 and a prime below its
                              * tune-at size), and a failure writes nothing
                              * (ET_ERR_BUILD) */
+    int embed;              /* also put every kernel's source into the
+                             * header as a C string, <PREFIX>SOURCE (with
+                             * <PREFIX>SOURCE_BYTES), byte for byte the
+                             * .cl/.cu file's content, as for one kernel */
 } et_dispatch_options;
 
 /* What et_dispatch_export wrote. Plain value. */
@@ -997,6 +1008,10 @@ typedef struct et_dispatch_result {
     char name[112];         /* the prefix used (o->name or the default) */
     int replaced;           /* files of another kernel or table were
                              * replaced (force) */
+    /* --- since 0.5 --- */
+    char prefix[120];       /* the header's macro prefix: the name in upper
+                             * case and '_' ("DISPATCH_XIK_KJ_TO_XIJ_F64_"),
+                             * as a single export's */
 } et_dispatch_result;
 
 /*
@@ -1009,7 +1024,13 @@ typedef struct et_dispatch_result {
  * static inline NAME_dispatch(sizes, &launch) picks, at run time, the
  * kernel tuned for exactly the sizes asked, else an open-axis kernel that
  * covers them, else NAME_generic, and gives its launch geometry and
- * scalar arguments (the header comment says how to launch). Files in
+ * scalar arguments (the header comment says how to launch). The header's
+ * macros take the single export's prefix, NAME in upper case and '_'
+ * (out->prefix: DISPATCH_XIK_KJ_TO_XIJ_F64_N_INDICES); its function and
+ * type keep NAME (NAME_dispatch, NAME_launch); for a program that
+ * includes one table it defines ET_DISPATCH(x) -> <PREFIX>x and
+ * ET_DISPATCH_FN(x) -> NAME_x unless already defined. o->embed puts the
+ * source into the header as <PREFIX>SOURCE, as for one kernel. Files in
  * the way are treated as et_best_kernel_export treats them (the same
  * table is rewritten, another kernel's or table's files are replaced only
  * with o->force, a file eintune did not write never). Errors as

@@ -6,7 +6,8 @@
  * equivalents (opts in the asker's names); an exported kernel compiled
  * with cc against the plain OpenCL API (examples/export_demo.c) and run;
  * the kernels of one shape in two dtypes exported side by side, names,
- * --force and --name;
+ * --force and --name; export --embed (the header's string equals the .cl
+ * file byte for byte, and the example runs from the header alone);
  * `run --best` against a naive loop; a corrupt --db refused untouched.
  *
  * Runs $ET_BUILD_DIR/eintune (default build/) as a subprocess, always with
@@ -20,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "api/best_impl.h"
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 #include "db/db.h"
@@ -805,6 +807,151 @@ static void test_export(void **state)
                      2);
 }
 
+/* Compiles a program that includes header hdr (in dir) and writes the
+ * string macro `macro` byte for byte to stdout (its sizeof, so a NUL
+ * inside would show), and the length macro `len` (or -1) to stderr;
+ * returns stdout, its length in *n. */
+static char *print_string_macro(const char *tag, const char *dir,
+                                const char *hdr, const char *macro,
+                                const char *len, size_t *n)
+{
+    char prog[700], exe[700], inc[600], def[700], ctag[64];
+    snprintf(prog, sizeof prog, "%s/%s.c", g_dir, tag);
+    snprintf(exe, sizeof exe, "%s/%s.exe", g_dir, tag);
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    snprintf(def, sizeof def, "-DHDR=\"%s\"", hdr);
+    snprintf(ctag, sizeof ctag, "%s-cc", tag);
+    FILE *f = fopen(prog, "w");
+    assert_non_null(f);
+    fprintf(f, "#include <stdio.h>\n#include HDR\n"
+               "static const char s[] = %s;\n"
+               "int main(void)\n{\n"
+               "    fwrite(s, 1, sizeof s - 1, stdout);\n"
+               "    fprintf(stderr, \"%%lld\", (long long)(%s));\n"
+               "    return 0;\n}\n",
+            macro, len);
+    fclose(f);
+    char *cc[] = {"/usr/bin/cc", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                  inc, def, prog, "-o", exe, NULL};
+    int rc = spawn_wait(cc, ctag);
+    if (rc != 0)
+        fail_msg("cc %s: exit %d\n%s", prog, rc, tag_file(ctag, "err"));
+    char *run[] = {exe, NULL};
+    assert_int_equal(spawn_wait(run, tag), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.out", g_dir, tag);
+    return slurp(path, n);
+}
+
+/* export --embed: the header's <PREFIX>SOURCE is the .cl file's content
+ * byte for byte, and export_demo.c built with -DET_EXPORT_EMBED runs the
+ * kernel with no .cl file anywhere; without --embed there is no string.
+ * The C string writer keeps every byte (quotes, backslashes, trigraphs,
+ * control and high bytes, an octal escape before a digit). */
+static void test_export_embed(void **state)
+{
+    (void)state;
+    need_binary();
+    if (g_best_time == 0)
+        skip();
+    char dir[512], plain[512];
+    path_in(dir, sizeof dir, "embed");
+    path_in(plain, sizeof plain, "embed-plain");
+    cJSON *doc = NULL;
+    assert_int_equal(eintune("embed1", &doc, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f32", "--db", g_db, "-o",
+                             dir, "--embed", "--json", "-", NULL),
+                     0);
+    assert_non_null(doc);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(doc, "embedded")));
+    char kernel[256], prefix[256], src[1024], hdr[300];
+    snprintf(kernel, sizeof kernel, "%s", str(doc, "kernel"));
+    snprintf(prefix, sizeof prefix, "%s", str(doc, "prefix"));
+    snprintf(src, sizeof src, "%s", str(doc, "source"));
+    cJSON_Delete(doc);
+    snprintf(hdr, sizeof hdr, "%s.h", kernel);
+    size_t n_file = 0, n_str = 0;
+    char *file = slurp(src, &n_file);
+    assert_non_null(file);
+    assert_true(n_file > 100);
+    char macro[300], len[300];
+    snprintf(macro, sizeof macro, "%sSOURCE", prefix);
+    snprintf(len, sizeof len, "%sSOURCE_BYTES", prefix);
+    char *got = print_string_macro("embed-print", dir, hdr, macro, len,
+                                   &n_str);
+    assert_non_null(got);
+    if (n_str != n_file || memcmp(got, file, n_file) != 0)
+        fail_msg("%s differs from %s (%zu and %zu bytes)", macro, src,
+                 n_str, n_file);
+    char *lenout = tag_file("embed-print", "err");
+    assert_int_equal(atoll(lenout), (long long)n_file);
+    free(lenout);
+    free(got);
+    free(file);
+
+    /* the example from the header alone: the .cl file moved away */
+    char away[1100];
+    snprintf(away, sizeof away, "%s.away", src);
+    assert_int_equal(rename(src, away), 0);
+    char def[600], inc[600], exe[600];
+    snprintf(def, sizeof def, "-DET_EXPORT_HEADER=\"%s\"", hdr);
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    snprintf(exe, sizeof exe, "%s/embed-demo", g_dir);
+    char *cc[] = {"/usr/bin/cc", "-std=c11", "-O1", "-Wall", "-Wextra",
+                  "-Werror", inc, def, "-DET_EXPORT_EMBED",
+                  "examples/export_demo.c", "-lOpenCL", "-lm", "-o", exe,
+                  NULL};
+    int rc = spawn_wait(cc, "embed-cc");
+    if (rc != 0)
+        fail_msg("cc export_demo.c -DET_EXPORT_EMBED: exit %d\n%s", rc,
+                 tag_file("embed-cc", "err"));
+    char *run[] = {exe, "-", "7", NULL};
+    rc = spawn_wait(run, "embed-demo");
+    char *out = tag_file("embed-demo", "out");
+    if (rc != 0)
+        fail_msg("export_demo -: exit %d\n%s%s", rc, out,
+                 tag_file("embed-demo", "err"));
+    assert_non_null(strstr(out, ": ok"));
+    free(out);
+    assert_int_equal(rename(away, src), 0);
+
+    /* without --embed: no string in the header */
+    assert_int_equal(eintune("embed2", NULL, "export", EINSUM, "--shape",
+                             SHAPE, "--dtype", "f32", "--db", g_db, "-o",
+                             plain, NULL),
+                     0);
+    char ph[1024];
+    snprintf(ph, sizeof ph, "%s/%s", plain, hdr);
+    char *h = slurp(ph, NULL);
+    assert_non_null(h);
+    assert_null(strstr(h, "SOURCE_BYTES"));
+    assert_null(strstr(h, "SOURCE \\"));
+    free(h);
+
+    /* the writer itself, on bytes no kernel has */
+    static const char nasty[] = "\"q\" \\b\\\\ ?\?= ?\?/ ?\t\r\x01" "7 \x7f\xff"
+                                "\xc3\xa9\n\n  last line, no newline ?";
+    et_sbuf b;
+    et_sbuf_init(&b);
+    et_sbuf_puts(&b, "#define NASTY \\\n");
+    api_c_string(&b, nasty);
+    et_sbuf_puts(&b, "\n");
+    char *text = et_sbuf_take(&b);
+    char nh[600];
+    snprintf(nh, sizeof nh, "%s/nasty.h", dir);
+    FILE *f = fopen(nh, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    got = print_string_macro("embed-nasty", dir, "nasty.h", "NASTY", "-1",
+                             &n_str);
+    assert_non_null(got);
+    assert_int_equal(n_str, sizeof nasty - 1);
+    assert_memory_equal(got, nasty, sizeof nasty - 1);
+    free(got);
+}
+
 /* The kernels of one shape in two dtypes (both untransformed, so the loop
  * sizes alone would name them alike) exported into one directory: two
  * names, guards and macro prefixes, and one C file includes both headers.
@@ -1121,6 +1268,7 @@ int main(void)
         cmocka_unit_test(test_tune_progress_tty),
         cmocka_unit_test(test_export),
         cmocka_unit_test(test_export_dtypes),
+        cmocka_unit_test(test_export_embed),
         cmocka_unit_test(test_run_best),
         cmocka_unit_test(test_corrupt_db),
     };

@@ -9,7 +9,9 @@
  * the fallback before use; a multi-size tune and `export --dispatch`, its
  * dispatch function called (examples/dispatch_demo.c) at every tuned size
  * and at sizes with no kernel, its files named and guarded as export's
- * (default name with the dtypes, --name, --force, foreign files kept).
+ * (default name with the dtypes, --name, --force, foreign files kept),
+ * its macros prefixed as export's (the name in upper case); --embed puts
+ * the source into the header byte for byte, and the demo runs from it.
  *
  * Runs $ET_BUILD_DIR/eintune (default build/) as a subprocess, with --db
  * in a temporary directory and peaks from an override file; sizes and
@@ -390,32 +392,101 @@ static void test_fallback(void **state)
 
 /* ---- several sizes and the dispatch table ------------------------------- */
 
+/* The whole file at path (malloc'ed; "" when unreadable), its length in
+ * *n (may be NULL). */
+static char *file_text(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (n)
+        *n = 0;
+    if (!f)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    size_t got = fread(buf, 1, (size_t)len, f);
+    buf[got] = '\0';
+    fclose(f);
+    if (n)
+        *n = got;
+    return buf;
+}
+
+/* dir/name.h's <prefix>SOURCE, printed by a program built with it, is
+ * dir/name.cl byte for byte, and <prefix>SOURCE_BYTES its length. */
+static void embedded_check(const char *dir, const char *name,
+                           const char *prefix)
+{
+    char prog[700], exe[700], inc[600], def[300], src[700];
+    snprintf(prog, sizeof prog, "%s/print_%s.c", g_dir, name);
+    snprintf(exe, sizeof exe, "%s/print_%s", g_dir, name);
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    snprintf(def, sizeof def, "-DHDR=\"%s.h\"", name);
+    snprintf(src, sizeof src, "%s/%s.cl", dir, name);
+    FILE *f = fopen(prog, "w");
+    assert_non_null(f);
+    fprintf(f, "#include <stdio.h>\n#include HDR\n"
+               "static const char s[] = %sSOURCE;\n"
+               "int main(void)\n{\n"
+               "    fwrite(s, 1, sizeof s - 1, stdout);\n"
+               "    return sizeof s - 1 != %sSOURCE_BYTES;\n}\n",
+            prefix, prefix);
+    fclose(f);
+    char *cc[] = {"/usr/bin/cc", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                  inc, def, prog, "-o", exe, NULL};
+    EXPECT_EXIT("embed-cc", spawn_wait(cc, "embed-cc"), 0);
+    char *run[] = {exe, NULL};
+    EXPECT_EXIT("embed-print", spawn_wait(run, "embed-print"), 0);
+    char out[700];
+    snprintf(out, sizeof out, "%s/embed-print.out", g_dir);
+    size_t n_file = 0, n_str = 0;
+    char *file = file_text(src, &n_file), *got = file_text(out, &n_str);
+    assert_true(n_file > 100);
+    if (n_str != n_file || memcmp(got, file, n_file) != 0)
+        fail_msg("%sSOURCE differs from %s (%zu and %zu bytes)", prefix, src,
+                 n_str, n_file);
+    free(file);
+    free(got);
+}
+
 /* The table's default name: the einsum's letters and the dtypes. */
 #define TABLE_F64 "dispatch_xik_kj_to_xij_f64"
 
+/* Builds examples/dispatch_demo.c against table name in dir (with
+ * embed, from the header's string: -DET_DISPATCH_EMBED, and the .cl file
+ * moved away while it runs) and runs it at sizes; line i must name
+ * want[i]. The demo names the header's symbols through its ET_DISPATCH
+ * and ET_DISPATCH_FN alone. */
 static void dispatch_run(const char *dir, const char *name, const char *tag,
-                         char **sizes, int n, const char **want)
+                         char **sizes, int n, const char **want, int embed)
 {
-    char src[600], inc[600], exe[600], def[200], dname[200], ctag[64];
+    char src[600], away[700], inc[600], exe[600], def[200], ctag[64];
     snprintf(src, sizeof src, "%s/%s.cl", dir, name);
+    snprintf(away, sizeof away, "%s.away", src);
     snprintf(inc, sizeof inc, "-I%s", dir);
     snprintf(def, sizeof def, "-DET_DISPATCH_HEADER=\"%s.h\"", name);
-    snprintf(dname, sizeof dname, "-DET_DISPATCH_NAME=%s", name);
     snprintf(exe, sizeof exe, "%s/dispatch_demo", dir);
     snprintf(ctag, sizeof ctag, "%s-cc", tag);
     char *cc[] = {"/usr/bin/cc", "-std=c11", "-O1", "-Wall", "-Wextra",
-                  "-Werror", inc, def, dname,
+                  "-Werror", inc, def,
+                  embed ? "-DET_DISPATCH_EMBED" : "-DET_DISPATCH_FILE",
                   "examples/dispatch_demo.c", "-lOpenCL", "-lm", "-o", exe,
                   NULL};
     EXPECT_EXIT(ctag, spawn_wait(cc, ctag), 0);
     char *argv[32];
     int a = 0;
     argv[a++] = exe;
-    argv[a++] = src;
+    argv[a++] = embed ? "-" : src;
     for (int i = 0; i < n; i++)
         argv[a++] = sizes[i];
     argv[a] = NULL;
-    EXPECT_EXIT(tag, spawn_wait(argv, tag), 0);
+    if (embed)
+        assert_int_equal(rename(src, away), 0);
+    int rc = spawn_wait(argv, tag);
+    if (embed)
+        assert_int_equal(rename(away, src), 0);
+    EXPECT_EXIT(tag, rc, 0);
     char *out = tag_file(tag, "out");
     const char *p = out;
     for (int i = 0; i < n; i++) {
@@ -458,6 +529,7 @@ static void test_dispatch(void **state)
                 0);
     assert_int_equal((int)cJSON_GetObjectItem(doc, "tuned")->valuedouble, 4);
     assert_string_equal(str(doc, "name"), TABLE_F64);
+    assert_string_equal(str(doc, "prefix"), "DISPATCH_XIK_KJ_TO_XIJ_F64_");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(doc, "replaced")));
     cJSON_Delete(doc);
     /* the same table again is rewritten */
@@ -497,7 +569,33 @@ static void test_dispatch(void **state)
                      "16,20,20,20", "3,5,7,2"};
     const char *want[] = {"kernel 0 ", "kernel 1 ", "kernel 2 ", "kernel 3 ",
                           "generic", "generic"};
-    dispatch_run(dir, TABLE_F64, "disprun1", sizes, 6, want);
+    dispatch_run(dir, TABLE_F64, "disprun1", sizes, 6, want, 0);
+    /* the header's macros: the name in upper case and '_', as export's;
+     * the function and type keep the name */
+    char hpath[700];
+    snprintf(hpath, sizeof hpath, "%s/" TABLE_F64 ".h", dir);
+    char *h = file_text(hpath, NULL);
+    assert_non_null(strstr(h, "#define DISPATCH_XIK_KJ_TO_XIJ_F64_N_INDICES 4\n"));
+    assert_non_null(strstr(h, "#define DISPATCH_XIK_KJ_TO_XIJ_F64_EINSUM "));
+    assert_non_null(strstr(h, "#ifndef ET_DISPATCH_DISPATCH_XIK_KJ_TO_XIJ_F64_H"));
+    assert_non_null(strstr(h, "static inline int " TABLE_F64 "_dispatch("));
+    assert_non_null(strstr(h, "} " TABLE_F64 "_launch;"));
+    assert_null(strstr(h, "#define " TABLE_F64 "_"));
+    assert_null(strstr(h, "SOURCE_BYTES"));
+    free(h);
+
+    /* --embed: the source in the header, byte for byte the .cl file's */
+    EXPECT_EXIT("disp1f", eintune("disp1f", &doc, "export", "xik,kj->xij",
+                                  "--shape", "x=16,i=4/8/12/16,k=i,j=i",
+                                  "--dispatch", "--embed", "--name",
+                                  "embed_table", "--db", db, "-o", dir,
+                                  "--json", "-", NULL),
+                0);
+    assert_string_equal(str(doc, "prefix"), "EMBED_TABLE_");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(doc, "embedded")));
+    cJSON_Delete(doc);
+    embedded_check(dir, "embed_table", "EMBED_TABLE_");
+    dispatch_run(dir, "embed_table", "disprun4", sizes, 6, want, 1);
 
     /* an open-axis kernel in a table covers every size of its axis */
     EXPECT_EXIT("tune4", eintune("tune4", NULL, "tune", "xik,kj->xij",
@@ -524,8 +622,8 @@ static void test_dispatch(void **state)
     cJSON_Delete(doc);
     char *sizes2[] = {"1,6,6,6", "53,6,6,6", "16,8,8,8", "5,7,7,7"};
     const char *want2[] = {"kernel 0 ", "kernel 0 ", "generic", "generic"};
-    dispatch_run(dir, "open_table", "disprun2", sizes2, 4, want2);
-    dispatch_run(dir, TABLE_F64, "disprun3", sizes2, 4, want2);
+    dispatch_run(dir, "open_table", "disprun2", sizes2, 4, want2, 0);
+    dispatch_run(dir, TABLE_F64, "disprun3", sizes2, 4, want2, 0);
     /* a file eintune did not write is never replaced, forced or not */
     char foreign[700];
     snprintf(foreign, sizeof foreign, "%s/mine.h", dir);

@@ -238,7 +238,7 @@ VALGRIND_TESTS ?= test_einsum test_npy test_spaces test_timing test_limits \
                   test_tune test_worker test_measure test_base test_api_best \
                   test_open_cli test_seed
 VALGRIND_DEVICE_TESTS ?= test_transforms test_roofline test_kernel_matrix \
-                         test_api_kernel test_open
+                         test_api_kernel test_open test_api_launch
 VALGRIND_WORKER_TESTS ?= test_api test_tune
 VALGRIND_CLI_TESTS ?= test_cli_check test_db_cli test_cli_run test_open_cli
 valgrind: $(BIN) $(WORKER) $(VALGRIND_TESTS:%=$(BUILD)/tests/%) $(TEST_SO)

@@ -7,6 +7,19 @@
  * et_*_name / et_*_str functions are static and must not be freed.
  * Functions that can fail return et_status; input errors additionally fill
  * an et_diag with a position and a message.
+ *
+ * NULL rule (stated once): a pointer argument may be NULL only where its
+ * comment says so (diag everywhere; an options struct, meaning the
+ * defaults; an optional result such as found, deleted or event). A NULL
+ * anywhere else is refused before anything is done: ET_ERR_INPUT, with
+ * diag->input ET_INPUT_OPTION and msg "et_fn: argument 'NAME' is NULL"
+ * (NAME as this header names it). Functions that return no et_status
+ * given a NULL object (or a NULL output or FILE *) do nothing and return a
+ * neutral value: 0 for a count, a size, a flag or a figure, "" for a
+ * string, NULL for JSON text, -1 where -1 already means "no such entry",
+ * (et_dtype)0 for et_problem_dtype; every *_free and *_close accepts NULL.
+ * Every call that takes an et_diag clears it on entry, so a success never
+ * leaves an earlier error's message.
  */
 #ifndef EINTUNE_H
 #define EINTUNE_H
@@ -38,7 +51,7 @@ typedef enum et_status {
     ET_ERR_INTERNAL,    /* broken invariant reported instead of aborting */
     ET_ERR_TIMEOUT,     /* device call exceeded its time limit (worker killed) */
     ET_ERR_CRASH,       /* the device worker process died during a call */
-    /* --- since 0.4 --- */
+    /* --- since 0.5 --- */
     ET_ERR_NOT_FOUND,   /* no verified kernel known for the problem on the
                          * device (et_best_lookup, et_best_kernel_find,
                          * et_runner_find_best, et_run with best, the
@@ -76,7 +89,8 @@ typedef enum et_input {
     ET_INPUT_OPTS,      /* an opt list ("LOCAL(i,8) UPCAST(j,4)") */
     ET_INPUT_SPACE,     /* a transform space (YAML file or string) */
     ET_INPUT_FILE,      /* another file (a .npy array, a database) */
-    ET_INPUT_OPTION,    /* a field of an options struct */
+    ET_INPUT_OPTION,    /* a field of an options struct, or an argument of
+                         * the call (a NULL, a buffer too short) */
     ET_INPUT_DEVICE,    /* a device spec ("opencl:0") */
     ET_INPUT_COUNT
 } et_input;
@@ -88,7 +102,9 @@ const char *et_input_name(et_input in);
 /*
  * The one error type of the API: every function that can fail fills an
  * et_diag (when the caller passes one; NULL is allowed everywhere) and
- * returns the same status. For input errors it says which input (input),
+ * returns the same status; it is cleared on entry (msg "", status ET_OK,
+ * input ET_INPUT_NONE, pos -1), so after a success it holds nothing of an
+ * earlier call. For input errors it says which input (input),
  * where (1-based line and column for YAML, 0 when not applicable; pos is
  * the 0-based byte offset into that input's text, or -1) and what (msg);
  * for any other failure msg says what failed and why (the driver call and
@@ -125,7 +141,9 @@ typedef struct et_problem et_problem; /* opaque */
  * or one per operand "f32,f64"; NULL = f64). On ET_ERR_INPUT, diag (may be
  * NULL) says what and where: diag->pos is a byte offset into the einsum,
  * or into the shape or dtype text when the message names --shape/--dtype.
- * *out is freed with et_problem_free.
+ * An empty einsum ("" or blanks) is refused (ET_INPUT_EINSUM, pos 0), and
+ * so is an empty shape unless the einsum has no index (",->"). *out is
+ * freed with et_problem_free.
  */
 et_status et_problem_init(const char *einsum, const char *shape,
                           const char *dtypes, et_problem **out,
@@ -224,11 +242,14 @@ void et_kernel_source_free(et_kernel_source *k);
  * action pool, loaded from YAML. Freed with et_space_free. */
 typedef struct et_space et_space;
 
-/* Loads a YAML space file. ET_ERR_INPUT (diag: ET_INPUT_SPACE, line, col,
- * file) for a malformed space, ET_ERR_IO when the file cannot be read. */
+/* Loads a YAML space file. ET_ERR_INPUT for a malformed space: diag->input
+ * ET_INPUT_SPACE, diag->file the path, diag->line and diag->col 1-based
+ * (msg "FILE:LINE:COL: why"); ET_ERR_IO when the file cannot be read
+ * (diag->file the path). */
 et_status et_space_load(const char *path, et_space **out, et_diag *diag);
-/* Loads a space from YAML text of n bytes; name labels it in messages and
- * in the database. */
+/* Loads a space from YAML text of n bytes; name (NULL: "<space>") labels
+ * it in messages and in the database, and is diag->file in the
+ * diagnostics of et_space_load. */
 et_status et_space_load_text(const char *text, size_t n, const char *name,
                              et_space **out, et_diag *diag);
 /* The built-in action pool that fits any einsum (tinygrad-style). */
@@ -809,8 +830,12 @@ typedef struct et_best_info {
  * tuned with an open axis that covers the size, then the opts tuned at
  * the nearest other sizes (sum over axes of |log2 ratio|) re-applied
  * where the rules accept them (docs/database.md). ET_OK with *found = 1
- * and out filled, or *found = 0 when nothing applies; ET_ERR_DEVICE when
- * the device cannot be opened; ET_ERR_IO/ET_ERR_INPUT for the database.
+ * and out filled; ET_ERR_NOT_FOUND with *found = 0 when nothing applies
+ * (found may be NULL: the status says it), diag->msg "no verified kernel
+ * known for E at SIZES (DTYPES) on DEVICE (BACKEND, driver D) in DB: tune
+ * it on this device first", the words every call gives for it;
+ * ET_ERR_DEVICE when the device cannot be opened; ET_ERR_IO/ET_ERR_INPUT
+ * for the database.
  */
 et_status et_best_lookup(const et_problem *p, const char *device,
                          const char *db, et_best_info *out, int *found,
@@ -845,9 +870,9 @@ typedef struct et_best_kernel et_best_kernel;
  * and et_best_kernel_export. The database is opened before the device (a
  * file that is not eintune's costs no device start); the device is opened
  * through a worker only to learn its name and driver (the database key).
- * Returns ET_OK with *out set, or ET_OK with *out NULL when the database
- * knows no verified kernel: then diag->msg says so ("no verified kernel
- * known for E on DEVICE (driver D) in DB"). Errors: the database's
+ * Returns ET_OK with *out set, or ET_ERR_NOT_FOUND with *out NULL when
+ * the database knows no verified kernel (diag->msg as et_best_lookup's).
+ * Errors: the database's
  * (diag->input ET_INPUT_FILE; ET_ERR_INPUT for a file that is not an
  * eintune database), the device's (ET_INPUT_DEVICE for a bad spec),
  * mapping the stored opts (ET_INPUT_NONE), ET_ERR_NOMEM. p need not
@@ -1163,8 +1188,9 @@ et_status et_runner_open(const et_problem *p, const et_run_options *o,
                          et_runner **out, et_diag *diag);
 
 /* The best kernel known for the runner's problem on its device (needs
- * o->best at open): *found 1 and info (may be NULL) filled, or *found 0
- * (ET_OK). Errors: mapping the stored opts. */
+ * o->best at open): ET_OK with *found 1 and info filled (both may be
+ * NULL), or ET_ERR_NOT_FOUND with *found 0 and et_best_lookup's message.
+ * Errors: mapping the stored opts. */
 et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
                               et_diag *diag);
 
@@ -1236,7 +1262,8 @@ typedef struct et_run_result {
 
 /*
  * Runs p on a device in one call: the kernel of o->opts (or the best
- * known with o->best: ET_ERR_INPUT, ET_INPUT_OPTION, when none is known)
+ * known with o->best: ET_ERR_NOT_FOUND, et_best_lookup's message, when
+ * none is known)
  * on the caller's host arrays in[0..n-1], the output into out (dense,
  * et_problem_operand_bytes(p, -1) bytes); with o->verify the output check
  * and the statistical verification, with o->time the timing. Returns
@@ -1309,8 +1336,8 @@ typedef struct et_load_options {
 /*
  * Finds the best kernel known for p on the caller's OpenCL device dev
  * (matched to the database's device by backend, name and driver version),
- * renders it for dev's limits and builds it in ctx. ET_ERR_IO with "no
- * verified kernel known ..." when the database has none for this device
+ * renders it for dev's limits and builds it in ctx. ET_ERR_NOT_FOUND with
+ * et_best_lookup's message when the database has none for this device
  * and o->opts is NULL; ET_ERR_BUILD with the build log; ET_ERR_REFUSED
  * when o->opts breaks a rule. *out is freed with et_loaded_kernel_free.
  */
@@ -1330,9 +1357,20 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
  * problem's size) takes any size >= 1 there, and the geometry and the
  * bytes zeroed follow it; every other size is compiled in, and a size
  * other than the problem's is ET_ERR_UNSUPPORTED. When event is non-NULL
- * it gets
- * the launch's event (the caller releases it). ET_ERR_INPUT for a wrong
- * number of buffers or a NULL one, ET_ERR_LAUNCH when an enqueue fails.
+ * it gets the launch's event (the caller releases it; NULL when nothing
+ * was enqueued).
+ *
+ * Checked before anything is enqueued, so that a refused launch writes
+ * nothing: q must be a queue of the context the kernel was loaded into,
+ * on its device, and every buffer a buffer of that context (else
+ * ET_ERR_INPUT in words: "the command queue q belongs to another OpenCL
+ * context ..."); each buffer (CL_MEM_SIZE) must hold the bytes its
+ * operand spans at the launch's sizes, the output also the bytes SPLIT
+ * zeroes: a shorter one is ET_ERR_INPUT (ET_INPUT_OPTION) naming the
+ * operand, its size and the size needed ("the output (out) has 1020 bytes
+ * but the kernel writes 1024 (256 f32 elements at these sizes)", "input 1
+ * (in[1]) ..."). Larger buffers are fine. ET_ERR_INPUT for a wrong number
+ * of buffers or a NULL one, ET_ERR_LAUNCH when an enqueue fails.
  */
 et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
                               struct _cl_mem *out, struct _cl_mem *const *in,
@@ -1355,14 +1393,20 @@ et_status et_cu_kernel_load(const et_problem *p, int device,
 /*
  * Launches on the caller's stream (asynchronous; NULL = the default
  * stream): out and in[] are CUdeviceptr values. SPLIT's zeroing is a
- * cuMemsetD8Async on the same stream. sizes as for et_cl_kernel_launch.
+ * cuMemsetD8Async on the same stream. sizes as for et_cl_kernel_launch,
+ * and the same checks before anything is queued: the calling thread's
+ * current context must be the one the kernel was loaded into, and each
+ * pointer must have the bytes its operand needs from where it points to
+ * the end of its allocation (cuMemGetAddressRange); a pointer the context
+ * did not allocate, a null one or a short one is ET_ERR_INPUT naming it.
  */
 et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
                               unsigned long long out,
                               const unsigned long long *in, int n_inputs,
                               const int64_t *sizes, et_diag *diag);
 
-/* The loaded kernel's opts ("" untransformed) and function name. */
+/* The loaded kernel's opts ("" untransformed) and function name ("" for
+ * a NULL k). */
 const char *et_loaded_kernel_opts(const et_loaded_kernel *k);
 const char *et_loaded_kernel_name(const et_loaded_kernel *k);
 /* Bytes at the start of the output that the launch zeroes (SPLIT) at the

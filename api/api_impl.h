@@ -84,6 +84,14 @@ et_status api_best_find(const et_einsum *e, const et_device_info *info,
 void api_best_info_fill(const et_best *b, const et_device_info *info,
                         et_best_info *out);
 
+/* Whether the latest final race chose b's trial (et_db_race_pick_of;
+ * never for a fallback, whose times are another size's), its figures in
+ * *pick; a database error counts as no race. */
+bool api_best_race_lookup(et_db *db, const et_best *b, et_db_race_pick *pick);
+/* out's race fields (raced, race_time_s, race_ci95_s, race_rounds) from
+ * pick, or cleared for NULL. */
+void api_best_info_race(const et_db_race_pick *pick, et_best_info *out);
+
 /* Adds the problem's "sizes" ({"i": 512, ...} in the einsum's index
  * names, "..." dimensions as "_0", "_1"..., an open axis "*") and
  * "dtypes" ({"inputs": ["f64", ...], "output": "f64"}) to the JSON object

@@ -107,6 +107,25 @@ et_status api_no_kernel(et_diag *d, const et_einsum *e,
                     exact ? " (exact: no fallback to other sizes)" : "");
 }
 
+bool api_best_race_lookup(et_db *db, const et_best *b, et_db_race_pick *pick)
+{
+    et_error err = {{0}};
+    bool found = false;
+    if (b->source == ET_BEST_FALLBACK ||
+        et_db_race_pick_of(db, &b->trial, pick, &found, &err) != ET_OK)
+        return false;
+    return found;
+}
+
+void api_best_info_race(const et_db_race_pick *pick, et_best_info *out)
+{
+    out->raced = pick != NULL;
+    out->race_time_s = pick ? pick->median_s : 0;
+    out->race_ci95_s[0] = pick ? pick->low_s : 0;
+    out->race_ci95_s[1] = pick ? pick->high_s : 0;
+    out->race_rounds = pick ? pick->rounds : 0;
+}
+
 et_status et_best_lookup(const et_problem *p, const char *device,
                          const char *db, et_best_info *out, int *found,
                          et_diag *diag)
@@ -233,6 +252,7 @@ et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
         st = api_no_kernel(diag, &bk->e, &bk->info, bk->db, o->exact != 0);
         goto fail;
     }
+    bk->raced = api_best_race_lookup(db, &bk->best, &bk->race);
     /* the einsum the kernel runs: with an open axis for an open answer */
     bk->e = bk->best.e;
     if (bk->best.source == ET_BEST_FALLBACK)
@@ -307,6 +327,7 @@ void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out)
         return;
     }
     api_best_info_fill(&bk->best, &bk->info, out);
+    api_best_info_race(bk->raced ? &bk->race : NULL, out);
 }
 
 int et_best_report_print(const et_best_kernel *bk, FILE *f)
@@ -343,9 +364,17 @@ int et_best_report_print(const et_best_kernel *bk, FILE *f)
     if (b->source == ET_BEST_OPEN)
         fprintf(f, "answer      open: tuned at %s, applied at %s\n",
                 b->tuned_at, b->applied_at);
-    fprintf(f, "time        %.4g ms [%.4g, %.4g] (%d runs, cv %.2g %%)%s%s\n",
+    fprintf(f, "time        %.4g ms [%.4g, %.4g] (search median, %d runs, "
+               "cv %.2g %%)%s%s\n",
             t->median_s * 1e3, t->low_s * 1e3, t->high_s * 1e3, t->runs,
             100 * t->cv, b->tuned_at[0] ? " at " : "", b->tuned_at);
+    if (bk->raced)
+        fprintf(f, "race time   %.4g ms [%.4g, %.4g] (the final race's "
+                   "median over %d rounds, which chose it: %s)\n",
+                bk->race.median_s * 1e3, bk->race.low_s * 1e3,
+                bk->race.high_s * 1e3, bk->race.rounds, bk->race.verdict);
+    else
+        fprintf(f, "race time   none (no final race chose it)\n");
     if (isfinite(t->p_value))
         fprintf(f, "verified    %d trials, max normalized error %.3g, "
                    "p = %.3g\n",
@@ -403,6 +432,20 @@ char *et_best_report_json(const et_best_kernel *bk)
     } else {
         cJSON_AddNullToObject(doc, "tuned_at");
         cJSON_AddNullToObject(doc, "applied_at");
+    }
+    /* time_s is the search's median; the final race's, when a race chose
+     * the kernel, is under "race" */
+    cJSON_AddStringToObject(doc, "time_source", "search");
+    if (bk->raced) {
+        cJSON *jr = cJSON_AddObjectToObject(doc, "race");
+        cJSON_AddNumberToObject(jr, "time_s", bk->race.median_s);
+        cJSON *rci = cJSON_AddArrayToObject(jr, "ci95_s");
+        cJSON_AddItemToArray(rci, cJSON_CreateNumber(bk->race.low_s));
+        cJSON_AddItemToArray(rci, cJSON_CreateNumber(bk->race.high_s));
+        cJSON_AddNumberToObject(jr, "rounds", bk->race.rounds);
+        cJSON_AddStringToObject(jr, "verdict", bk->race.verdict);
+    } else {
+        cJSON_AddNullToObject(doc, "race");
     }
     if (b->source == ET_BEST_FALLBACK) {
         /* measured at other sizes: no figures for these */

@@ -24,6 +24,8 @@ struct et_best_kernel {
     int have_roof;             /* roof computed from the stored peaks */
     et_roofline roof;
     char kernel[160];          /* rendered name in e's names ("" unknown) */
+    bool raced;                /* the latest final race chose it: race */
+    et_db_race_pick race;
 };
 
 /* Sends a printf-formatted line to log (may be NULL) at level lvl. */

@@ -478,6 +478,10 @@ static cJSON *summary_json(const et_tune_summary *s)
         cJSON_AddItemToObject(b, "speedup_ci95",
                               pair(s->speedup_ci95[0], s->speedup_ci95[1]));
         cJSON_AddBoolToObject(b, "raced", s->raced);
+        cJSON_AddStringToObject(b, "time_source", s->time_source);
+        cJSON_AddNumberToObject(b, "search_time_s", s->search_time_s);
+        cJSON_AddItemToObject(b, "search_ci95_s",
+                              pair(s->search_ci95_s[0], s->search_ci95_s[1]));
     } else {
         cJSON_AddNullToObject(j, "best");
     }
@@ -486,6 +490,7 @@ static cJSON *summary_json(const et_tune_summary *s)
     cJSON_AddNumberToObject(j, "cached", s->cached);
     cJSON_AddNumberToObject(j, "duplicates", s->duplicates);
     cJSON_AddNumberToObject(j, "failures", s->failures);
+    cJSON_AddNumberToObject(j, "cut_at_bound", s->cut_at_bound);
     cJSON_AddStringToObject(j, "stop_reason", s->stop_reason);
     cJSON_AddNumberToObject(j, "elapsed_s", s->elapsed_s);
     return j;
@@ -541,12 +546,16 @@ bool campaign_summary_parse(const char *text, et_tune_summary *s)
         s->speedup = num(b, "speedup");
         pair_of(b, "speedup_ci95", s->speedup_ci95);
         s->raced = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "raced"));
+        str(b, "time_source", s->time_source, sizeof s->time_source);
+        s->search_time_s = num(b, "search_time_s");
+        pair_of(b, "search_ci95_s", s->search_ci95_s);
     }
     s->baseline_s = num(j, "baseline_s");
     s->evaluations = (int)num(j, "evaluations");
     s->cached = (int)num(j, "cached");
     s->duplicates = (int)num(j, "duplicates");
     s->failures = (int)num(j, "failures");
+    s->cut_at_bound = (int)num(j, "cut_at_bound");
     str(j, "stop_reason", s->stop_reason, sizeof s->stop_reason);
     s->elapsed_s = num(j, "elapsed_s");
     cJSON_Delete(j);

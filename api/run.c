@@ -130,8 +130,14 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
     }
     if (found)
         *found = 1;
-    if (info)
+    if (info) {
+        et_db_race_pick pick;
         api_best_info_fill(r->best, &r->dev->info, info);
+        api_best_info_race(api_best_race_lookup(r->db, r->best, &pick)
+                               ? &pick
+                               : NULL,
+                           info);
+    }
     if (r->best->source == ET_BEST_FALLBACK)
         api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
                 "best known: %s (tuned as %s at %s, applied at %s: "

@@ -57,6 +57,16 @@ static const et_timing *best_timing(const et_tune_result *res)
     return &res->cand[res->best].timing;
 }
 
+/* What best_timing is, as the JSON's best.source says: "race" (the
+ * final race's median), "this run" (the search's, timed in this run) or
+ * "database" (the search's time an earlier run recorded). */
+static const char *time_source(const et_tune_result *res)
+{
+    if (res->race.ran && res->race.chosen >= 0)
+        return "race";
+    return res->cand[res->best].cached ? "database" : "this run";
+}
+
 /* The speed-up over the untransformed kernel when it means something:
  * from the race, or both times measured in this run (no interval then).
  * 0 when the best's time is from the database. */
@@ -607,8 +617,12 @@ void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out)
     out->elapsed_s = res->elapsed_s;
     out->evaluations = res->evaluations;
     out->cached = res->cached;
+    /* a cut at the bound is the search's, not the candidate's failure */
     for (int i = 1; i < ET_OUTCOME_COUNT; i++)
-        out->failures += res->failures[i];
+        if (i == ET_OUTCOME_SLOWER_THAN_BOUND)
+            out->cut_at_bound += res->failures[i];
+        else
+            out->failures += res->failures[i];
     out->baseline_s = res->baseline.median_s;
     if (res->best >= 0) {
         const et_tune_candidate *c = &res->cand[res->best];
@@ -623,6 +637,11 @@ void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out)
                         ? (double)r->ops_total / bt->median_s / 1e9
                         : 0;
         out->speedup = best_speedup(res, out->speedup_ci95);
+        snprintf(out->time_source, sizeof out->time_source, "%s",
+                 time_source(res));
+        out->search_time_s = c->timing.median_s;
+        out->search_ci95_s[0] = c->timing.low_s;
+        out->search_ci95_s[1] = c->timing.high_s;
     }
     out->raced = res->race.ran;
     out->duplicates = res->duplicates;
@@ -814,14 +833,16 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
         fprintf(f, " (the converged beam widened %d time%s)",
                 res->stats.widenings, res->stats.widenings > 1 ? "s" : "");
     fputc('\n', f);
-    int n_failed = 0;
+    int n_failed = 0, n_cut = res->failures[ET_OUTCOME_SLOWER_THAN_BOUND];
     for (int o = 1; o < ET_OUTCOME_COUNT; o++)
-        n_failed += res->failures[o];
+        if (o != ET_OUTCOME_SLOWER_THAN_BOUND)
+            n_failed += res->failures[o];
     fprintf(f,
             "candidates  %d evaluated in this run, %d answered from the "
-            "database, %d the same kernel as an earlier one; %d failed, "
-            "refused or cut at the bound\n",
-            res->evaluations, res->cached, res->duplicates, n_failed);
+            "database, %d the same kernel as an earlier one; %d failed or "
+            "refused, %d cut at the bound (slower than the bound times the "
+            "best so far: the search's cut, not a failure)\n",
+            res->evaluations, res->cached, res->duplicates, n_failed, n_cut);
     print_seeds(res, f);
     if (res->model.used)
         fprintf(f, "cost model  fitted on %d samples (%d from the database), "
@@ -873,6 +894,11 @@ void et_tune_report_print(const et_tune_report *r, FILE *f)
         if (res->race.ran) {
             fprintf(f, " (race), %.3gx the untransformed kernel (95 %% "
                        "interval [%.3g, %.3g])\n", sp, ci[0], ci[1]);
+            fprintf(f, "search time %.4g ms [%.4g, %.4g] (%s; the race's "
+                       "median above is the one to compare)\n",
+                    best->timing.median_s * 1e3, best->timing.low_s * 1e3,
+                    best->timing.high_s * 1e3,
+                    best->cached ? "from the database" : "this run");
         } else if (best->cached) {
             char date[64];
             date_text(best->db_created_at, date, sizeof date);
@@ -1091,9 +1117,12 @@ static cJSON *report_json(const et_tune_report *r)
     cJSON_AddNumberToObject(doc, "cached", res->cached);
     cJSON *jf = cJSON_AddObjectToObject(doc, "failures");
     for (int o = 1; o < ET_OUTCOME_COUNT; o++)
-        if (res->failures[o])
+        if (res->failures[o] && o != ET_OUTCOME_SLOWER_THAN_BOUND)
             cJSON_AddNumberToObject(jf, et_outcome_name((et_outcome)o),
                                     res->failures[o]);
+    /* the search's cuts, apart from the failures */
+    cJSON_AddNumberToObject(doc, "cut_at_bound",
+                            res->failures[ET_OUTCOME_SLOWER_THAN_BOUND]);
     cJSON_AddNumberToObject(doc, "elapsed_s", res->elapsed_s);
     /* where the time went: builds, verification (with the driver's compile
      * at a kernel's first launch), timing, the untransformed kernel, and
@@ -1147,6 +1176,10 @@ static cJSON *report_json(const et_tune_report *r)
                                 res->race.ran ? "race"
                                 : b->cached   ? "database"
                                               : "this run");
+        /* the search's own median of the same kernel */
+        cJSON_AddNumberToObject(best, "search_time_s", b->timing.median_s);
+        cJSON_AddItemToObject(best, "search_ci95_s",
+                              pair_json(b->timing.low_s, b->timing.high_s));
         if (!res->race.ran && b->cached)
             cJSON_AddNumberToObject(best, "measured_at",
                                     (double)b->db_created_at);

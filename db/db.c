@@ -1289,6 +1289,51 @@ fail:
     return s;
 }
 
+et_status et_db_race_pick_of(et_db *db, const et_db_trial *t,
+                             et_db_race_pick *out, bool *found,
+                             et_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *found = false;
+    sqlite3_stmt *st;
+    /* the latest race of the einsum on the device, whatever it chose */
+    et_status s = prep(db,
+                       "SELECT r.id, r.einsum_text, r.chosen_opts, r.rounds, "
+                       "r.verdict, r.created_at, e.median_s, e.low_s, "
+                       "e.high_s, e.cv FROM races r LEFT JOIN race_entries e "
+                       "ON e.race_id = r.id AND e.chosen = 1 WHERE "
+                       "r.einsum_id = ?1 AND r.device_id = ?2 "
+                       "ORDER BY r.created_at DESC, r.id DESC LIMIT 1",
+                       &st, err);
+    if (s != ET_OK)
+        return s;
+    sqlite3_bind_int64(st, 1, t->einsum_id);
+    sqlite3_bind_int64(st, 2, t->device_id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        char text[ET_MAX_TEXT], opts[ET_DB_OPTS_LEN];
+        col_text(st, 1, text, sizeof text);
+        col_text(st, 2, opts, sizeof opts);
+        double median = col_real(st, 6);
+        if (!strcmp(text, t->einsum_text) && !strcmp(opts, t->opts) &&
+            median > 0) {
+            *found = true;
+            out->race_id = sqlite3_column_int64(st, 0);
+            out->rounds = sqlite3_column_int(st, 3);
+            col_text(st, 4, out->verdict, sizeof out->verdict);
+            out->created_at = sqlite3_column_int64(st, 5);
+            out->median_s = median;
+            out->low_s = col_real(st, 7);
+            out->high_s = col_real(st, 8);
+            out->cv = col_real(st, 9);
+        }
+    } else if (rc != SQLITE_DONE) {
+        s = sql_fail(db, rc, "looking up the final race", err);
+    }
+    sqlite3_finalize(st);
+    return s;
+}
+
 et_status et_db_best_ids(et_db *db, int64_t einsum_id, int64_t device_id,
                          et_db_trial *out, bool *found, et_error *err)
 {

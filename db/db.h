@@ -375,6 +375,27 @@ typedef struct et_db_race {
 et_status et_db_race_record(et_db *db, const et_db_race *r, int64_t *id,
                             et_error *err);
 
+/* The final race's figures of a kernel it chose. Plain value. */
+typedef struct et_db_race_pick {
+    int64_t race_id;
+    double median_s, low_s, high_s, cv; /* the chosen entry's, over the
+                                         * race's rounds */
+    int rounds;
+    char verdict[16];      /* "faster", "tied", "alone" */
+    int64_t created_at;
+} et_db_race_pick;
+
+/*
+ * Whether the latest final race of t's einsum (canonical form) on t's
+ * device chose t (its einsum text and chosen opts are t's: the race
+ * choice et_db_best answers first), and then its figures. A trial the
+ * search timed but no race chose, or one an older race chose, is
+ * *found false. Reads only.
+ */
+et_status et_db_race_pick_of(et_db *db, const et_db_trial *t,
+                             et_db_race_pick *out, bool *found,
+                             et_error *err);
+
 /* ---- peaks -------------------------------------------------------------- */
 
 /*

@@ -398,7 +398,10 @@ typedef struct et_tune_summary {
     double baseline_s;      /* the untransformed kernel's median */
     int evaluations;        /* candidates timed in this run */
     int cached;             /* candidates answered from the database */
-    int failures;           /* candidates refused or failed */
+    int failures;           /* candidates refused or failed (a run-time
+                             * failure or a rule's refusal); candidates
+                             * cut at the bound are not failures:
+                             * cut_at_bound */
     /* --- since 0.2 --- */
     int cancelled;          /* stopped by progress or cancel */
     char stop_reason[64];   /* "budget", "time limit", "cancelled", ... */
@@ -416,6 +419,18 @@ typedef struct et_tune_summary {
     int model_used;         /* it was fitted and ranked candidates */
     int model_samples;      /* samples of its last fit (0: never fitted) */
     int model_skipped;      /* candidates it kept from being timed */
+    /* --- since 0.5 --- */
+    int cut_at_bound;       /* candidates cut at the bound (slower than
+                             * bound x the best so far: a search cut, not
+                             * a failure; not in failures) */
+    char time_source[16];   /* what time_s is: "race" (the final race's
+                             * median), "this run" (the search's median,
+                             * timed in this run), "database" (the
+                             * search's median recorded by an earlier
+                             * run); "" when nothing was found */
+    double search_time_s;   /* the best's median as the search timed it
+                             * (time_s too when no race ran) */
+    double search_ci95_s[2];
 } et_tune_summary;
 
 /*
@@ -791,9 +806,11 @@ typedef struct et_best_info {
     char tuned_einsum[1024]; /* the einsum text it was tuned under (may be a
                              * renamed equivalent of the asker's) */
     int exact;              /* the stored kernel was reproduced exactly */
-    double time_s;          /* its median device time when tuned */
+    double time_s;          /* its median device time when tuned: the
+                             * search's timing of it (the trial's); the
+                             * final race's is race_time_s */
     double ci95_s[2];
-    double gops;            /* GOps/s when tuned */
+    double gops;            /* GOps/s when tuned (of time_s) */
     char device[256];       /* the device's name */
     et_backend_kind backend;
     char driver[128];       /* the device's driver version */
@@ -820,6 +837,17 @@ typedef struct et_best_info {
                              * differ from the asked ones ("x=512"; an
                              * open axis' tune-at size); "" */
     char applied_at[256];   /* the asked sizes of those axes ("x=1024") */
+    /* --- since 0.5: the search's time and the race's --- */
+    int raced;              /* the latest final race of this einsum on the
+                             * device chose this kernel: race_time_s and
+                             * race_ci95_s are that race's median and 95 %
+                             * interval over its rounds (timed round robin
+                             * with the other finalists and the
+                             * untransformed kernel); 0: no race chose it
+                             * (or a fallback), race_* are 0 */
+    double race_time_s;
+    double race_ci95_s[2];
+    int race_rounds;
 } et_best_info;
 
 /*

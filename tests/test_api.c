@@ -558,6 +558,129 @@ static void test_tune_full(void **state)
     scratch_free(&s);
 }
 
+/* A bound just over the best so far cuts most candidates: the summary
+ * counts those cuts in cut_at_bound, not in failures (which are the
+ * refused and failed ones alone), as the report's text and JSON do. The
+ * summary says its time is the final race's (time_source "race") next to
+ * the search's median of the same kernel; et_best_lookup and the best
+ * report give the search's median as time_s and the race's apart (raced,
+ * race_time_s). Without a race, the summary's time is the search's and
+ * the lookup has no race time. */
+static void test_tune_cuts_and_race_time(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_init(&s);
+    et_problem *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("ab,bc->ac", "a=64,b=64,c=64", "f32",
+                                     &p, &d),
+                     ET_OK);
+    et_tune_options o;
+    memset(&o, 0, sizeof o);
+    o.db = s.db;
+    o.budget = getenv("ET_UNDER_VALGRIND") ? 6 : 12;
+    o.bound = 1.0001;
+    o.model = -1; /* every proposal timed: cuts are likely */
+    et_tune_report *r = NULL;
+    et_status st = et_tune_run_full(p, &o, &r, &d);
+    if (st != ET_OK)
+        fail_msg("et_tune_run_full: %s: %s", et_status_str(st), d.msg);
+    et_tune_summary sum;
+    et_tune_report_summary(r, &sum);
+    int cut = 0, failed = 0, n = et_tune_report_n_candidates(r);
+    for (int i = 0; i < n; i++) {
+        et_tune_entry e;
+        assert_int_equal(et_tune_report_candidate(r, i, &e), 0);
+        if (e.duplicate_of >= 0)
+            continue;
+        if (e.outcome == ET_OUTCOME_SLOWER_THAN_BOUND)
+            cut++;
+        else if (e.outcome != ET_OUTCOME_OK)
+            failed++;
+    }
+    assert_true(cut > 0);
+    assert_int_equal(sum.cut_at_bound, cut);
+    assert_int_equal(sum.failures, failed);
+    FILE *f = tmpfile();
+    et_tune_report_print(r, f);
+    char *text = file_text(f);
+    char want[160];
+    snprintf(want, sizeof want, "; %d failed or refused, %d cut at the bound",
+             failed, cut);
+    if (!strstr(text, want))
+        fail_msg("the report lacks '%s':\n%s", want, text);
+    /* the race's time, then the search's of the same kernel */
+    assert_true(sum.found && sum.raced);
+    assert_string_equal(sum.time_source, "race");
+    assert_true(sum.search_time_s > 0);
+    assert_true(sum.search_ci95_s[0] <= sum.search_time_s &&
+                sum.search_time_s <= sum.search_ci95_s[1]);
+    assert_non_null(strstr(text, "(race), "));
+    assert_non_null(strstr(text, "\nsearch time "));
+    free(text);
+    char *json = et_tune_report_json(r);
+    assert_non_null(json);
+    snprintf(want, sizeof want, "\"cut_at_bound\":\t%d", cut);
+    assert_non_null(strstr(json, want));
+    assert_null(strstr(json, "\"slower_than_bound\":"));
+    assert_non_null(strstr(json, "\"search_time_s\":\t"));
+    et_free(json);
+    et_tune_report_free(r);
+
+    /* the lookup: time_s the search's (the trial's), the race apart */
+    et_best_info bi;
+    int found = 0;
+    assert_int_equal(et_best_lookup(p, NULL, s.db, &bi, &found, &d), ET_OK);
+    assert_true(found);
+    assert_string_equal(bi.opts, sum.opts);
+    assert_true(bi.raced);
+    assert_true(bi.race_rounds > 0);
+    assert_true(bi.race_time_s == sum.time_s);
+    assert_true(bi.race_ci95_s[0] == sum.ci95_s[0] &&
+                bi.race_ci95_s[1] == sum.ci95_s[1]);
+    assert_true(bi.time_s == sum.search_time_s);
+    et_best_options bo;
+    memset(&bo, 0, sizeof bo);
+    bo.db = s.db;
+    et_best_kernel *bk = NULL;
+    assert_int_equal(et_best_kernel_find(p, &bo, &bk, &d), ET_OK);
+    f = tmpfile();
+    assert_int_equal(et_best_report_print(bk, f), 0);
+    text = file_text(f);
+    if (!strstr(text, "(search median, ") || !strstr(text, "\nrace time   ") ||
+        !strstr(text, "the final race's median over "))
+        fail_msg("best's report:\n%s", text);
+    free(text);
+    json = et_best_report_json(bk);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"time_source\":\t\"search\""));
+    assert_non_null(strstr(json, "\"race\":\t{"));
+    et_free(json);
+    et_best_kernel_free(bk);
+    et_problem_free(p);
+
+    /* no race: the search's time in the summary, none in the lookup */
+    assert_int_equal(et_problem_init("ab,bc->ac", "a=32,b=32,c=32", "f32",
+                                     &p, &d),
+                     ET_OK);
+    memset(&o, 0, sizeof o);
+    o.db = s.db;
+    o.budget = 3;
+    o.race = -1;
+    assert_int_equal(et_tune(p, &o, &sum, &d), ET_OK);
+    assert_true(sum.found && !sum.raced);
+    assert_string_equal(sum.time_source, "this run");
+    assert_true(sum.time_s == sum.search_time_s);
+    assert_int_equal(et_best_lookup(p, NULL, s.db, &bi, &found, &d), ET_OK);
+    assert_true(found);
+    assert_false(bi.raced);
+    assert_true(bi.race_time_s == 0 && bi.race_rounds == 0);
+    assert_true(bi.time_s > 0);
+    et_problem_free(p);
+    scratch_free(&s);
+}
+
 static void test_tune_cancel_progress(void **state)
 {
     (void)state;
@@ -646,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_peaks),
         cmocka_unit_test(test_tune_full),
+        cmocka_unit_test(test_tune_cuts_and_race_time),
         cmocka_unit_test(test_tune_cancel_progress),
         cmocka_unit_test(test_tune_cancel_thread),
     };

@@ -435,6 +435,9 @@ static void check_best(const char *tag, const char *einsum, const char *shape,
     assert_string_equal(str(doc, "einsum"), einsum);
     assert_string_equal(str(doc, "opts"), want_opts);
     assert_true(num(doc, "time_s") == g_best_time);
+    /* the search's median (these runs had no final race: no race time) */
+    assert_string_equal(str(doc, "time_source"), "search");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(doc, "race")));
     assert_true(strlen(str(doc, "kernel")) > 0);
     const cJSON *ci = cJSON_GetObjectItem(doc, "ci95_s");
     assert_int_equal(cJSON_GetArraySize(ci), 2);

@@ -518,6 +518,8 @@ static void test_dispatch(void **state)
     for (int i = 0; i < 4; i++)
         assert_non_null(strstr(out, rows[i]));
     assert_non_null(strstr(out, "speedup"));
+    /* whose median each time is: the race's or the search's */
+    assert_non_null(strstr(out, "time ms from "));
     free(out);
     char dir[512];
     path_in(dir, sizeof dir, "disp");

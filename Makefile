@@ -58,6 +58,13 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB     := $(BUILD)/libeintune.a
+# The library's objects hide every symbol but the functions that
+# include/eintune.h marks ET_API, so libeintune.so exports the public API
+# and nothing else (tests/test_symbols.c). libeintune.a is made of the same
+# objects: a hidden symbol still links statically, as the tests, the CLI
+# and the worker need (they call internal functions).
+LIB_VIS := -fvisibility=hidden
+$(LIB_OBJ): override CFLAGS += $(LIB_VIS)
 # The shared library: libeintune.so.MAJOR.MINOR.PATCH with soname
 # libeintune.so.MAJOR, the version from include/eintune.h (ET_VERSION,
 # ET_VERSION_MAJOR). The build tree gets the .so.MAJOR and .so links too.
@@ -169,8 +176,9 @@ install: $(BIN) $(WORKER) $(LIB) $(SOLIB)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libeintune.so
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libeintune.a
 	tmp=$$(mktemp -d) && \
-	$(CC) $(CPPFLAGS) $(CFLAGS) -DET_LIBEXECDIR='"$(LIBEXECDIR)"' \
-	    -c measure/install_dir.c -o $$tmp/install_dir.o && \
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_VIS) \
+	    -DET_LIBEXECDIR='"$(LIBEXECDIR)"' -c measure/install_dir.c \
+	    -o $$tmp/install_dir.o && \
 	ar rs $(DESTDIR)$(LIBDIR)/libeintune.a $$tmp/install_dir.o; \
 	rc=$$?; rm -rf $$tmp; exit $$rc
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \

@@ -29,6 +29,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* ET_API marks every function of this header, and only those: libeintune.so
+ * is built with -fvisibility=hidden, so it exports the marked functions and
+ * nothing else (tests/test_symbols.c checks both ways). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ET_API __attribute__((visibility("default")))
+#else
+#define ET_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -61,7 +70,7 @@ typedef enum et_status {
 } et_status;
 
 /* Static string naming a status, e.g. "bad input". */
-const char *et_status_str(et_status s);
+ET_API const char *et_status_str(et_status s);
 
 /* Element types. f16 is a storage type: computed in f32. */
 typedef enum et_dtype {
@@ -72,12 +81,12 @@ typedef enum et_dtype {
 } et_dtype;
 
 /* "f16", "f32", "f64". */
-const char *et_dtype_name(et_dtype t);
+ET_API const char *et_dtype_name(et_dtype t);
 /* Size of one element in bytes. */
-size_t et_dtype_size(et_dtype t);
+ET_API size_t et_dtype_size(et_dtype t);
 /* Parses "f16"/"f32"/"f64" (also "float32", "float64", "float16", "half",
  * "float", "double"); returns 0 on success, -1 if unknown. */
-int et_dtype_parse(const char *s, et_dtype *out);
+ET_API int et_dtype_parse(const char *s, et_dtype *out);
 
 /* Which input a diagnostic is about, so that a front end can echo that
  * text with a caret under et_diag.pos. */
@@ -97,7 +106,7 @@ typedef enum et_input {
 
 /* "einsum", "shape", "dtype", "opts", "space", "file", "option",
  * "device", or "" for ET_INPUT_NONE. */
-const char *et_input_name(et_input in);
+ET_API const char *et_input_name(et_input in);
 
 /*
  * The one error type of the API: every function that can fail fills an
@@ -129,7 +138,7 @@ typedef enum et_backend_kind {
 } et_backend_kind;
 
 /* "opencl", "cuda". */
-const char *et_backend_name(et_backend_kind k);
+ET_API const char *et_backend_name(et_backend_kind k);
 
 /* ---- problems: an einsum with its sizes and dtypes ----------------------- */
 
@@ -145,40 +154,40 @@ typedef struct et_problem et_problem; /* opaque */
  * so is an empty shape unless the einsum has no index (",->"). *out is
  * freed with et_problem_free.
  */
-et_status et_problem_init(const char *einsum, const char *shape,
-                          const char *dtypes, et_problem **out,
-                          et_diag *diag);
-void et_problem_free(et_problem *p);
+ET_API et_status et_problem_init(const char *einsum, const char *shape,
+                                 const char *dtypes, et_problem **out,
+                                 et_diag *diag);
+ET_API void et_problem_free(et_problem *p);
 
 /* The normalized explicit form, e.g. "xik,kj->xij"; owned by p. */
-const char *et_problem_einsum(const et_problem *p);
+ET_API const char *et_problem_einsum(const et_problem *p);
 /* Operations booked to dtype t (docs/roofline.md: the cheapest contraction
  * order's count where it is below the loop nest's) and compulsory bytes. */
-int64_t et_problem_ops(const et_problem *p, et_dtype t);
-int64_t et_problem_bytes(const et_problem *p);
+ET_API int64_t et_problem_ops(const et_problem *p, et_dtype t);
+ET_API int64_t et_problem_bytes(const et_problem *p);
 
 /* Builds a problem from arrays' shapes, as NumPy's einsum takes them:
  * operand k has ndim[k] dimensions dims[k][0..ndim[k]-1] and dtype
  * dtypes[k] (NULL: all f64). Errors name the operand in diag->msg. */
-et_status et_problem_init_arrays(const char *einsum, int n_operands,
-                                 const int *ndim,
-                                 const int64_t *const *dims,
-                                 const et_dtype *dtypes, et_problem **out,
-                                 et_diag *diag);
+ET_API et_status et_problem_init_arrays(const char *einsum, int n_operands,
+                                        const int *ndim,
+                                        const int64_t *const *dims,
+                                        const et_dtype *dtypes,
+                                        et_problem **out, et_diag *diag);
 
 /* Number of input operands. */
-int et_problem_n_operands(const et_problem *p);
+ET_API int et_problem_n_operands(const et_problem *p);
 /* Dtype and element count of input operand k, or of the output for k = -1
  * (0 for an index out of range). */
-et_dtype et_problem_dtype(const et_problem *p, int k);
-int64_t et_problem_elems(const et_problem *p, int k);
+ET_API et_dtype et_problem_dtype(const et_problem *p, int k);
+ET_API int64_t et_problem_elems(const et_problem *p, int k);
 /* Bytes of operand k's dense array (k = -1: the output). */
-size_t et_problem_operand_bytes(const et_problem *p, int k);
+ET_API size_t et_problem_operand_bytes(const et_problem *p, int k);
 /* Indices: the output's first, then the summed ones ("i", or "_0" for an
  * ellipsis dimension); i from 0 to et_problem_n_indices - 1. */
-int et_problem_n_indices(const et_problem *p);
-const char *et_problem_index_name(const et_problem *p, int i);
-int64_t et_problem_index_size(const et_problem *p, int i);
+ET_API int et_problem_n_indices(const et_problem *p);
+ET_API const char *et_problem_index_name(const et_problem *p, int i);
+ET_API int64_t et_problem_index_size(const et_problem *p, int i);
 
 /*
  * Open axes. A size given as "*" or "inf" ("x=*", as feinsum's np.inf)
@@ -190,12 +199,12 @@ int64_t et_problem_index_size(const et_problem *p, int i);
  * size, 1024 unless set here.
  */
 /* 1 when index i is open, else 0. */
-int et_problem_index_open(const et_problem *p, int i);
+ET_API int et_problem_index_open(const et_problem *p, int i);
 /* Sets the tune-at sizes of p's open axes from spec ("x=4096").
  * ET_ERR_INPUT (ET_INPUT_SHAPE, diag->pos into spec) for a malformed spec
  * or a letter that is not an open axis. */
-et_status et_problem_set_tune_at(et_problem *p, const char *spec,
-                                 et_diag *diag);
+ET_API et_status et_problem_set_tune_at(et_problem *p, const char *spec,
+                                        et_diag *diag);
 
 /*
  * Several problems in one shape spec: an index's size may be a list
@@ -205,11 +214,11 @@ et_status et_problem_set_tune_at(et_problem *p, const char *spec,
  * varying entry fastest), into *out (freed with et_free) and their number
  * into *n (at most 4096). ET_ERR_INPUT (ET_INPUT_SHAPE, diag->pos) for a malformed spec.
  */
-et_status et_shape_expand(const char *spec, char **out, int *n,
-                          et_diag *diag);
+ET_API et_status et_shape_expand(const char *spec, char **out, int *n,
+                                 et_diag *diag);
 
 /* Frees memory the API returned as a plain pointer (JSON text, ...). */
-void et_free(void *ptr);
+ET_API void et_free(void *ptr);
 
 /* ---- kernels -------------------------------------------------------------- */
 
@@ -231,10 +240,10 @@ typedef struct et_kernel_source {
  * malformed opt list, ET_ERR_REFUSED for an opt that breaks a rule (diag
  * says which). *out is freed with et_kernel_source_free.
  */
-et_status et_codegen(const et_problem *p, const char *opts,
-                     et_backend_kind b, et_kernel_source **out,
-                     et_diag *diag);
-void et_kernel_source_free(et_kernel_source *k);
+ET_API et_status et_codegen(const et_problem *p, const char *opts,
+                            et_backend_kind b, et_kernel_source **out,
+                            et_diag *diag);
+ET_API void et_kernel_source_free(et_kernel_source *k);
 
 /* ---- transform spaces ----------------------------------------------------- */
 
@@ -246,17 +255,18 @@ typedef struct et_space et_space;
  * ET_INPUT_SPACE, diag->file the path, diag->line and diag->col 1-based
  * (msg "FILE:LINE:COL: why"); ET_ERR_IO when the file cannot be read
  * (diag->file the path). */
-et_status et_space_load(const char *path, et_space **out, et_diag *diag);
+ET_API et_status et_space_load(const char *path, et_space **out, et_diag *diag);
 /* Loads a space from YAML text of n bytes; name (NULL: "<space>") labels
  * it in messages and in the database, and is diag->file in the
  * diagnostics of et_space_load. */
-et_status et_space_load_text(const char *text, size_t n, const char *name,
-                             et_space **out, et_diag *diag);
+ET_API et_status et_space_load_text(const char *text, size_t n,
+                                    const char *name, et_space **out,
+                                    et_diag *diag);
 /* The built-in action pool that fits any einsum (tinygrad-style). */
-et_status et_space_builtin(et_space **out, et_diag *diag);
+ET_API et_status et_space_builtin(et_space **out, et_diag *diag);
 /* The space's name (its `name:` or the file's). */
-const char *et_space_name(const et_space *s);
-void et_space_free(et_space *s);
+ET_API const char *et_space_name(const et_space *s);
+ET_API void et_space_free(et_space *s);
 
 /* ---- tuning --------------------------------------------------------------- */
 
@@ -274,9 +284,9 @@ typedef enum et_outcome {
 } et_outcome;
 
 /* Static name: "ok", "refused", ..., "slower_than_bound"; "?" if invalid. */
-const char *et_outcome_name(et_outcome o);
+ET_API const char *et_outcome_name(et_outcome o);
 /* Parses a name as et_outcome_name gives it; 0 on success, -1 if unknown. */
-int et_outcome_parse(const char *name, et_outcome *out);
+ET_API int et_outcome_parse(const char *name, et_outcome *out);
 
 /* One answered candidate, as the progress callback sees it. The strings
  * live until the callback returns. */
@@ -443,8 +453,8 @@ typedef struct et_tune_summary {
  * device's peaks are not looked up. Reentrant: runs in different threads
  * use different workers.
  */
-et_status et_tune(const et_problem *p, const et_tune_options *o,
-                  et_tune_summary *out, et_diag *diag);
+ET_API et_status et_tune(const et_problem *p, const et_tune_options *o,
+                         et_tune_summary *out, et_diag *diag);
 
 /* ---- the full result of a run -------------------------------------------- */
 
@@ -495,25 +505,26 @@ typedef struct et_tune_entry {
  * set (freed with et_tune_report_free); on an error *out is NULL. p need
  * not outlive *out.
  */
-et_status et_tune_run_full(const et_problem *p, const et_tune_options *o,
-                           et_tune_report **out, et_diag *diag);
-void et_tune_report_free(et_tune_report *r);
+ET_API et_status et_tune_run_full(const et_problem *p, const et_tune_options *o,
+                                  et_tune_report **out, et_diag *diag);
+ET_API void et_tune_report_free(et_tune_report *r);
 
 /* The run's summary, as et_tune gives it. */
-void et_tune_report_summary(const et_tune_report *r, et_tune_summary *out);
+ET_API void et_tune_report_summary(const et_tune_report *r,
+                                   et_tune_summary *out);
 /* Number of candidates answered (in proposal order). */
-int et_tune_report_n_candidates(const et_tune_report *r);
+ET_API int et_tune_report_n_candidates(const et_tune_report *r);
 /* Candidate i (0-based) into *out; 0, or -1 when i is out of range. */
-int et_tune_report_candidate(const et_tune_report *r, int i,
-                             et_tune_entry *out);
+ET_API int et_tune_report_candidate(const et_tune_report *r, int i,
+                                    et_tune_entry *out);
 /* 1 when the report has the roofline (the device's peaks were known). */
-int et_tune_report_has_roofline(const et_tune_report *r);
+ET_API int et_tune_report_has_roofline(const et_tune_report *r);
 /* This process's rank in a scaled-out run: 0 for the rank that searched
  * (and for a run without scale-out); > 0 for an evaluating rank, whose
  * report has no candidates and is not to be printed. */
-int et_tune_report_rank(const et_tune_report *r);
+ET_API int et_tune_report_rank(const et_tune_report *r);
 /* The number of ranks of the run (1 without scale-out). */
-int et_tune_report_n_ranks(const et_tune_report *r);
+ET_API int et_tune_report_n_ranks(const et_tune_report *r);
 
 /*
  * `eintune tune`'s report to f: einsum, device, space, search and why it
@@ -521,7 +532,7 @@ int et_tune_report_n_ranks(const et_tune_report *r);
  * kernel's time, then the best (opts, params, time with its interval, its
  * verification) with the roofline table, or "none: no candidate passed".
  */
-void et_tune_report_print(const et_tune_report *r, FILE *f);
+ET_API void et_tune_report_print(const et_tune_report *r, FILE *f);
 
 /*
  * The report as a JSON document (cJSON_Print's formatting): einsum,
@@ -544,7 +555,7 @@ void et_tune_report_print(const et_tune_report *r, FILE *f);
  * rank0_s_per_trial, db_s, submit_s, wait_s, hello_s, cpu_s, wall_s}.
  * Returns text freed with et_free, NULL when out of memory.
  */
-char *et_tune_report_json(const et_tune_report *r);
+ET_API char *et_tune_report_json(const et_tune_report *r);
 
 /*
  * Draws the run's chart to path, ".svg" or ".png": titled with the
@@ -558,8 +569,8 @@ char *et_tune_report_json(const et_tune_report *r);
  * extension, ET_ERR_IO when the file cannot be written; diag->msg says
  * why.
  */
-et_status et_tune_report_plot(const et_tune_report *r, const char *path,
-                              et_diag *diag);
+ET_API et_status et_tune_report_plot(const et_tune_report *r, const char *path,
+                                     et_diag *diag);
 
 /* ---- campaigns: many problems tuned in one go ----------------------------- */
 
@@ -579,10 +590,10 @@ typedef struct et_campaign et_campaign; /* opaque */
  * diagnostic (ET_INPUT_SPACE); ET_ERR_IO when the campaign file cannot be
  * read. *out is freed with et_campaign_free.
  */
-et_status et_campaign_load(const char *path, et_campaign **out,
-                           et_diag *diag);
-void et_campaign_free(et_campaign *c);
-int et_campaign_n_problems(const et_campaign *c);
+ET_API et_status et_campaign_load(const char *path, et_campaign **out,
+                                  et_diag *diag);
+ET_API void et_campaign_free(et_campaign *c);
+ET_API int et_campaign_n_problems(const et_campaign *c);
 
 /* Where a problem of a campaign run stands. */
 typedef enum et_campaign_state {
@@ -595,7 +606,7 @@ typedef enum et_campaign_state {
 } et_campaign_state;
 
 /* "not run", "tuned", "database", "failed". */
-const char *et_campaign_state_name(et_campaign_state s);
+ET_API const char *et_campaign_state_name(et_campaign_state s);
 
 /* One problem of a campaign run. Plain value. */
 typedef struct et_campaign_entry {
@@ -650,18 +661,19 @@ typedef struct et_campaign_report et_campaign_report; /* opaque */
  * spec that names no device, ET_INPUT_FILE for a database that is not
  * eintune's). *out is freed with et_campaign_report_free.
  */
-et_status et_campaign_run(const et_campaign *c, const et_campaign_options *o,
-                          et_campaign_report **out, et_diag *diag);
-void et_campaign_report_free(et_campaign_report *r);
+ET_API et_status et_campaign_run(const et_campaign *c,
+                                 const et_campaign_options *o,
+                                 et_campaign_report **out, et_diag *diag);
+ET_API void et_campaign_report_free(et_campaign_report *r);
 /* This process's rank: 0 reports; > 0 a rank that tuned problems for
  * rank 0, whose report is not to be printed. */
-int et_campaign_report_rank(const et_campaign_report *r);
-int et_campaign_report_n(const et_campaign_report *r);
+ET_API int et_campaign_report_rank(const et_campaign_report *r);
+ET_API int et_campaign_report_n(const et_campaign_report *r);
 /* Entry i (0 or -1 when out of range). */
-int et_campaign_report_entry(const et_campaign_report *r, int i,
-                             et_campaign_entry *out);
+ET_API int et_campaign_report_entry(const et_campaign_report *r, int i,
+                                    et_campaign_entry *out);
 /* `eintune campaign`'s summary table to f. */
-void et_campaign_report_print(const et_campaign_report *r, FILE *f);
+ET_API void et_campaign_report_print(const et_campaign_report *r, FILE *f);
 /*
  * The report as JSON: campaign, database, device {name, backend, driver},
  * ranks, totals {problems, tuned, from_database, failed, not_run},
@@ -672,7 +684,7 @@ void et_campaign_report_print(const et_campaign_report *r, FILE *f);
  * failures, stop_reason, elapsed_s}]. Freed with et_free; NULL when out
  * of memory.
  */
-char *et_campaign_report_json(const et_campaign_report *r);
+ET_API char *et_campaign_report_json(const et_campaign_report *r);
 
 /* ---- devices, peaks and the roofline -------------------------------------- */
 
@@ -703,17 +715,17 @@ typedef struct et_device_desc {
  * absent backend ("cuda: no CUDA device: ..."), "" when none, freed with
  * et_free. ET_ERR_DEVICE when listing failed, ET_ERR_NOMEM.
  */
-et_status et_device_desc_list(et_device_desc **out, int *n, char **notes,
-                              et_diag *diag);
+ET_API et_status et_device_desc_list(et_device_desc **out, int *n, char **notes,
+                                     et_diag *diag);
 /* The table of `eintune devices` (spec, name, vendor, driver and the
  * limits, one row per device) to f. */
-void et_device_desc_print(const et_device_desc *d, int n, FILE *f);
+ET_API void et_device_desc_print(const et_device_desc *d, int n, FILE *f);
 /* The list as a JSON array (cJSON_Print's formatting) of {spec, backend,
  * name, vendor, driver, device_version, max_work_group_size,
  * max_work_item_sizes, local_mem_bytes, compute_units, global_mem_bytes,
  * mem_base_addr_align, fp64, fp16, preferred_vector_width}; freed with
  * et_free, NULL when out of memory. */
-char *et_device_desc_json(const et_device_desc *d, int n);
+ET_API char *et_device_desc_json(const et_device_desc *d, int n);
 
 /* Options of et_peaks_report_init; the zero value means the defaults. */
 typedef struct et_peaks_options {
@@ -748,23 +760,23 @@ typedef struct et_peaks_report et_peaks_report;
  * ET_ERR_DEVICE and others when the device or a measurement fails. *out
  * is freed with et_peaks_report_free.
  */
-et_status et_peaks_report_init(const et_peaks_options *o,
-                               et_peaks_report **out, et_diag *diag);
-void et_peaks_report_free(et_peaks_report *r);
+ET_API et_status et_peaks_report_init(const et_peaks_options *o,
+                                      et_peaks_report **out, et_diag *diag);
+ET_API void et_peaks_report_free(et_peaks_report *r);
 /* GFLOP/s of dtype t (0 when not known) and the DRAM copy bandwidth in
  * GB/s (the model's fallback figure; every figure is in the JSON). */
-double et_peaks_report_gflops(const et_peaks_report *r, et_dtype t);
-double et_peaks_report_bandwidth(const et_peaks_report *r);
+ET_API double et_peaks_report_gflops(const et_peaks_report *r, et_dtype t);
+ET_API double et_peaks_report_bandwidth(const et_peaks_report *r);
 /* "measured", "cached" or "override" (static). */
-const char *et_peaks_report_source(const et_peaks_report *r);
+ET_API const char *et_peaks_report_source(const et_peaks_report *r);
 /* `eintune peaks`'s table (the device, then one line per figure with min,
  * median, max and runs) to f. */
-void et_peaks_report_print(const et_peaks_report *r, FILE *f);
+ET_API void et_peaks_report_print(const et_peaks_report *r, FILE *f);
 /* The peaks as JSON (cJSON_Print's formatting): device {name, backend,
  * driver}, eintune_version, source, gflops {dtype: value},
  * bandwidth_gbs, gflops_spread, bandwidth; freed with et_free, NULL when
  * out of memory. */
-char *et_peaks_report_json(const et_peaks_report *r);
+ET_API char *et_peaks_report_json(const et_peaks_report *r);
 
 /* What `eintune check` says about a problem (opaque). Freed with
  * et_check_report_free. */
@@ -780,22 +792,22 @@ typedef struct et_check_report et_check_report;
  * ET_ERR_NOMEM. *out is freed with et_check_report_free; p need not
  * outlive it.
  */
-et_status et_problem_check(const et_problem *p, const char *device,
-                           int roofline, et_check_report **out,
-                           et_diag *diag);
-void et_check_report_free(et_check_report *r);
+ET_API et_status et_problem_check(const et_problem *p, const char *device,
+                                  int roofline, et_check_report **out,
+                                  et_diag *diag);
+ET_API void et_check_report_free(et_check_report *r);
 /* 1 when the report has the roofline. */
-int et_check_report_has_roofline(const et_check_report *r);
+ET_API int et_check_report_has_roofline(const et_check_report *r);
 /* The roofline time in seconds (0 without a roofline). */
-double et_check_report_roofline_s(const et_check_report *r);
+ET_API double et_check_report_roofline_s(const et_check_report *r);
 /* `eintune check`'s table to f ("roofline   n/a: why" when it is
  * missing). */
-void et_check_report_print(const et_check_report *r, FILE *f);
+ET_API void et_check_report_print(const et_check_report *r, FILE *f);
 /* The report as JSON (cJSON_Print's formatting): einsum, indices [{name,
  * size, role, open}], ops {dtype: count}, bytes, intensity and, with the
  * roofline, roofline {roofline_s, bound, compute_s, memory_s,
  * roofline_gops, peaks}; freed with et_free, NULL when out of memory. */
-char *et_check_report_json(const et_check_report *r);
+ET_API char *et_check_report_json(const et_check_report *r);
 
 /* ---- the best known kernel ------------------------------------------------ */
 
@@ -865,9 +877,9 @@ typedef struct et_best_info {
  * ET_ERR_DEVICE when the device cannot be opened; ET_ERR_IO/ET_ERR_INPUT
  * for the database.
  */
-et_status et_best_lookup(const et_problem *p, const char *device,
-                         const char *db, et_best_info *out, int *found,
-                         et_diag *diag);
+ET_API et_status et_best_lookup(const et_problem *p, const char *device,
+                                const char *db, et_best_info *out, int *found,
+                                et_diag *diag);
 
 /* ---- the best kernel as an object: its report and its export -------------- */
 
@@ -906,12 +918,13 @@ typedef struct et_best_kernel et_best_kernel;
  * mapping the stored opts (ET_INPUT_NONE), ET_ERR_NOMEM. p need not
  * outlive *out.
  */
-et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
-                              et_best_kernel **out, et_diag *diag);
-void et_best_kernel_free(et_best_kernel *bk);
+ET_API et_status et_best_kernel_find(const et_problem *p,
+                                     const et_best_options *o,
+                                     et_best_kernel **out, et_diag *diag);
+ET_API void et_best_kernel_free(et_best_kernel *bk);
 
 /* Fills *out with the kernel's public description. */
-void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out);
+ET_API void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out);
 
 /*
  * `eintune best`'s report: einsum, device, the einsum it was tuned as,
@@ -921,7 +934,7 @@ void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out);
  * GOps/s alone. Written to f. Returns 0, or -1 when the kernel cannot be
  * rendered (nothing written).
  */
-int et_best_report_print(const et_best_kernel *bk, FILE *f);
+ET_API int et_best_report_print(const et_best_kernel *bk, FILE *f);
 
 /*
  * The same as a JSON document (cJSON_Print's formatting): einsum, device
@@ -931,7 +944,7 @@ int et_best_report_print(const et_best_kernel *bk, FILE *f);
  * source_reproduced}. Freed with et_free; NULL when out of memory or the
  * kernel cannot be rendered.
  */
-char *et_best_report_json(const et_best_kernel *bk);
+ET_API char *et_best_report_json(const et_best_kernel *bk);
 
 /* Options of et_best_kernel_export; the zero value means the defaults but
  * dir is required. */
@@ -1008,16 +1021,16 @@ typedef struct et_export_result {
  * ET_ERR_REFUSED/ET_ERR_UNSUPPORTED when the kernel cannot be rendered for
  * the backend.
  */
-et_status et_best_kernel_export(const et_best_kernel *bk,
-                                const et_export_options *o,
-                                et_export_result *out, et_diag *diag);
+ET_API et_status et_best_kernel_export(const et_best_kernel *bk,
+                                       const et_export_options *o,
+                                       et_export_result *out, et_diag *diag);
 
 /* Checks an export name: a C identifier of at most 100 characters, not
  * reserved ("__x", "_X"), not a C or OpenCL C keyword or type.
  * ET_ERR_INPUT (ET_INPUT_OPTION, diag->pos at a bad character) otherwise.
  * et_best_kernel_export checks it too; this lets a front end refuse a
  * name before any device or database is opened. */
-et_status et_export_name_validate(const char *name, et_diag *diag);
+ET_API et_status et_export_name_validate(const char *name, et_diag *diag);
 
 /* Options of et_dispatch_export; the zero value means the defaults but
  * dir is required. */
@@ -1090,10 +1103,10 @@ typedef struct et_dispatch_result {
  * et_best_kernel_export's; a listed size without a kernel is logged and
  * left to the generic kernel.
  */
-et_status et_dispatch_export(const char *einsum, const char *shapes,
-                             const char *dtypes,
-                             const et_dispatch_options *o,
-                             et_dispatch_result *out, et_diag *diag);
+ET_API et_status et_dispatch_export(const char *einsum, const char *shapes,
+                                    const char *dtypes,
+                                    const et_dispatch_options *o,
+                                    et_dispatch_result *out, et_diag *diag);
 
 /* ---- arrays in host memory and .npy files --------------------------------- */
 
@@ -1115,33 +1128,34 @@ typedef struct et_host_array {
  * (ET_INPUT_FILE) for a file that is not a supported array, ET_ERR_IO when
  * it cannot be read, ET_ERR_NOMEM; diag->msg names the file.
  */
-et_status et_npy_load(const char *path, et_host_array *out, et_diag *diag);
+ET_API et_status et_npy_load(const char *path, et_host_array *out,
+                             et_diag *diag);
 
 /* Writes a as np.save would (format 1.0, little-endian, C order); the
  * file appears whole. ET_ERR_INPUT for an invalid array, ET_ERR_IO. */
-et_status et_npy_save(const char *path, const et_host_array *a,
-                      et_diag *diag);
+ET_API et_status et_npy_save(const char *path, const et_host_array *a,
+                             et_diag *diag);
 
 /* Allocates out for operand k of p (k = -1: the output) with its dtype and
  * dims, zero-filled; freed with et_host_array_free. ET_ERR_NOMEM, or
  * ET_ERR_INPUT for k out of range. */
-et_status et_host_array_init(const et_problem *p, int k,
-                             et_host_array *out);
+ET_API et_status et_host_array_init(const et_problem *p, int k,
+                                    et_host_array *out);
 
 /* Number of elements (1 for a scalar). */
-int64_t et_host_array_elems(const et_host_array *a);
+ET_API int64_t et_host_array_elems(const et_host_array *a);
 
 /* Frees a->data and sets it to NULL; a may be NULL. */
-void et_host_array_free(et_host_array *a);
+ET_API void et_host_array_free(et_host_array *a);
 
 /* Checks an einsum's subscripts alone (no sizes) and gives its number of
  * input operands. ET_ERR_INPUT with diag->pos into the text. */
-et_status et_einsum_count_operands(const char *einsum, int *n,
-                                   et_diag *diag);
+ET_API et_status et_einsum_count_operands(const char *einsum, int *n,
+                                          et_diag *diag);
 
 /* Checks an opt list's syntax ("LOCAL(i,8) UPCAST(j,4)"), without a
  * kernel: ET_ERR_INPUT (ET_INPUT_OPTS, diag->pos) when malformed. */
-et_status et_opts_validate(const char *opts, et_diag *diag);
+ET_API et_status et_opts_validate(const char *opts, et_diag *diag);
 
 /* ---- running a kernel on host arrays -------------------------------------- */
 
@@ -1212,45 +1226,45 @@ typedef struct et_run_timing {
  * (ET_INPUT_FILE), the device's (ET_INPUT_DEVICE for a bad spec),
  * ET_ERR_UNSUPPORTED for f64 on a device without fp64. p must outlive *out.
  */
-et_status et_runner_open(const et_problem *p, const et_run_options *o,
-                         et_runner **out, et_diag *diag);
+ET_API et_status et_runner_open(const et_problem *p, const et_run_options *o,
+                                et_runner **out, et_diag *diag);
 
 /* The best kernel known for the runner's problem on its device (needs
  * o->best at open): ET_OK with *found 1 and info filled (both may be
  * NULL), or ET_ERR_NOT_FOUND with *found 0 and et_best_lookup's message.
  * Errors: mapping the stored opts. */
-et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
-                              et_diag *diag);
+ET_API et_status et_runner_find_best(et_runner *r, et_best_info *info,
+                                     int *found, et_diag *diag);
 
 /* Builds the kernel: the best found, else o->opts. ET_ERR_INPUT /
  * ET_ERR_REFUSED (ET_INPUT_OPTS) for opts that do not parse or break a
  * rule, ET_ERR_BUILD with the build log, ET_ERR_INTERNAL. */
-et_status et_runner_build(et_runner *r, et_diag *diag);
+ET_API et_status et_runner_build(et_runner *r, et_diag *diag);
 
 /* Uploads in[0..n-1] (dense arrays of the problem's operands), launches
  * the kernel and reads the output into out (et_problem_operand_bytes(p,
  * -1) bytes). ET_ERR_DEVICE / ET_ERR_LAUNCH with the driver's message. */
-et_status et_runner_exec(et_runner *r, void *out, const void *const *in,
-                         et_diag *diag);
+ET_API et_status et_runner_exec(et_runner *r, void *out, const void *const *in,
+                                et_diag *diag);
 
 /* Checks out against the extended-precision reference of in, element by
  * element within the rigorous bound: v's output_* fields. ET_OK whether
  * or not the check passes; ET_ERR_NOMEM / ET_ERR_INTERNAL when it cannot
  * run. */
-et_status et_runner_check_output(et_runner *r, const void *const *in,
-                                 const void *out, et_run_verification *v,
-                                 et_diag *diag);
+ET_API et_status et_runner_check_output(et_runner *r, const void *const *in,
+                                        const void *out, et_run_verification *v,
+                                        et_diag *diag);
 
 /* The statistical verification (3 input sets, one-sided test against the
  * untransformed kernel): v's other fields. ET_OK when it ran (see
  * v->outcome); errors when the baseline fails (diag->msg "the
  * untransformed kernel failed: ...") or the verification cannot run. */
-et_status et_runner_verify(et_runner *r, et_run_verification *v,
-                           et_diag *diag);
+ET_API et_status et_runner_verify(et_runner *r, et_run_verification *v,
+                                  et_diag *diag);
 
 /* Times the kernel with the protocol (two warm-ups, median and its 95 %
  * interval) on the buffers of et_runner_exec. */
-et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag);
+ET_API et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag);
 
 /*
  * After et_runner_time: the peaks (database, cache, or measured), the
@@ -1263,11 +1277,11 @@ et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag);
  * logged as a warning and is ET_OK with *drawn 0; a plot that cannot be
  * written is ET_ERR_INPUT / ET_ERR_IO with the reason.
  */
-et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
-                             int *drawn, et_diag *diag);
+ET_API et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
+                                    int *drawn, et_diag *diag);
 
 /* Fills *out. */
-void et_runner_info(const et_runner *r, et_run_info *out);
+ET_API void et_runner_info(const et_runner *r, et_run_info *out);
 
 /* `eintune run`'s JSON document (cJSON_Print's formatting) of what ran so
  * far: einsum, device, opts, kernel, output (the name given), verified,
@@ -1275,9 +1289,9 @@ void et_runner_info(const et_runner *r, et_run_info *out);
  * roofline_note when the peaks were measured again because this kernel's
  * interval lay above the roof (et_runner_roofline). Freed with et_free;
  * NULL when out of memory. */
-char *et_runner_json(const et_runner *r, const char *output);
+ET_API char *et_runner_json(const et_runner *r, const char *output);
 
-void et_runner_free(et_runner *r);
+ET_API void et_runner_free(et_runner *r);
 
 /* The figures of et_run. Plain value. */
 typedef struct et_run_result {
@@ -1298,8 +1312,9 @@ typedef struct et_run_result {
  * ET_OK when everything ran; a failed check is ET_OK with res->verify
  * saying so. res may be NULL.
  */
-et_status et_run(const et_problem *p, const et_run_options *o, void *out,
-                 const void *const *in, et_run_result *res, et_diag *diag);
+ET_API et_status et_run(const et_problem *p, const et_run_options *o, void *out,
+                        const void *const *in, et_run_result *res,
+                        et_diag *diag);
 
 /* ---- kernels in the caller's own context ---------------------------------- */
 
@@ -1369,10 +1384,10 @@ typedef struct et_load_options {
  * and o->opts is NULL; ET_ERR_BUILD with the build log; ET_ERR_REFUSED
  * when o->opts breaks a rule. *out is freed with et_loaded_kernel_free.
  */
-et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
-                            struct _cl_device_id *dev,
-                            const et_load_options *o, et_loaded_kernel **out,
-                            et_diag *diag);
+ET_API et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
+                                   struct _cl_device_id *dev,
+                                   const et_load_options *o,
+                                   et_loaded_kernel **out, et_diag *diag);
 
 /*
  * Enqueues the kernel on the caller's queue q (asynchronous): out and
@@ -1400,10 +1415,12 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
  * (in[1]) ..."). Larger buffers are fine. ET_ERR_INPUT for a wrong number
  * of buffers or a NULL one, ET_ERR_LAUNCH when an enqueue fails.
  */
-et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
-                              struct _cl_mem *out, struct _cl_mem *const *in,
-                              int n_inputs, const int64_t *sizes,
-                              struct _cl_event **event, et_diag *diag);
+ET_API et_status et_cl_kernel_launch(et_loaded_kernel *k,
+                                     struct _cl_command_queue *q,
+                                     struct _cl_mem *out,
+                                     struct _cl_mem *const *in, int n_inputs,
+                                     const int64_t *sizes,
+                                     struct _cl_event **event, et_diag *diag);
 
 /*
  * As et_cl_kernel_load for CUDA device `device` (a CUdevice ordinal); the
@@ -1414,9 +1431,9 @@ et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
  * current context on another device; ET_ERR_BUILD with NVRTC's log.
  * The driver is libcuda.so.1, or $ET_LIBCUDA when set.
  */
-et_status et_cu_kernel_load(const et_problem *p, int device,
-                            const et_load_options *o, et_loaded_kernel **out,
-                            et_diag *diag);
+ET_API et_status et_cu_kernel_load(const et_problem *p, int device,
+                                   const et_load_options *o,
+                                   et_loaded_kernel **out, et_diag *diag);
 
 /*
  * Launches on the caller's stream (asynchronous; NULL = the default
@@ -1428,22 +1445,23 @@ et_status et_cu_kernel_load(const et_problem *p, int device,
  * the end of its allocation (cuMemGetAddressRange); a pointer the context
  * did not allocate, a null one or a short one is ET_ERR_INPUT naming it.
  */
-et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
-                              unsigned long long out,
-                              const unsigned long long *in, int n_inputs,
-                              const int64_t *sizes, et_diag *diag);
+ET_API et_status et_cu_kernel_launch(et_loaded_kernel *k,
+                                     struct CUstream_st *stream,
+                                     unsigned long long out,
+                                     const unsigned long long *in, int n_inputs,
+                                     const int64_t *sizes, et_diag *diag);
 
 /* The loaded kernel's opts ("" untransformed) and function name ("" for
  * a NULL k). */
-const char *et_loaded_kernel_opts(const et_loaded_kernel *k);
-const char *et_loaded_kernel_name(const et_loaded_kernel *k);
+ET_API const char *et_loaded_kernel_opts(const et_loaded_kernel *k);
+ET_API const char *et_loaded_kernel_name(const et_loaded_kernel *k);
 /* Bytes at the start of the output that the launch zeroes (SPLIT) at the
  * problem's sizes, 0 when none. */
-size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k);
+ET_API size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k);
 /* Releases the program (the caller's context and buffers are untouched);
  * for CUDA, call it with the kernel's context current (cuModuleUnload).
  * NULL is allowed. */
-void et_loaded_kernel_free(et_loaded_kernel *k);
+ET_API void et_loaded_kernel_free(et_loaded_kernel *k);
 
 /* ---- the tuning database -------------------------------------------------- */
 
@@ -1454,11 +1472,11 @@ typedef struct et_database et_database;
  * $XDG_CACHE_HOME/eintune/tuning.db). ET_ERR_INPUT (ET_INPUT_FILE) for a
  * file that is not an eintune database or is from a newer eintune,
  * ET_ERR_IO otherwise. */
-et_status et_database_open(const char *path, et_database **out,
-                           et_diag *diag);
-void et_database_close(et_database *db);
+ET_API et_status et_database_open(const char *path, et_database **out,
+                                  et_diag *diag);
+ET_API void et_database_close(et_database *db);
 /* The file's path; owned by db. */
-const char *et_database_path(const et_database *db);
+ET_API const char *et_database_path(const et_database *db);
 
 /* What the database holds. Plain value. */
 typedef struct et_database_stats {
@@ -1474,8 +1492,8 @@ typedef struct et_database_stats {
 } et_database_stats;
 
 /* Fills *out; a failed integrity check is ET_OK with integrity_ok 0. */
-et_status et_database_stats_get(et_database *db, et_database_stats *out,
-                                et_diag *diag);
+ET_API et_status et_database_stats_get(et_database *db, et_database_stats *out,
+                                       et_diag *diag);
 
 /* Which trials et_database_list gives; the zero value means all. */
 typedef struct et_database_filter {
@@ -1524,8 +1542,9 @@ typedef int (*et_database_row_fn)(void *arg, const et_database_row *row);
 
 /* Calls fn for the trials f selects (f may be NULL): per einsum and
  * device, ok trials fastest first, then the others newest first. */
-et_status et_database_list(et_database *db, const et_database_filter *f,
-                           et_database_row_fn fn, void *arg, et_diag *diag);
+ET_API et_status et_database_list(et_database *db, const et_database_filter *f,
+                                  et_database_row_fn fn, void *arg,
+                                  et_diag *diag);
 
 /* Criteria of et_database_prune: a trial is deleted when it meets every
  * criterion given. */
@@ -1539,9 +1558,9 @@ typedef struct et_database_prune_options {
 /* Deletes in one transaction; *deleted (may be NULL) gets the count (or
  * what would be deleted with dry_run). ET_ERR_INPUT (ET_INPUT_OPTION)
  * when no criterion is given. */
-et_status et_database_prune(et_database *db,
-                            const et_database_prune_options *o,
-                            int64_t *deleted, et_diag *diag);
+ET_API et_status et_database_prune(et_database *db,
+                                   const et_database_prune_options *o,
+                                   int64_t *deleted, et_diag *diag);
 
 /* What et_database_merge did to one table of the database. */
 typedef struct et_database_merge_table {
@@ -1571,8 +1590,8 @@ typedef struct et_database_merge_stats {
  * database, is from a newer eintune, or is db's own file; ET_ERR_IO
  * otherwise. A failed merge changes nothing.
  */
-et_status et_database_merge(et_database *db, const char *in,
-                            et_database_merge_stats *st, et_diag *diag);
+ET_API et_status et_database_merge(et_database *db, const char *in,
+                                   et_database_merge_stats *st, et_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -160,6 +160,10 @@ static void statement(char *s)
     snprintf(ret, sizeof ret, "%.*s", (int)(open - s), s);
     ret[strlen(ret) - strlen(f->name)] = '\0';
     trim(ret);
+    /* the export mark every declaration starts with is no part of the type */
+    if (!strncmp(ret, "ET_API", 6) && isspace((unsigned char)ret[6]))
+        memmove(ret, ret + 7, strlen(ret + 7) + 1);
+    trim(ret);
     f->returns_status = strcmp(ret, "et_status") == 0;
     /* the parameters: between the first '(' and the last ')' */
     char params[2048];

@@ -110,6 +110,17 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# An object compiled without LIB_VIS would go on exporting everything it
+# defines: the objects depend on a stamp holding LIB_VIS, rewritten (and
+# so newer than them) only when LIB_VIS changes, and a build tree made
+# before it compiles them again once.
+LIB_STAMP := $(BUILD)/lib-visibility
+$(LIB_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(LIB_VIS)' | cmp -s - $@ 2>/dev/null || echo '$(LIB_VIS)' > $@
+$(LIB_OBJ): $(LIB_STAMP)
+FORCE:
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@

@@ -48,7 +48,7 @@
  *   schema_migrations (version, applied_at, eintune_version): one row per
  *             migration step applied to this file.
  *
- * Schema versions (each one step of db.c's migrations table):
+ * Schema versions (each one step of schema.c's migrations table):
  *   1  the tables above without the [vN] columns and tables
  *   2  the device peaks move from their cache file into the database
  *   3  the final races (races, race_entries) and trials.load_1m
@@ -58,11 +58,11 @@
  *      rebuilt from their canonical form
  * A file at an older version is brought to ET_DB_SCHEMA_VERSION when it is
  * opened, one step after another in one transaction. To change the schema:
- * append a step to the migrations table in db.c (SQL text or a function),
- * bump ET_DB_SCHEMA_VERSION, add the version to the list above and mark
- * its columns in the tables; test_db's migration tests open a version-1
- * file, a version-3 file and a version-4 file written by hand and check that everything
- * comes through.
+ * append a step to the migrations table in schema.c (SQL text or a
+ * function), bump ET_DB_SCHEMA_VERSION, add the version to the list above
+ * and mark its columns in the tables; test_db's migration tests open a
+ * version-1 file, a version-3 file and a version-4 file written by hand
+ * and check that everything comes through.
  *
  * Time stamps are Unix seconds (UTC). A NaN figure is stored as NULL and
  * read back as NaN.
@@ -143,7 +143,7 @@
  * recorded trial becomes a miss. May move to transforms/ later. */
 #define ET_RENDERER_VERSION 2
 
-/* The number of steps in db.c's migrations table (see above). */
+/* The number of steps in schema.c's migrations table (see above). */
 #define ET_DB_SCHEMA_VERSION 5
 #define ET_DB_APPLICATION_ID 0x45544442 /* "ETDB" */
 #define ET_DB_BUSY_TIMEOUT_MS 15000

@@ -198,25 +198,35 @@ static void cat(char *buf, size_t cap, const char *text)
     snprintf(buf + n, cap - n, "%s", text);
 }
 
-/* Merges one table (see the header comment). */
-static et_status merge_table(sqlite3 *c, table *tabs, int ti,
-                             et_db_merge_count *cnt, et_error *err)
+/* The statements that merge one table's rows. */
+typedef struct merge_sql {
+    sqlite3_stmt *sel;   /* the input's rows: id (or NULL), then cols */
+    sqlite3_stmt *find;  /* the output's row of the same key */
+    sqlite3_stmt *ins;   /* a new row */
+    sqlite3_stmt *upd;   /* a newer row's values over the output's */
+    sqlite3_stmt *fill;  /* an older row's values into the output's NULLs */
+    sqlite3_stmt *newer; /* whether the input's row is newer (or NULL) */
+    sqlite3_stmt *map;   /* old id -> new id */
+} merge_sql;
+
+/* Writes t's statements' text (see merge_sql) into the buffers (cap
+ * bytes each; newer is "" for a table that is not one of measurements). */
+static void merge_text(const table *t, size_t cap, char *sel, char *find,
+                       char *ins, char *upd, char *fill, char *newer)
 {
-    table *t = &tabs[ti];
-    char q[256], sel[8192] = "SELECT ", find[8192], ins[8192], upd[8192],
-                 fill[8192];
+    char q[256];
     quoted(q, sizeof q, t->name);
-    cat(sel, sizeof sel, t->has_id ? "id" : "NULL");
+    snprintf(sel, cap, "SELECT %s", t->has_id ? "id" : "NULL");
     for (int i = 0; i < t->n_cols; i++) {
         char cq[256];
         quoted(cq, sizeof cq, t->cols[i]);
-        cat(sel, sizeof sel, ", ");
-        cat(sel, sizeof sel, cq);
+        cat(sel, cap, ", ");
+        cat(sel, cap, cq);
     }
-    cat(sel, sizeof sel, " FROM src.");
-    cat(sel, sizeof sel, q);
+    cat(sel, cap, " FROM src.");
+    cat(sel, cap, q);
     /* find: by the key, or by every column when there is none */
-    snprintf(find, sizeof find, "SELECT %s FROM main.%s WHERE 1",
+    snprintf(find, cap, "SELECT %s FROM main.%s WHERE 1",
              t->has_id ? "id" : "rowid", q);
     int n_match = t->n_key ? t->n_key : t->n_cols;
     for (int k = 0; k < n_match; k++) {
@@ -224,160 +234,188 @@ static et_status merge_table(sqlite3 *c, table *tabs, int ti,
         quoted(cq, sizeof cq, t->cols[t->n_key ? t->key[k] : k]);
         snprintf(part, sizeof part, " AND %s IS ?%d", cq,
                  (t->n_key ? t->key[k] : k) + 1);
-        cat(find, sizeof find, part);
+        cat(find, cap, part);
     }
-    snprintf(ins, sizeof ins, "INSERT INTO main.%s (", q);
+    snprintf(ins, cap, "INSERT INTO main.%s (", q);
     for (int i = 0; i < t->n_cols; i++) {
         char cq[256];
         quoted(cq, sizeof cq, t->cols[i]);
-        cat(ins, sizeof ins, i ? ", " : "");
-        cat(ins, sizeof ins, cq);
+        cat(ins, cap, i ? ", " : "");
+        cat(ins, cap, cq);
     }
-    cat(ins, sizeof ins, ") VALUES (");
+    cat(ins, cap, ") VALUES (");
     for (int i = 0; i < t->n_cols; i++) {
         char part[32];
         snprintf(part, sizeof part, "%s?%d", i ? ", " : "", i + 1);
-        cat(ins, sizeof ins, part);
+        cat(ins, cap, part);
     }
-    cat(ins, sizeof ins, ")");
+    cat(ins, cap, ")");
     /* a newer row replaces the values; an older one fills NULLs */
-    snprintf(upd, sizeof upd, "UPDATE main.%s SET ", q);
-    snprintf(fill, sizeof fill, "UPDATE main.%s SET ", q);
+    snprintf(upd, cap, "UPDATE main.%s SET ", q);
+    snprintf(fill, cap, "UPDATE main.%s SET ", q);
     for (int i = 0; i < t->n_cols; i++) {
         char cq[256], part[600];
         quoted(cq, sizeof cq, t->cols[i]);
         snprintf(part, sizeof part, "%s%s = ?%d", i ? ", " : "", cq, i + 1);
-        cat(upd, sizeof upd, part);
+        cat(upd, cap, part);
         snprintf(part, sizeof part, "%s%s = coalesce(%s, ?%d)",
                  i ? ", " : "", cq, cq, i + 1);
-        cat(fill, sizeof fill, part);
+        cat(fill, cap, part);
     }
     char where[64];
     snprintf(where, sizeof where, " WHERE %s = ?%d",
              t->has_id ? "id" : "rowid", t->n_cols + 1);
-    cat(upd, sizeof upd, where);
-    cat(fill, sizeof fill, where);
-    char newer[512] = "";
+    cat(upd, cap, where);
+    cat(fill, cap, where);
+    newer[0] = '\0';
     if (t->created_at >= 0 && t->n_fk > 0)
-        snprintf(newer, sizeof newer,
+        snprintf(newer, cap,
                  "SELECT created_at < ?1 FROM main.%s WHERE %s = ?2", q,
                  t->has_id ? "id" : "rowid");
+}
 
-    sqlite3_stmt *s_sel = NULL, *s_find = NULL, *s_ins = NULL, *s_upd = NULL,
-                 *s_fill = NULL, *s_new = NULL, *s_map = NULL;
+/* Prepares t's statements; false when SQLite refuses one. */
+static bool merge_prepare(sqlite3 *c, const table *t, merge_sql *m)
+{
+    enum { CAP = 8192 };
+    char sel[CAP], find[CAP], ins[CAP], upd[CAP], fill[CAP], newer[CAP];
+    memset(m, 0, sizeof *m);
+    merge_text(t, CAP, sel, find, ins, upd, fill, newer);
+    return sqlite3_prepare_v2(c, sel, -1, &m->sel, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(c, find, -1, &m->find, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(c, ins, -1, &m->ins, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(c, upd, -1, &m->upd, NULL) == SQLITE_OK &&
+           sqlite3_prepare_v2(c, fill, -1, &m->fill, NULL) == SQLITE_OK &&
+           (!newer[0] ||
+            sqlite3_prepare_v2(c, newer, -1, &m->newer, NULL) ==
+                SQLITE_OK) &&
+           sqlite3_prepare_v2(c, "INSERT INTO temp.et_merge_map VALUES "
+                                 "(?1, ?2, ?3)", -1, &m->map, NULL) ==
+               SQLITE_OK;
+}
+
+static void merge_finalize(merge_sql *m)
+{
+    sqlite3_finalize(m->sel);
+    sqlite3_finalize(m->find);
+    sqlite3_finalize(m->ins);
+    sqlite3_finalize(m->upd);
+    sqlite3_finalize(m->fill);
+    sqlite3_finalize(m->newer);
+    sqlite3_finalize(m->map);
+}
+
+/* Binds a row's values (vals) as ?1.. of find, ins, upd and fill, its
+ * references renumbered; false when one refers to a row that was not
+ * merged (a dangling reference). */
+static bool merge_bind(sqlite3 *c, const table *t, merge_sql *m,
+                       sqlite3_value **vals)
+{
+    sqlite3_stmt *binds[] = {m->find, m->ins, m->upd, m->fill};
+    bool dangling = false;
+    for (int b = 0; b < 4; b++) {
+        sqlite3_reset(binds[b]);
+        sqlite3_clear_bindings(binds[b]);
+    }
+    for (int i = 0; i < t->n_cols; i++) {
+        int f = -1;
+        for (int k = 0; k < t->n_fk; k++)
+            if (t->fk_col[k] == i)
+                f = k;
+        bool bound = false;
+        if (f >= 0 && t->fk_table[f] >= 0 &&
+            sqlite3_value_type(vals[i]) != SQLITE_NULL) {
+            sqlite3_int64 nw;
+            if (!map_id(c, t->fk_table[f], sqlite3_value_int64(vals[i]),
+                        &nw)) {
+                dangling = true;
+            } else {
+                for (int b = 0; b < 4; b++)
+                    sqlite3_bind_int64(binds[b], i + 1, nw);
+                bound = true;
+            }
+        }
+        if (!bound) {
+            for (int b = 0; b < 4; b++)
+                sqlite3_bind_value(binds[b], i + 1, vals[i]);
+        }
+    }
+    return !dangling;
+}
+
+/* Merges one row of table ti, its values bound (merge_bind): the output's
+ * row of the same key updated, or a new one, and its old id mapped. */
+static et_status merge_row(sqlite3 *c, const table *t, int ti, merge_sql *m,
+                           sqlite3_value **vals, sqlite3_int64 old,
+                           et_db_merge_count *cnt, et_error *err)
+{
+    sqlite3_int64 id = 0;
+    int frc = sqlite3_step(m->find);
+    if (frc == SQLITE_ROW) {
+        id = sqlite3_column_int64(m->find, 0);
+        bool is_newer = false;
+        if (m->newer) {
+            sqlite3_reset(m->newer);
+            sqlite3_bind_value(m->newer, 1, vals[t->created_at]);
+            sqlite3_bind_int64(m->newer, 2, id);
+            is_newer = sqlite3_step(m->newer) == SQLITE_ROW &&
+                       sqlite3_column_int(m->newer, 0);
+        }
+        sqlite3_stmt *u = is_newer ? m->upd : m->fill;
+        sqlite3_bind_int64(u, t->n_cols + 1, id);
+        if (sqlite3_step(u) != SQLITE_DONE)
+            return fail(c, err, t->name);
+        if (is_newer)
+            cnt->replaced++;
+        else
+            cnt->same++;
+    } else if (frc == SQLITE_DONE) {
+        if (sqlite3_step(m->ins) != SQLITE_DONE)
+            return fail(c, err, t->name);
+        id = sqlite3_last_insert_rowid(c);
+        cnt->added++;
+    } else {
+        return fail(c, err, t->name);
+    }
+    if (t->has_id) {
+        sqlite3_reset(m->map);
+        sqlite3_bind_int(m->map, 1, ti);
+        sqlite3_bind_int64(m->map, 2, old);
+        sqlite3_bind_int64(m->map, 3, id);
+        if (sqlite3_step(m->map) != SQLITE_DONE)
+            return fail(c, err, "renumbering");
+    }
+    return ET_OK;
+}
+
+/* Merges one table (see the header comment). */
+static et_status merge_table(sqlite3 *c, table *tabs, int ti,
+                             et_db_merge_count *cnt, et_error *err)
+{
+    table *t = &tabs[ti];
+    merge_sql m;
     et_status st = ET_OK;
-    if (sqlite3_prepare_v2(c, sel, -1, &s_sel, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c, find, -1, &s_find, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c, ins, -1, &s_ins, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c, upd, -1, &s_upd, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c, fill, -1, &s_fill, NULL) != SQLITE_OK ||
-        (newer[0] &&
-         sqlite3_prepare_v2(c, newer, -1, &s_new, NULL) != SQLITE_OK) ||
-        sqlite3_prepare_v2(c, "INSERT INTO temp.et_merge_map VALUES "
-                              "(?1, ?2, ?3)", -1, &s_map, NULL) !=
-            SQLITE_OK) {
+    if (!merge_prepare(c, t, &m)) {
         st = fail(c, err, t->name);
         goto out;
     }
     sqlite3_value *vals[MAX_COLS];
-    int rc;
-    while ((rc = sqlite3_step(s_sel)) == SQLITE_ROW) {
+    int rc = SQLITE_DONE;
+    while (st == ET_OK && (rc = sqlite3_step(m.sel)) == SQLITE_ROW) {
         for (int i = 0; i < t->n_cols; i++)
-            vals[i] = sqlite3_value_dup(sqlite3_column_value(s_sel, i + 1));
-        sqlite3_int64 old = sqlite3_column_int64(s_sel, 0);
-        bool dangling = false;
-        sqlite3_stmt *binds[] = {s_find, s_ins, s_upd, s_fill};
-        for (int b = 0; b < 4; b++) {
-            sqlite3_reset(binds[b]);
-            sqlite3_clear_bindings(binds[b]);
-        }
-        for (int i = 0; i < t->n_cols; i++) {
-            int f = -1;
-            for (int k = 0; k < t->n_fk; k++)
-                if (t->fk_col[k] == i)
-                    f = k;
-            bool bound = false;
-            if (f >= 0 && t->fk_table[f] >= 0 &&
-                sqlite3_value_type(vals[i]) != SQLITE_NULL) {
-                sqlite3_int64 nw;
-                if (!map_id(c, t->fk_table[f], sqlite3_value_int64(vals[i]),
-                            &nw)) {
-                    dangling = true;
-                } else {
-                    for (int b = 0; b < 4; b++)
-                        sqlite3_bind_int64(binds[b], i + 1, nw);
-                    bound = true;
-                }
-            }
-            if (!bound) {
-                for (int b = 0; b < 4; b++)
-                    sqlite3_bind_value(binds[b], i + 1, vals[i]);
-            }
-        }
-        if (dangling) {
+            vals[i] = sqlite3_value_dup(sqlite3_column_value(m.sel, i + 1));
+        sqlite3_int64 old = sqlite3_column_int64(m.sel, 0);
+        if (merge_bind(c, t, &m, vals))
+            st = merge_row(c, t, ti, &m, vals, old, cnt, err);
+        else
             cnt->skipped++;
-            goto next;
-        }
-        sqlite3_int64 id = 0;
-        int frc = sqlite3_step(s_find);
-        if (frc == SQLITE_ROW) {
-            id = sqlite3_column_int64(s_find, 0);
-            bool is_newer = false;
-            if (s_new) {
-                sqlite3_reset(s_new);
-                sqlite3_bind_value(s_new, 1, vals[t->created_at]);
-                sqlite3_bind_int64(s_new, 2, id);
-                is_newer = sqlite3_step(s_new) == SQLITE_ROW &&
-                           sqlite3_column_int(s_new, 0);
-            }
-            sqlite3_stmt *u = is_newer ? s_upd : s_fill;
-            sqlite3_bind_int64(u, t->n_cols + 1, id);
-            if (sqlite3_step(u) != SQLITE_DONE) {
-                st = fail(c, err, t->name);
-                goto row_out;
-            }
-            if (is_newer)
-                cnt->replaced++;
-            else
-                cnt->same++;
-        } else if (frc == SQLITE_DONE) {
-            if (sqlite3_step(s_ins) != SQLITE_DONE) {
-                st = fail(c, err, t->name);
-                goto row_out;
-            }
-            id = sqlite3_last_insert_rowid(c);
-            cnt->added++;
-        } else {
-            st = fail(c, err, t->name);
-            goto row_out;
-        }
-        if (t->has_id) {
-            sqlite3_reset(s_map);
-            sqlite3_bind_int(s_map, 1, ti);
-            sqlite3_bind_int64(s_map, 2, old);
-            sqlite3_bind_int64(s_map, 3, id);
-            if (sqlite3_step(s_map) != SQLITE_DONE) {
-                st = fail(c, err, "renumbering");
-                goto row_out;
-            }
-        }
-    next:
-    row_out:
         for (int i = 0; i < t->n_cols; i++)
             sqlite3_value_free(vals[i]);
-        if (st != ET_OK)
-            goto out;
     }
-    if (rc != SQLITE_DONE)
+    if (st == ET_OK && rc != SQLITE_DONE)
         st = fail(c, err, t->name);
 out:
-    sqlite3_finalize(s_sel);
-    sqlite3_finalize(s_find);
-    sqlite3_finalize(s_ins);
-    sqlite3_finalize(s_upd);
-    sqlite3_finalize(s_fill);
-    sqlite3_finalize(s_new);
-    sqlite3_finalize(s_map);
+    merge_finalize(&m);
     return st;
 }
 

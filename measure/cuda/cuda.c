@@ -430,8 +430,7 @@ static et_status cu_launch(void *vctx, et_program *vp, const et_launch *geom,
     cu_api *api = &c->api;
     cu_program *p = (cu_program *)vp;
     et_status st = ET_OK;
-    CUdeviceptr ptrs[ET_MAX_KERNEL_ARGS];
-    void *params[ET_MAX_KERNEL_ARGS];
+    cu_args a;
     int64_t block[3] = {1, 1, 1}, grid[3] = {1, 1, 1};
 
     for (int d = 0; d < geom->ndim; d++)
@@ -480,18 +479,11 @@ static et_status cu_launch(void *vctx, et_program *vp, const et_launch *geom,
                              "argument %d: offset %zu is not a multiple "
                              "of the base address alignment (%d bytes)",
                              i, off, CU_BASE_ALIGN);
-        ptrs[i] = b->ptr + off;
-        params[i] = &ptrs[i];
+        a.ptr[i] = b->ptr + off;
     }
-    long long scalars[ET_LAUNCH_MAX_SCALARS];
-    if (geom->n_scalars < 0 || geom->n_scalars > ET_LAUNCH_MAX_SCALARS ||
-        nargs + geom->n_scalars > ET_MAX_KERNEL_ARGS)
+    if (!et_cuda_args_pack(&a, nargs, geom))
         return et_errorf(err, ET_ERR_LAUNCH, "launch: %d scalar arguments",
                          geom->n_scalars);
-    for (int i = 0; i < geom->n_scalars; i++) {
-        scalars[i] = (long long)geom->scalar[i];
-        params[nargs + i] = &scalars[i];
-    }
 
     st = cu_enter(c, err);
     if (st != ET_OK)
@@ -508,13 +500,13 @@ static et_status cu_launch(void *vctx, et_program *vp, const et_launch *geom,
     /* SPLIT kernels add into the output: it starts at zero, timed */
     if (geom->zero_bytes > 0)
         CU_TRY(ET_ERR_LAUNCH,
-               api->MemsetD8Async(ptrs[0], 0, (size_t)geom->zero_bytes,
+               api->MemsetD8Async(a.ptr[0], 0, (size_t)geom->zero_bytes,
                                   NULL));
     CU_TRY(ET_ERR_LAUNCH,
            api->LaunchKernel(p->function, (unsigned)grid[0],
                              (unsigned)grid[1], (unsigned)grid[2],
                              (unsigned)block[0], (unsigned)block[1],
-                             (unsigned)block[2], 0, NULL, params, NULL));
+                             (unsigned)block[2], 0, NULL, a.params, NULL));
     CU_TRY(ET_ERR_DEVICE, api->EventRecord(c->stop, NULL));
     /* errors of the kernel itself (illegal address, ...) surface here */
     CU_TRY(ET_ERR_LAUNCH, api->EventSynchronize(c->stop));

@@ -1,9 +1,9 @@
 /*
  * cuda_impl.h - internal to measure/cuda/: the Driver API table that
  * cuda.c opens with dlopen (see cuda.c's header comment), its checking
- * macro and the device query, shared by the backend (cuda.c) and the
- * kernels built in the caller's own context (user_kernel.c). Not part of
- * the API.
+ * macro, the device query and the packing of a launch's arguments
+ * (launch_args.c), shared by the backend (cuda.c) and the kernels built
+ * in the caller's own context (user_kernel.c). Not part of the API.
  *
  * A cu_api is a plain value: each user loads its own (et_cuda_api_load,
  * dlopen is reference counted) and unloads it when done, so nothing here
@@ -13,6 +13,7 @@
 #define ET_CUDA_IMPL_H
 
 #include "measure/backend.h"
+#include "measure/backend_impl.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -123,5 +124,25 @@ et_status et_cuda_module_load(const cu_api *api, const char *ptx,
 et_status et_cuda_query(const cu_api *api, int ordinal, CUdevice *devp,
                         et_device_info *info, cu_limits *lim,
                         et_error *err);
+
+/* ---- kernel arguments (launch_args.c) ----------------------------------- */
+
+/*
+ * The arguments of one cuLaunchKernel: the caller puts the buffers'
+ * device pointers in ptr[], et_cuda_args_pack adds the launch's scalars
+ * and points params[] (the kernelParams) at them all. params[] points
+ * into the struct: pack it where it stays until the launch.
+ */
+typedef struct cu_args {
+    CUdeviceptr ptr[ET_MAX_KERNEL_ARGS];
+    long long scalar[ET_LAUNCH_MAX_SCALARS];
+    void *params[ET_MAX_KERNEL_ARGS];
+} cu_args;
+
+/* Points params at ptr[0 .. nptrs-1], then at geom's scalars. False when
+ * they do not fit (a negative count, more than ET_LAUNCH_MAX_SCALARS
+ * scalars, more than ET_MAX_KERNEL_ARGS arguments in all): the caller
+ * says so in its own terms. */
+bool et_cuda_args_pack(cu_args *a, int nptrs, const et_launch *geom);
 
 #endif /* ET_CUDA_IMPL_H */

@@ -176,8 +176,7 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, CUstream stream,
                             et_error *err)
 {
     cu_api *api = &k->api;
-    CUdeviceptr ptrs[ET_MAX_KERNEL_ARGS];
-    void *params[ET_MAX_KERNEL_ARGS];
+    cu_args a;
     int64_t block[3] = {1, 1, 1}, grid[3] = {1, 1, 1}, threads = 1;
     const cu_limits *l = &k->lim;
 
@@ -217,31 +216,24 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, CUstream stream,
         if (!args[i])
             return et_errorf(err, ET_ERR_INPUT,
                              "buffer %d is a null device pointer", i);
-        ptrs[i] = (CUdeviceptr)args[i];
-        params[i] = &ptrs[i];
+        a.ptr[i] = (CUdeviceptr)args[i];
     }
-    long long scalars[ET_LAUNCH_MAX_SCALARS];
-    if (geom->n_scalars < 0 || geom->n_scalars > ET_LAUNCH_MAX_SCALARS ||
-        nargs + geom->n_scalars > ET_MAX_KERNEL_ARGS)
+    if (!et_cuda_args_pack(&a, nargs, geom))
         return et_errorf(err, ET_ERR_INPUT, "%d scalar arguments",
                          geom->n_scalars);
-    for (int i = 0; i < geom->n_scalars; i++) {
-        scalars[i] = (long long)geom->scalar[i];
-        params[nargs + i] = &scalars[i];
-    }
     /* SPLIT kernels add into the output: it starts at zero, on the same
      * stream so that the launch sees it */
     if (geom->zero_bytes > 0 &&
         CU_FAILED(api, err,
-                  api->MemsetD8Async(ptrs[0], 0, (size_t)geom->zero_bytes,
+                  api->MemsetD8Async(a.ptr[0], 0, (size_t)geom->zero_bytes,
                                      stream)))
         return ET_ERR_LAUNCH;
     if (CU_FAILED(api, err,
                   api->LaunchKernel(k->function, (unsigned)grid[0],
                                     (unsigned)grid[1], (unsigned)grid[2],
                                     (unsigned)block[0], (unsigned)block[1],
-                                    (unsigned)block[2], 0, stream, params,
-                                    NULL)))
+                                    (unsigned)block[2], 0, stream,
+                                    a.params, NULL)))
         return ET_ERR_LAUNCH;
     return ET_OK;
 }

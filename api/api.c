@@ -363,6 +363,32 @@ void api_diag_clear(et_diag *d)
     d->pos = -1;
 }
 
+et_status api_options_copy(void *local, size_t cur, const void *given,
+                           size_t n, size_t base, const char *fn,
+                           et_diag *d)
+{
+    memset(local, 0, cur);
+    if (!given)
+        return ET_OK;
+    if (n == 0)
+        n = base;
+    if (n > cur) {
+        /* fields of a newer header: harmless while they hold their
+         * defaults (zero), refused once set, as they would be ignored */
+        const unsigned char *extra = (const unsigned char *)given + cur;
+        for (size_t i = 0; i < n - cur; i++)
+            if (extra[i])
+                return api_fail(d, ET_ERR_UNSUPPORTED, ET_INPUT_OPTION,
+                                "%s: the options set a field that this "
+                                "library (%s) does not know (their size "
+                                "is %zu bytes, its is %zu)",
+                                fn, ET_VERSION, n, cur);
+        n = cur;
+    }
+    memcpy(local, given, n);
+    return ET_OK;
+}
+
 et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,
                    ...)
 {

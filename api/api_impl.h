@@ -65,17 +65,46 @@ et_status api_no_kernel(et_diag *d, const et_einsum *e,
                         const et_device_info *info, const char *db,
                         bool exact);
 
+/*
+ * The caller's options struct as this library's (eintune.h, "Growing the
+ * ABI"): local (cur bytes) gets the first n bytes of given, n its size
+ * field (0: base, the 1.0 layout), and zeros after them, the defaults of
+ * fields the caller's header did not have; given NULL gives all zeros.
+ * A caller's struct larger than cur (built against a newer header) is
+ * accepted when the bytes this library does not know are all zero, else
+ * refused: ET_ERR_UNSUPPORTED naming fn. Returns ET_OK or that status.
+ */
+et_status api_options_copy(void *local, size_t cur, const void *given,
+                           size_t n, size_t base, const char *fn,
+                           et_diag *d);
+
+/* In a public function taking `const T *name`: declares T name_v, a
+ * full-size copy (api_options_copy), and points name at it, so that the
+ * rest of the function reads name as before and never sees NULL. */
+#define API_OPTIONS(T, name, diag)                                          \
+    T name##_v;                                                             \
+    do {                                                                    \
+        et_status api_st_ = api_options_copy(&name##_v, sizeof name##_v,    \
+                                             (name), (name) ? (name)->size  \
+                                                            : 0,            \
+                                             sizeof(T), __func__, (diag));  \
+        if (api_st_ != ET_OK)                                               \
+            return api_st_;                                                 \
+        (name) = &name##_v;                                                 \
+    } while (0)
+
 /* Formats a log line and hands it to log (a no-op when log is NULL). */
 void api_logf(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
               ...) __attribute__((format(printf, 4, 5)));
 
 /*
  * The fastest verified kernel known for e on the device info describes,
- * from database db_path (NULL: the default). *found false when none (out
- * untouched). The database's path goes to db_used (may be NULL) for
- * messages.
+ * from session s's database, or (s NULL) database db_path (NULL: the
+ * default). *found false when none (out untouched). The database's path
+ * goes to db_used (may be NULL) for messages.
  */
-et_status api_best_find(const et_einsum *e, const et_device_info *info,
+et_status api_best_find(et_session *s, const et_einsum *e,
+                        const et_device_info *info,
                         const char *db_path, bool exact, et_best *out,
                         bool *found,
                         char *db_used, size_t db_used_cap, et_diag *diag);
@@ -131,8 +160,53 @@ typedef struct api_tune_env {
     et_device *dev;           /* an open device to use (kept open); NULL:
                                * open o->device */
     const et_tune_store *store; /* the trials' database elsewhere (o->db is
-                                 * not opened); NULL: o->db */
+                                 * not opened); NULL: db, else o->db */
+    et_db *db;                /* an open database to use (kept open);
+                               * NULL: open o->db */
 } api_tune_env;
+
+/* The database a call uses: session s's (*own false), else the one at
+ * path (NULL: the default) opened for the call (*own true; close it with
+ * et_db_close). Fills d on failure. */
+et_status api_session_db(et_session *s, const char *path, et_db **db,
+                         bool *own, et_diag *d);
+
+/* The public functions' internal forms, taking a session (NULL: open
+ * what the options name, as the path-taking functions do). */
+et_status api_best_lookup(et_session *s, const et_problem *p,
+                          const char *device, const char *db,
+                          et_best_info *out, int *found, et_diag *diag);
+et_status api_best_kernel_find(et_session *s, const et_problem *p,
+                               const et_best_options *o,
+                               et_best_kernel **out, et_diag *diag);
+et_status api_runner_open(et_session *s, const et_problem *p,
+                          const et_run_options *o, et_runner **out,
+                          et_diag *diag);
+et_status api_run(et_session *s, const et_problem *p,
+                  const et_run_options *o, void *out,
+                  const void *const *in, et_run_result *res, et_diag *diag);
+et_status api_cl_kernel_load(et_session *s, const et_problem *p,
+                             struct _cl_context *ctx,
+                             struct _cl_device_id *dev,
+                             const et_load_options *o,
+                             et_loaded_kernel **out, et_diag *diag);
+et_status api_cu_kernel_load(et_session *s, const et_problem *p, int device,
+                             const et_load_options *o,
+                             et_loaded_kernel **out, et_diag *diag);
+
+/*
+ * A session (et_session_*): the device, the database and the log opened
+ * once for every call made through it. The calls that take paths open
+ * their own for the call and are otherwise the same code: each public
+ * function has an internal form taking a session, NULL for its own.
+ */
+struct et_session {
+    et_device *dev;           /* isolated: its own worker process */
+    et_db *db;
+    char device[256];         /* the spec it was opened with ("" first) */
+    et_log_fn log;
+    void *log_arg;
+};
 
 /* et_tune_run_full with env. */
 et_status api_tune_run(const et_problem *p, const et_tune_options *o,

@@ -21,27 +21,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-et_status api_best_find(const et_einsum *e, const et_device_info *info,
+et_status api_best_find(et_session *s, const et_einsum *e,
+                        const et_device_info *info,
                         const char *db_path, bool exact, et_best *out,
                         bool *found,
                         char *db_used, size_t db_used_cap, et_diag *diag)
 {
     et_error err = {{0}};
     et_db *db = NULL;
+    bool own = false;
     *found = false;
-    et_status st = et_db_open(db_path, &db, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, ET_INPUT_FILE, &err);
-        if (diag && db_path)
-            snprintf(diag->file, sizeof diag->file, "%s", db_path);
+    et_status st = api_session_db(s, db_path, &db, &own, diag);
+    if (st != ET_OK)
         return st;
-    }
     if (db_used)
         snprintf(db_used, db_used_cap, "%s", et_db_path(db));
     st = et_best_find(db, e, info, exact, out, found, &err);
     if (st != ET_OK)
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
-    et_db_close(db);
+    if (own)
+        et_db_close(db);
     return st;
 }
 
@@ -130,6 +129,13 @@ et_status et_best_lookup(const et_problem *p, const char *device,
                          const char *db, et_best_info *out, int *found,
                          et_diag *diag)
 {
+    return api_best_lookup(NULL, p, device, db, out, found, diag);
+}
+
+et_status api_best_lookup(et_session *s, const et_problem *p,
+                          const char *device, const char *db,
+                          et_best_info *out, int *found, et_diag *diag)
+{
     et_diag local;
     if (!diag)
         diag = &local;
@@ -144,7 +150,7 @@ et_status et_best_lookup(const et_problem *p, const char *device,
     o.device = device;
     o.db = db;
     et_best_kernel *bk = NULL;
-    et_status st = et_best_kernel_find(p, &o, &bk, diag);
+    et_status st = api_best_kernel_find(s, p, &o, &bk, diag);
     if (st == ET_OK && bk) {
         et_best_kernel_info(bk, out);
         if (found)
@@ -206,41 +212,51 @@ int api_best_kernel_name(const et_best_kernel *bk, char *name, size_t cap)
 et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
                               et_best_kernel **out, et_diag *diag)
 {
-    const et_best_options defaults = {0};
+    return api_best_kernel_find(NULL, p, o, out, diag);
+}
+
+et_status api_best_kernel_find(et_session *s, const et_problem *p,
+                               const et_best_options *o,
+                               et_best_kernel **out, et_diag *diag)
+{
     et_diag local;
     if (!diag)
         diag = &local;
-    if (!o)
-        o = &defaults;
     api_diag_clear(diag);
     API_NEED(diag, out, "out");
     *out = NULL;
+    API_OPTIONS(et_best_options, o, diag);
     API_NEED(diag, p, "p");
+    if (s && !o_v.log) {
+        o_v.log = s->log;
+        o_v.log_arg = s->log_arg;
+    }
     et_best_kernel *bk = calloc(1, sizeof *bk);
     if (!bk)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     bk->e = p->e;
     et_error err = {{0}};
     et_db *db = NULL;
+    bool own_db = false;
     et_device *dev = NULL;
     /* the database first: a file that is not eintune's costs no worker */
-    et_status st = et_db_open(o->db, &db, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, ET_INPUT_FILE, &err);
-        if (o->db)
-            snprintf(diag->file, sizeof diag->file, "%s", o->db);
+    et_status st = api_session_db(s, o->db, &db, &own_db, diag);
+    if (st != ET_OK)
         goto fail;
-    }
     snprintf(bk->db, sizeof bk->db, "%s", et_db_path(db));
     api_log(o->log, o->log_arg, ET_LOG_DEBUG, "database %s", bk->db);
-    st = et_device_open_isolated(o->device, NULL, &dev, &err);
-    if (st != ET_OK) {
-        api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
-                                                  : ET_INPUT_NONE, &err);
-        goto fail;
+    if (s) {
+        bk->info = s->dev->info;
+    } else {
+        st = et_device_open_isolated(o->device, NULL, &dev, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
+                                                      : ET_INPUT_NONE, &err);
+            goto fail;
+        }
+        bk->info = dev->info;
+        et_device_close(dev);
     }
-    bk->info = dev->info;
-    et_device_close(dev);
     bool found = false;
     st = et_best_find(db, &bk->e, &bk->info, o->exact != 0, &bk->best,
                       &found, &err);
@@ -304,11 +320,13 @@ et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
                         why);
         }
     }
-    et_db_close(db);
+    if (own_db)
+        et_db_close(db);
     *out = bk;
     return ET_OK;
 fail:
-    et_db_close(db);
+    if (own_db)
+        et_db_close(db);
     free(bk);
     return st;
 }

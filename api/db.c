@@ -146,6 +146,7 @@ et_status et_database_list(et_database *db, const et_database_filter *f,
     api_diag_clear(diag);
     API_NEED(diag, db, "db");
     API_NEED(diag, fn, "fn");
+    API_OPTIONS(et_database_filter, f, diag);
     et_db_filter flt;
     memset(&flt, 0, sizeof flt);
     et_error err;
@@ -179,6 +180,7 @@ et_status et_database_prune(et_database *db,
         *deleted = 0;
     API_NEED(diag, db, "db");
     API_NEED(diag, o, "o");
+    API_OPTIONS(et_database_prune_options, o, diag);
     et_db_prune_opts po;
     memset(&po, 0, sizeof po);
     po.failed = o->failed != 0;

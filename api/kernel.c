@@ -76,7 +76,8 @@ static et_loaded_kernel *loaded_new(const et_problem *p, et_backend_kind b)
  * rendered for its backend into *r; k gets the opts' text, the name and
  * the launch geometry.
  */
-static et_status loaded_render(const et_problem *p, const et_device_info *info,
+static et_status loaded_render(et_session *s, const et_problem *p,
+                               const et_device_info *info,
                                const et_load_options *o, et_loaded_kernel *k,
                                et_rendered *r, et_diag *diag)
 {
@@ -109,8 +110,8 @@ static et_status loaded_render(const et_problem *p, const et_device_info *info,
                             "out of memory");
         bool found = false;
         char db_used[1024] = "";
-        st = api_best_find(&p->e, info, o->db, o->exact != 0, best, &found,
-                           db_used, sizeof db_used, diag);
+        st = api_best_find(s, &p->e, info, o->db, o->exact != 0, best,
+                           &found, db_used, sizeof db_used, diag);
         if (st != ET_OK)
             goto cleanup;
         if (!found) {
@@ -324,15 +325,22 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
                             const et_load_options *o, et_loaded_kernel **out,
                             et_diag *diag)
 {
-    const et_load_options defaults = {0};
+    return api_cl_kernel_load(NULL, p, ctx, dev, o, out, diag);
+}
+
+et_status api_cl_kernel_load(et_session *s, const et_problem *p,
+                             struct _cl_context *ctx,
+                             struct _cl_device_id *dev,
+                             const et_load_options *o,
+                             et_loaded_kernel **out, et_diag *diag)
+{
     et_diag local;
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
     API_NEED(diag, out, "out");
     *out = NULL;
-    if (!o)
-        o = &defaults;
+    API_OPTIONS(et_load_options, o, diag);
     API_NEED(diag, p, "p");
     API_NEED(diag, ctx, "ctx");
     API_NEED(diag, dev, "dev");
@@ -350,7 +358,7 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
         api_fail_err(diag, st, ET_INPUT_DEVICE, &err);
         goto cleanup;
     }
-    st = loaded_render(p, info, o, k, &r, diag);
+    st = loaded_render(s, p, info, o, k, &r, diag);
     if (st != ET_OK)
         goto cleanup;
     st = et_cl_user_build(ctx, dev, r.source, r.name,
@@ -378,15 +386,20 @@ et_status et_cu_kernel_load(const et_problem *p, int device,
                             const et_load_options *o, et_loaded_kernel **out,
                             et_diag *diag)
 {
-    const et_load_options defaults = {0};
+    return api_cu_kernel_load(NULL, p, device, o, out, diag);
+}
+
+et_status api_cu_kernel_load(et_session *s, const et_problem *p, int device,
+                             const et_load_options *o,
+                             et_loaded_kernel **out, et_diag *diag)
+{
     et_diag local;
     if (!diag)
         diag = &local;
     api_diag_clear(diag);
     API_NEED(diag, out, "out");
     *out = NULL;
-    if (!o)
-        o = &defaults;
+    API_OPTIONS(et_load_options, o, diag);
     API_NEED(diag, p, "p");
     et_device_info *info = calloc(1, sizeof *info);
     et_loaded_kernel *k = loaded_new(p, ET_BACKEND_CUDA);
@@ -402,7 +415,7 @@ et_status et_cu_kernel_load(const et_problem *p, int device,
         api_fail_err(diag, st, ET_INPUT_DEVICE, &err);
         goto cleanup;
     }
-    st = loaded_render(p, info, o, k, &r, diag);
+    st = loaded_render(s, p, info, o, k, &r, diag);
     if (st != ET_OK)
         goto cleanup;
     st = et_cu_user_build(k->cu, r.source, r.name, &err);

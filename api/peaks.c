@@ -33,12 +33,10 @@ static void measure_log(void *arg, const char *msg)
 et_status et_peaks_report_init(const et_peaks_options *o,
                                et_peaks_report **out, et_diag *diag)
 {
-    const et_peaks_options defaults = {0};
-    if (!o)
-        o = &defaults;
     api_diag_clear(diag);
     API_NEED(diag, out, "out");
     *out = NULL;
+    API_OPTIONS(et_peaks_options, o, diag);
     if (o->runs < 0 || o->runs > 1000)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "runs must be in 1..1000 (0: the default), not %d",

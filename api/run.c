@@ -36,6 +36,7 @@ struct et_runner {
     et_run_options o;
     et_db *db;                  /* with o.best */
     et_device *dev;
+    bool shared;                /* db and dev are a session's: not closed */
     et_best *best;              /* found by et_runner_find_best */
     et_kernel *kern;
     et_rendered rend;
@@ -53,34 +54,45 @@ struct et_runner {
 et_status et_runner_open(const et_problem *p, const et_run_options *o,
                          et_runner **out, et_diag *diag)
 {
-    const et_run_options defaults = {0};
+    return api_runner_open(NULL, p, o, out, diag);
+}
+
+et_status api_runner_open(et_session *s, const et_problem *p,
+                          const et_run_options *o, et_runner **out,
+                          et_diag *diag)
+{
     et_diag local;
     if (!diag)
         diag = &local;
-    if (!o)
-        o = &defaults;
     api_diag_clear(diag);
     API_NEED(diag, out, "out");
     *out = NULL;
+    API_OPTIONS(et_run_options, o, diag);
     API_NEED(diag, p, "p");
     et_runner *r = calloc(1, sizeof *r);
     if (!r)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     r->e = &p->e;
     r->o = *o;
+    if (s && !r->o.log) {
+        r->o.log = s->log;
+        r->o.log_arg = s->log_arg;
+    }
+    o = &r->o;
     et_error err = {{0}};
-    et_status st;
+    et_status st = ET_OK;
+    r->shared = s != NULL;
     /* the database before the device: a refused file costs no worker */
     if (o->best) {
-        st = et_db_open(o->db, &r->db, &err);
-        if (st != ET_OK) {
-            api_fail_err(diag, st, ET_INPUT_FILE, &err);
-            if (o->db)
-                snprintf(diag->file, sizeof diag->file, "%s", o->db);
+        bool own = false;
+        st = api_session_db(s, o->db, &r->db, &own, diag);
+        if (st != ET_OK)
             goto fail;
-        }
     }
-    st = et_device_open_isolated(o->device, NULL, &r->dev, &err);
+    if (s)
+        r->dev = s->dev;
+    else
+        st = et_device_open_isolated(o->device, NULL, &r->dev, &err);
     if (st != ET_OK) {
         api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
                                                   : ET_INPUT_NONE, &err);
@@ -684,30 +696,37 @@ void et_runner_free(et_runner *r)
                 et_buffer_free(r->dev, r->buf[i]);
         if (r->prog)
             et_program_free(r->dev, r->prog);
-        et_device_close(r->dev);
+        if (!r->shared)
+            et_device_close(r->dev);
     }
     et_verifier_free(r->ver);
     et_rendered_free(&r->rend);
     et_kernel_free(r->kern);
     free(r->best);
-    et_db_close(r->db);
+    if (!r->shared)
+        et_db_close(r->db);
     free(r);
 }
 
 et_status et_run(const et_problem *p, const et_run_options *o, void *out,
                  const void *const *in, et_run_result *res, et_diag *diag)
 {
-    const et_run_options defaults = {0};
+    return api_run(NULL, p, o, out, in, res, diag);
+}
+
+et_status api_run(et_session *s, const et_problem *p,
+                  const et_run_options *o, void *out,
+                  const void *const *in, et_run_result *res, et_diag *diag)
+{
     et_diag local;
     et_run_result local_res;
     if (!diag)
         diag = &local;
-    if (!o)
-        o = &defaults;
     if (!res)
         res = &local_res;
     memset(res, 0, sizeof *res);
     api_diag_clear(diag);
+    API_OPTIONS(et_run_options, o, diag);
     API_NEED(diag, p, "p");
     API_NEED(diag, out, "out");
     API_NEED(diag, in, "in");
@@ -716,7 +735,7 @@ et_status et_run(const et_problem *p, const et_run_options *o, void *out,
             return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                             "et_run: in[%d] (input %d) is NULL", i, i);
     et_runner *r = NULL;
-    et_status st = et_runner_open(p, o, &r, diag);
+    et_status st = api_runner_open(s, p, o, &r, diag);
     if (st != ET_OK)
         return st;
     if (o->best) {

@@ -368,14 +368,12 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
                            et_diag *diag)
 {
     bool roofline = env->roofline;
-    const et_tune_options defaults = {0};
     et_diag local;
     if (!diag)
         diag = &local;
-    if (!o)
-        o = &defaults;
     api_diag_clear(diag);
     *out = NULL;
+    API_OPTIONS(et_tune_options, o, diag);
 
     et_tune_report *r = calloc(1, sizeof *r);
     et_opt *start = calloc(ET_MAX_OPTS, sizeof *start);
@@ -475,7 +473,10 @@ static et_status tune_impl(const et_problem *p, const et_tune_options *o,
         /* the trials go to a database elsewhere (a campaign's rank 0) */
         to.store = env->store;
     } else {
-        st = et_db_open(o->db, &db, &err);
+        if (env->db)
+            db = env->db;
+        else
+            st = et_db_open(o->db, &db, &err);
         if (st != ET_OK) {
             api_fail_err(diag, st, ET_INPUT_FILE, &err);
             if (o->db)
@@ -552,7 +553,8 @@ out:
     et_binding_free(b);
     if (dev && dev != env->dev)
         et_device_close(dev);
-    et_db_close(db);
+    if (db != env->db)
+        et_db_close(db);
     et_space_free(own_space);
     free(start);
     if (st != ET_OK) {
@@ -577,7 +579,7 @@ et_status et_tune_run_full(const et_problem *p, const et_tune_options *o,
     API_NEED(diag, out, "out");
     *out = NULL;
     API_NEED(diag, p, "p");
-    api_tune_env env = {true, false, NULL, NULL};
+    api_tune_env env = {true, false, NULL, NULL, NULL};
     return tune_impl(p, o, &env, out, diag);
 }
 
@@ -658,7 +660,7 @@ et_status et_tune(const et_problem *p, const et_tune_options *o,
     API_NEED(diag, out, "out");
     memset(out, 0, sizeof *out);
     API_NEED(diag, p, "p");
-    api_tune_env env = {false, false, NULL, NULL};
+    api_tune_env env = {false, false, NULL, NULL, NULL};
     et_status st = tune_impl(p, o, &env, &r, diag);
     if (st != ET_OK)
         return st;

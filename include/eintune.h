@@ -38,13 +38,42 @@
 #define ET_API
 #endif
 
+/* ET_DEPRECATED marks the calls that open a device and a database for
+ * one call where a session (et_session_*, at the end of this header) keeps
+ * them open: they keep working through 1.x. A program compiled with
+ * -DET_WARN_DEPRECATED gets a warning where it calls one. */
+#if defined(ET_WARN_DEPRECATED) && (defined(__GNUC__) || defined(__clang__))
+#define ET_DEPRECATED __attribute__((deprecated))
+#else
+#define ET_DEPRECATED
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define ET_VERSION "0.4.0"
+#define ET_VERSION "1.0.0"
 /* The shared library's major version (its soname: libeintune.so.N). */
-#define ET_VERSION_MAJOR 0
+#define ET_VERSION_MAJOR 1
+
+/*
+ * Growing the ABI (docs/api.md, "Versions and the shared library"): the
+ * layout of every struct below is fixed for soname 1, with two
+ * exceptions that may gain fields at their end:
+ *  - the options structs (et_*_options, et_database_filter), which begin
+ *    with `size`: the caller's sizeof, so that a library newer than the
+ *    caller's header reads only what the caller has (the fields added
+ *    since are zero: their defaults) and an older library refuses fields
+ *    it does not know when they are set. size 0 means the 1.0 layout, so
+ *    {0} and {.db = "x"} keep working; set it (ET_SIZED) to use a field
+ *    the header marks "since 1.N";
+ *  - the structs the library hands to a callback (et_progress,
+ *    et_database_row), which a program only reads.
+ * A result the caller provides (et_best_info, et_tune_summary, et_diag...)
+ * never grows: what a later version adds comes through an accessor or a
+ * new function. abi/ holds the recorded ABI; .ci/run checks it.
+ */
+#define ET_SIZED(type) .size = sizeof(type)
 
 /* Status of any call that can fail. */
 typedef enum et_status {
@@ -60,7 +89,6 @@ typedef enum et_status {
     ET_ERR_INTERNAL,    /* broken invariant reported instead of aborting */
     ET_ERR_TIMEOUT,     /* device call exceeded its time limit (worker killed) */
     ET_ERR_CRASH,       /* the device worker process died during a call */
-    /* --- since 0.5 --- */
     ET_ERR_NOT_FOUND,   /* no verified kernel known for the problem on the
                          * device (et_best_lookup, et_best_kernel_find,
                          * et_runner_find_best, et_run with best, the
@@ -304,7 +332,6 @@ typedef struct et_progress {
     int have_best;          /* a verified best exists so far */
     const char *best_opts;  /* the best so far ("" when none) */
     double best_time_s;     /* its median, 0 when none */
-    /* --- since 0.2 --- */
     int new_best;           /* this candidate is the new best so far */
     const char *best_roofline; /* with new_best, in et_tune_run_full: the
                              * roofline table of the new best (measured
@@ -335,6 +362,7 @@ typedef void (*et_log_fn)(void *arg, et_log_level level, const char *msg);
 /* Options of et_tune; the zero value means the defaults. Fields may be
  * added at the end: initialise with {0} or memset. */
 typedef struct et_tune_options {
+    size_t size;            /* sizeof(et_tune_options), or 0: the 1.0 layout */
     const char *device;     /* "opencl:0", "cuda:0", ...; NULL: first OpenCL */
     const char *db;         /* database path; NULL: the default path */
     const char *space;      /* YAML space file; NULL: built-in action pool
@@ -346,7 +374,6 @@ typedef struct et_tune_options {
     int beam_width;         /* 0: 4 */
     uint64_t seed;
     int retime;             /* re-measure points the database knows */
-    /* --- since 0.2 --- */
     const et_space *space_obj; /* a loaded space (wins over space); not
                                 * taken over: the caller frees it */
     double bound;           /* early-cut factor: a candidate slower than
@@ -358,7 +385,6 @@ typedef struct et_tune_options {
     /* Cancellation from another thread or a signal handler: the run stops
      * after the candidate in flight once *cancel is nonzero. NULL: none. */
     volatile sig_atomic_t *cancel;
-    /* --- since 0.3 --- */
     /* The final race (docs/measurement.md): the `race` fastest distinct
      * verified candidates and the untransformed kernel timed round robin,
      * the choice made with a paired 95 % interval; 0: 3 (at most 8); < 0:
@@ -378,7 +404,6 @@ typedef struct et_tune_options {
      * runs at exit). Without MPI in the build such a run fails with
      * ET_ERR_UNSUPPORTED ("scale-out is off"). */
     void *comm;
-    /* --- since 0.4 --- */
     /* --- seeding (docs/spaces.md, "Seeds") --- */
     /* The search first tries the best opts of the nearest tuned problems
      * in the database on this device (the same einsum at other sizes,
@@ -412,11 +437,9 @@ typedef struct et_tune_summary {
                              * failure or a rule's refusal); candidates
                              * cut at the bound are not failures:
                              * cut_at_bound */
-    /* --- since 0.2 --- */
     int cancelled;          /* stopped by progress or cancel */
     char stop_reason[64];   /* "budget", "time limit", "cancelled", ... */
     double elapsed_s;
-    /* --- since 0.3 --- */
     /* The final race ran: time_s, ci95_s and baseline_s are its figures
      * (medians over its rounds), speedup the untransformed kernel's time
      * over the best's with its 95 % interval. Without a race, speedup is
@@ -425,11 +448,10 @@ typedef struct et_tune_summary {
     double speedup;
     double speedup_ci95[2];
     int duplicates;         /* proposals answered from an earlier one */
-    /* --- since 0.4: the cost model (docs/model.md) --- */
+    /* --- the cost model (docs/model.md) --- */
     int model_used;         /* it was fitted and ranked candidates */
     int model_samples;      /* samples of its last fit (0: never fitted) */
     int model_skipped;      /* candidates it kept from being timed */
-    /* --- since 0.5 --- */
     int cut_at_bound;       /* candidates cut at the bound (slower than
                              * bound x the best so far: a search cut, not
                              * a failure; not in failures) */
@@ -453,7 +475,7 @@ typedef struct et_tune_summary {
  * device's peaks are not looked up. Reentrant: runs in different threads
  * use different workers.
  */
-ET_API et_status et_tune(const et_problem *p, const et_tune_options *o,
+ET_API ET_DEPRECATED et_status et_tune(const et_problem *p, const et_tune_options *o,
                          et_tune_summary *out, et_diag *diag);
 
 /* ---- the full result of a run -------------------------------------------- */
@@ -474,12 +496,11 @@ typedef struct et_tune_entry {
     double time_s;          /* median device time, 0 when not timed */
     double ci95_s[2];       /* its 95 % interval, 0 when not timed */
     int cached;             /* answered from the database */
-    /* --- since 0.3 --- */
     double elapsed_s;       /* since the run started, when it was answered
                              * (the search's convergence against time) */
     int duplicate_of;       /* the candidate (index) whose kernel this is,
                              * answered from it; -1: none */
-    /* --- since 0.4: seeding --- */
+    /* --- seeding --- */
     int seed;               /* 1: a seed (et_tune_options.n_seeds), the
                              * best opts of a nearby tuned problem or a
                              * structural one */
@@ -628,6 +649,7 @@ typedef struct et_campaign_entry {
 
 /* Options of et_campaign_run; the zero value means the defaults. */
 typedef struct et_campaign_options {
+    size_t size;            /* sizeof(et_campaign_options), or 0: the 1.0 layout */
     const char *device;     /* as et_tune_options (under MPI a list) */
     const char *db;         /* database path; NULL: the default path */
     int retime;             /* tune every problem again, the database's
@@ -729,6 +751,7 @@ ET_API char *et_device_desc_json(const et_device_desc *d, int n);
 
 /* Options of et_peaks_report_init; the zero value means the defaults. */
 typedef struct et_peaks_options {
+    size_t size;            /* sizeof(et_peaks_options), or 0: the 1.0 layout */
     const char *device;     /* "opencl:0", "cuda:0", ...; NULL: first OpenCL */
     const char *db;         /* the tuning database that keeps peaks; NULL:
                              * the default path (which may be missing:
@@ -827,7 +850,6 @@ typedef struct et_best_info {
     et_backend_kind backend;
     char driver[128];       /* the device's driver version */
     int64_t trial_id;       /* its row in the database */
-    /* --- since 0.2 --- */
     char tuned_opts[2048];  /* its opts as stored (tuned_einsum's names) */
     char tuned_kernel[256]; /* its kernel name as stored */
     int runs;               /* timed runs when tuned */
@@ -836,7 +858,7 @@ typedef struct et_best_info {
     double max_norm_err;    /* largest normalized error over them */
     double p_value;         /* one-sided test against the untransformed
                              * kernel; NaN without one */
-    /* --- since 0.3: open axes and sizes never tuned --- */
+    /* --- open axes and sizes never tuned --- */
     char source[16];        /* "exact": tuned for these sizes (or this
                              * open einsum); "open": tuned with an open
                              * axis that covers them (the kernel takes
@@ -849,7 +871,7 @@ typedef struct et_best_info {
                              * differ from the asked ones ("x=512"; an
                              * open axis' tune-at size); "" */
     char applied_at[256];   /* the asked sizes of those axes ("x=1024") */
-    /* --- since 0.5: the search's time and the race's --- */
+    /* --- the search's time and the race's --- */
     int raced;              /* the latest final race of this einsum on the
                              * device chose this kernel: race_time_s and
                              * race_ci95_s are that race's median and 95 %
@@ -877,7 +899,7 @@ typedef struct et_best_info {
  * ET_ERR_DEVICE when the device cannot be opened; ET_ERR_IO/ET_ERR_INPUT
  * for the database.
  */
-ET_API et_status et_best_lookup(const et_problem *p, const char *device,
+ET_API ET_DEPRECATED et_status et_best_lookup(const et_problem *p, const char *device,
                                 const char *db, et_best_info *out, int *found,
                                 et_diag *diag);
 
@@ -885,6 +907,7 @@ ET_API et_status et_best_lookup(const et_problem *p, const char *device,
 
 /* Options of et_best_kernel_find; the zero value means the defaults. */
 typedef struct et_best_options {
+    size_t size;            /* sizeof(et_best_options), or 0: the 1.0 layout */
     const char *device;     /* "opencl:0", "cuda:0", ...; NULL: first OpenCL */
     const char *db;         /* database path; NULL: the default path */
     int roofline;           /* also read the stored peaks (database, then
@@ -894,7 +917,6 @@ typedef struct et_best_options {
                              * source was not reproduced, no roofline);
                              * NULL: silent */
     void *log_arg;
-    /* --- since 0.3 --- */
     int exact;              /* only an entry for exactly these sizes (or
                              * an open axis covering them): no fallback */
 } et_best_options;
@@ -918,7 +940,7 @@ typedef struct et_best_kernel et_best_kernel;
  * mapping the stored opts (ET_INPUT_NONE), ET_ERR_NOMEM. p need not
  * outlive *out.
  */
-ET_API et_status et_best_kernel_find(const et_problem *p,
+ET_API ET_DEPRECATED et_status et_best_kernel_find(const et_problem *p,
                                      const et_best_options *o,
                                      et_best_kernel **out, et_diag *diag);
 ET_API void et_best_kernel_free(et_best_kernel *bk);
@@ -949,12 +971,12 @@ ET_API char *et_best_report_json(const et_best_kernel *bk);
 /* Options of et_best_kernel_export; the zero value means the defaults but
  * dir is required. */
 typedef struct et_export_options {
+    size_t size;            /* sizeof(et_export_options), or 0: the 1.0 layout */
     const char *dir;        /* output directory, created with its parents */
     const char *backend;    /* "opencl" or "cuda"; NULL: the device's */
     et_log_fn log;          /* a warning when rendering for another backend
                              * than the one tuned on; NULL: silent */
     void *log_arg;
-    /* --- since 0.3 --- */
     const char *name;       /* the kernel's name, which also names the
                              * files and (in upper case) the macros; a C
                              * identifier (et_export_name_validate). NULL:
@@ -963,7 +985,6 @@ typedef struct et_export_options {
     int force;              /* replace files that eintune export wrote for
                              * another kernel (never a file it did not
                              * write) */
-    /* --- since 0.5 --- */
     int no_verify;          /* write the kernel without verifying it on the
                              * device first (the header then says so:
                              * NAME_VERIFIED 0); by default it is verified
@@ -985,7 +1006,6 @@ typedef struct et_export_result {
     et_backend_kind backend; /* rendered for */
     char source[4096];      /* DIR/<kernel>.cl or .cu */
     char header[4096];      /* DIR/<kernel>.h */
-    /* --- since 0.3 --- */
     char prefix[168];       /* the header's macro prefix: the name in upper
                              * case and '_' ("R_16_12_8_F32_") */
     int replaced;           /* files of another kernel were replaced
@@ -1035,6 +1055,7 @@ ET_API et_status et_export_name_validate(const char *name, et_diag *diag);
 /* Options of et_dispatch_export; the zero value means the defaults but
  * dir is required. */
 typedef struct et_dispatch_options {
+    size_t size;            /* sizeof(et_dispatch_options), or 0: the 1.0 layout */
     const char *dir;        /* output directory, created with its parents */
     const char *name;       /* the files' and the C symbols' prefix (a C
                              * identifier, et_export_name_validate); NULL:
@@ -1049,7 +1070,6 @@ typedef struct et_dispatch_options {
     int force;              /* replace files export wrote for another
                              * kernel or table (never a file it did not
                              * write) */
-    /* --- since 0.5 --- */
     int no_verify;          /* write the tuned kernels without verifying
                              * them on the device first (the header then
                              * says so: NAME_VERIFIED 0); by default each
@@ -1074,7 +1094,6 @@ typedef struct et_dispatch_result {
     char name[112];         /* the prefix used (o->name or the default) */
     int replaced;           /* files of another kernel or table were
                              * replaced (force) */
-    /* --- since 0.5 --- */
     char prefix[120];       /* the header's macro prefix: the name in upper
                              * case and '_' ("DISPATCH_XIK_KJ_TO_XIJ_F64_"),
                              * as a single export's */
@@ -1162,6 +1181,7 @@ ET_API et_status et_opts_validate(const char *opts, et_diag *diag);
 /* Options of et_runner_open and et_run; the zero value means the
  * defaults. The runner keeps the pointers: the strings must outlive it. */
 typedef struct et_run_options {
+    size_t size;            /* sizeof(et_run_options), or 0: the 1.0 layout */
     const char *device;     /* NULL: the first OpenCL device */
     const char *db;         /* database for best and the peaks; NULL: the
                              * default path */
@@ -1173,7 +1193,6 @@ typedef struct et_run_options {
     et_log_fn log;          /* log lines ("device ...", "best known: ...",
                              * "no roofline: ..."); NULL: silent */
     void *log_arg;
-    /* --- since 0.3 --- */
     int exact;              /* with best: no fallback to other sizes */
 } et_run_options;
 
@@ -1226,7 +1245,7 @@ typedef struct et_run_timing {
  * (ET_INPUT_FILE), the device's (ET_INPUT_DEVICE for a bad spec),
  * ET_ERR_UNSUPPORTED for f64 on a device without fp64. p must outlive *out.
  */
-ET_API et_status et_runner_open(const et_problem *p, const et_run_options *o,
+ET_API ET_DEPRECATED et_status et_runner_open(const et_problem *p, const et_run_options *o,
                                 et_runner **out, et_diag *diag);
 
 /* The best kernel known for the runner's problem on its device (needs
@@ -1312,7 +1331,7 @@ typedef struct et_run_result {
  * ET_OK when everything ran; a failed check is ET_OK with res->verify
  * saying so. res may be NULL.
  */
-ET_API et_status et_run(const et_problem *p, const et_run_options *o, void *out,
+ET_API ET_DEPRECATED et_status et_run(const et_problem *p, const et_run_options *o, void *out,
                         const void *const *in, et_run_result *res,
                         et_diag *diag);
 
@@ -1352,15 +1371,14 @@ struct CUstream_st;
 
 /* Options of the loaders; the zero value means the defaults. */
 typedef struct et_load_options {
+    size_t size;            /* sizeof(et_load_options), or 0: the 1.0 layout */
     const char *db;         /* database; NULL: the default path */
     const char *opts;       /* use these opts instead of the best known
                              * ("" = the untransformed kernel); NULL: the
                              * database's best for this device (an entry
                              * with an open axis covers every size of
                              * it; then the fallback to other sizes) */
-    /* --- since 0.3 --- */
     int exact;              /* no fallback to other sizes */
-    /* --- since 0.5 --- */
     int no_verify;          /* build the kernel without checking it on the
                              * device first. By default a kernel that is
                              * not byte-identical to one the database's
@@ -1384,7 +1402,7 @@ typedef struct et_load_options {
  * and o->opts is NULL; ET_ERR_BUILD with the build log; ET_ERR_REFUSED
  * when o->opts breaks a rule. *out is freed with et_loaded_kernel_free.
  */
-ET_API et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
+ET_API ET_DEPRECATED et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
                                    struct _cl_device_id *dev,
                                    const et_load_options *o,
                                    et_loaded_kernel **out, et_diag *diag);
@@ -1431,7 +1449,7 @@ ET_API et_status et_cl_kernel_launch(et_loaded_kernel *k,
  * current context on another device; ET_ERR_BUILD with NVRTC's log.
  * The driver is libcuda.so.1, or $ET_LIBCUDA when set.
  */
-ET_API et_status et_cu_kernel_load(const et_problem *p, int device,
+ET_API ET_DEPRECATED et_status et_cu_kernel_load(const et_problem *p, int device,
                                    const et_load_options *o,
                                    et_loaded_kernel **out, et_diag *diag);
 
@@ -1497,6 +1515,7 @@ ET_API et_status et_database_stats_get(et_database *db, et_database_stats *out,
 
 /* Which trials et_database_list gives; the zero value means all. */
 typedef struct et_database_filter {
+    size_t size;            /* sizeof(et_database_filter), or 0: the 1.0 layout */
     const et_problem *problem; /* only this einsum with its sizes and
                                 * dtypes, or a renamed equivalent; NULL:
                                 * every einsum */
@@ -1549,6 +1568,7 @@ ET_API et_status et_database_list(et_database *db, const et_database_filter *f,
 /* Criteria of et_database_prune: a trial is deleted when it meets every
  * criterion given. */
 typedef struct et_database_prune_options {
+    size_t size;            /* sizeof(et_database_prune_options), or 0: the 1.0 layout */
     int failed;             /* outcome other than ok */
     double older_than_days; /* > 0: recorded more than this long ago */
     int renderer_old;       /* made by another renderer version */
@@ -1592,6 +1612,76 @@ typedef struct et_database_merge_stats {
  */
 ET_API et_status et_database_merge(et_database *db, const char *in,
                                    et_database_merge_stats *st, et_diag *diag);
+
+/* ---- sessions ------------------------------------------------------------- */
+
+/*
+ * A session opens a device, a database and a log once, for every call made
+ * through it: tune, best (lookup, the best kernel, and through it export),
+ * load and run. The calls above that take a device spec and a database
+ * path in their options open both for each call and close them after it;
+ * they stay, as the same code with their own session for one call. In a
+ * call through a session the options' device and db are not read (the
+ * session's are used), and a NULL log means the session's log. A session
+ * is used by one thread at a time (its device is one worker process).
+ */
+typedef struct et_session et_session; /* opaque */
+
+/* Options of et_session_open; the zero value means the defaults. */
+typedef struct et_session_options {
+    size_t size;            /* sizeof(et_session_options), or 0: the 1.0
+                             * layout */
+    const char *device;     /* "opencl:0", "cuda:0", ...; NULL: the first
+                             * OpenCL device */
+    const char *db;         /* database path; NULL: the default path */
+    et_log_fn log;          /* log lines of every call; NULL: silent */
+    void *log_arg;
+} et_session_options;
+
+/* Opens the database (created when missing), then the device (in its own
+ * worker process). ET_ERR_INPUT for a file that is not an eintune
+ * database (ET_INPUT_FILE) or an unknown device spec (ET_INPUT_DEVICE). */
+ET_API et_status et_session_open(const et_session_options *o,
+                                 et_session **out, et_diag *diag);
+ET_API void et_session_close(et_session *s);
+/* The device's name, the database's path ("" for NULL). */
+ET_API const char *et_session_device_name(const et_session *s);
+ET_API const char *et_session_db_path(const et_session *s);
+
+/* et_tune_run_full on the session's device and database (never spread
+ * over the ranks of an MPI job: a session is one device). */
+ET_API et_status et_session_tune(et_session *s, const et_problem *p,
+                                 const et_tune_options *o,
+                                 et_tune_report **out, et_diag *diag);
+/* et_best_lookup, et_best_kernel_find (then et_best_kernel_export writes
+ * the kernel for a library), et_runner_open, et_run, et_cl_kernel_load
+ * and et_cu_kernel_load through the session. */
+ET_API et_status et_session_best_lookup(et_session *s, const et_problem *p,
+                                        et_best_info *out, int *found,
+                                        et_diag *diag);
+ET_API et_status et_session_best_kernel_find(et_session *s,
+                                             const et_problem *p,
+                                             const et_best_options *o,
+                                             et_best_kernel **out,
+                                             et_diag *diag);
+ET_API et_status et_session_runner_open(et_session *s, const et_problem *p,
+                                        const et_run_options *o,
+                                        et_runner **out, et_diag *diag);
+ET_API et_status et_session_run(et_session *s, const et_problem *p,
+                                const et_run_options *o, void *out,
+                                const void *const *in, et_run_result *res,
+                                et_diag *diag);
+ET_API et_status et_session_cl_kernel_load(et_session *s, const et_problem *p,
+                                           struct _cl_context *ctx,
+                                           struct _cl_device_id *dev,
+                                           const et_load_options *o,
+                                           et_loaded_kernel **out,
+                                           et_diag *diag);
+ET_API et_status et_session_cu_kernel_load(et_session *s, const et_problem *p,
+                                           int device,
+                                           const et_load_options *o,
+                                           et_loaded_kernel **out,
+                                           et_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -164,6 +164,10 @@ static void statement(char *s)
     if (!strncmp(ret, "ET_API", 6) && isspace((unsigned char)ret[6]))
         memmove(ret, ret + 7, strlen(ret + 7) + 1);
     trim(ret);
+    /* and so is the mark of the calls a session replaces */
+    if (!strncmp(ret, "ET_DEPRECATED", 13) && isspace((unsigned char)ret[13]))
+        memmove(ret, ret + 14, strlen(ret + 14) + 1);
+    trim(ret);
     f->returns_status = strcmp(ret, "et_status") == 0;
     /* the parameters: between the first '(' and the last ')' */
     char params[2048];
@@ -1352,6 +1356,107 @@ static int c_run(int nul, et_diag *d)
     return et_run(A(0, prob()), A(1, &o), A(2, host_out()), A(3, host_in()),
                   A(4, &res), A(5, d));
 }
+/* One session on the OpenCL device over g_db, opened once per child. */
+static et_session *sess(void)
+{
+    static et_session *s;
+    et_session_options o = {ET_SIZED(et_session_options), .db = g_db};
+    et_diag e;
+    if (!s)
+        need(et_session_open(&o, &s, &e) == ET_OK, "et_session_open", &e);
+    return s;
+}
+static int c_session_open(int nul, et_diag *d)
+{
+    et_session_options o = {ET_SIZED(et_session_options), .db = g_db};
+    et_session *s = NULL;
+    int st = et_session_open(A(0, &o), A(1, &s), A(2, d));
+    et_session_close(s);
+    return st;
+}
+static int c_session_close(int nul, et_diag *d)
+{
+    (void)d;
+    if (nul == 0)
+        et_session_close(NULL);
+    return 0;
+}
+static int c_session_device_name(int nul, et_diag *d)
+{
+    (void)d;
+    return et_session_device_name(A(0, sess()))[0] ? 0 : 1;
+}
+static int c_session_db_path(int nul, et_diag *d)
+{
+    (void)d;
+    return et_session_db_path(A(0, sess()))[0] ? 0 : 1;
+}
+static int c_session_tune(int nul, et_diag *d)
+{
+    et_tune_options o;
+    memset(&o, 0, sizeof o);
+    o.budget = 1;
+    o.race = -1;
+    o.no_seeding = 1;
+    et_tune_report *r = NULL;
+    int st = et_session_tune(A(0, sess()), A(1, prob()), A(2, &o), A(3, &r),
+                             A(4, d));
+    et_tune_report_free(r);
+    return st;
+}
+static int c_session_best_lookup(int nul, et_diag *d)
+{
+    et_best_info bi;
+    int found = 0;
+    return et_session_best_lookup(A(0, sess()), A(1, prob()), A(2, &bi),
+                                  A(3, &found), A(4, d));
+}
+static int c_session_best_kernel_find(int nul, et_diag *d)
+{
+    et_best_kernel *bk = NULL;
+    int st = et_session_best_kernel_find(A(0, sess()), A(1, prob()), NULL,
+                                         A(3, &bk), A(4, d));
+    et_best_kernel_free(bk);
+    return st;
+}
+static int c_session_runner_open(int nul, et_diag *d)
+{
+    et_runner *r = NULL;
+    int st = et_session_runner_open(A(0, sess()), A(1, prob()), NULL,
+                                    A(3, &r), A(4, d));
+    et_runner_free(r);
+    return st;
+}
+static int c_session_run(int nul, et_diag *d)
+{
+    et_run_options o;
+    memset(&o, 0, sizeof o);
+    o.best = 1;
+    et_run_result res;
+    return et_session_run(A(0, sess()), A(1, prob()), A(2, &o),
+                          A(3, host_out()), A(4, host_in()), A(5, &res),
+                          A(6, d));
+}
+static int c_session_cl_kernel_load(int nul, et_diag *d)
+{
+    et_load_options o = load_opts();
+    et_loaded_kernel *k = NULL;
+    int st = et_session_cl_kernel_load(A(0, sess()), A(1, prob()),
+                                       A(2, cl()->ctx), A(3, cl()->dev),
+                                       A(4, &o), A(5, &k), A(6, d));
+    et_loaded_kernel_free(k);
+    return st;
+}
+static int c_session_cu_kernel_load(int nul, et_diag *d)
+{
+    cu();
+    et_load_options o = cu_load_opts();
+    et_loaded_kernel *k = NULL;
+    int st = et_session_cu_kernel_load(A(0, sess()), A(1, prob()), 0,
+                                       A(3, &o), A(4, &k), A(5, d));
+    et_loaded_kernel_free(k);
+    return st;
+}
 static int c_cl_kernel_load(int nul, et_diag *d)
 {
     et_load_options o = load_opts();
@@ -1576,6 +1681,18 @@ static const call g_calls[] = {
     {"et_runner_free", 1, "r", c_runner_free},
     {"et_run", 6, "o res diag", c_run},
     {"et_cl_kernel_load", 6, "o diag", c_cl_kernel_load},
+    {"et_session_open", 3, "o diag", c_session_open},
+    {"et_session_close", 1, "s", c_session_close},
+    {"et_session_device_name", 1, "s", c_session_device_name},
+    {"et_session_db_path", 1, "s", c_session_db_path},
+    {"et_session_tune", 5, "o diag", c_session_tune},
+    {"et_session_best_lookup", 5, "found diag", c_session_best_lookup},
+    {"et_session_best_kernel_find", 5, "o diag",
+     c_session_best_kernel_find},
+    {"et_session_runner_open", 5, "o diag", c_session_runner_open},
+    {"et_session_run", 7, "o res diag", c_session_run},
+    {"et_session_cl_kernel_load", 7, "o diag", c_session_cl_kernel_load},
+    {"et_session_cu_kernel_load", 6, "o diag", c_session_cu_kernel_load},
     {"et_cl_kernel_launch", 8, "sizes event diag", c_cl_kernel_launch},
     {"et_cu_kernel_load", 5, "o diag", c_cu_kernel_load},
     {"et_cu_kernel_launch", 7, "stream sizes diag", c_cu_kernel_launch},

@@ -193,6 +193,9 @@ et_status api_cl_kernel_load(et_session *s, const et_problem *p,
 et_status api_cu_kernel_load(et_session *s, const et_problem *p, int device,
                              const et_load_options *o,
                              et_loaded_kernel **out, et_diag *diag);
+et_status api_campaign_run(et_session *s, const et_campaign *c,
+                           const et_campaign_options *o,
+                           et_campaign_report **out, et_diag *diag);
 
 /*
  * A session (et_session_*): the device, the database and the log opened

@@ -74,7 +74,8 @@ static et_status tune_one(void *arg, const campaign_tune_req *q,
     if (!p)
         return api_fail(d, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     p->e = *cp->e;
-    api_tune_env env = {.no_scale = true, .dev = q->dev, .store = q->store};
+    api_tune_env env = {.no_scale = true, .dev = q->dev, .store = q->store,
+                        .db = q->store ? NULL : q->o->open_db};
     et_tune_report *rep = NULL;
     et_status st = api_tune_run(p, &to, &env, &rep, d);
     if (st == ET_OK)
@@ -105,6 +106,13 @@ static void options_of(const et_campaign_options *o, campaign_opts *co)
 et_status et_campaign_run(const et_campaign *c, const et_campaign_options *o,
                           et_campaign_report **out, et_diag *diag)
 {
+    return api_campaign_run(NULL, c, o, out, diag);
+}
+
+et_status api_campaign_run(et_session *s, const et_campaign *c,
+                           const et_campaign_options *o,
+                           et_campaign_report **out, et_diag *diag)
+{
     et_diag local;
     if (!diag)
         diag = &local;
@@ -112,14 +120,24 @@ et_status et_campaign_run(const et_campaign *c, const et_campaign_options *o,
     API_NEED(diag, out, "out");
     *out = NULL;
     API_NEED(diag, c, "c");
+    API_OPTIONS(et_campaign_options, o, diag);
     campaign_opts co;
     options_of(o, &co);
+    if (s) {
+        co.dev = s->dev;
+        co.open_db = s->db;
+        if (!co.log) {
+            co.log = s->log;
+            co.log_arg = s->log_arg;
+        }
+    }
     et_campaign_report *r = campaign_report_new(c);
     if (!r)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     double t0 = et_now_s();
     bool scaled = false;
-    et_status st = et_scale_campaign_run(c, &co, r, &scaled, diag);
+    /* a session is one device: never the ranks of an MPI job */
+    et_status st = s ? ET_OK : et_scale_campaign_run(c, &co, r, &scaled, diag);
     if (st == ET_OK && !scaled)
         st = campaign_run_here(c, &co, r, diag);
     r->elapsed_s = et_now_s() - t0;

@@ -173,6 +173,17 @@ et_status et_session_cl_kernel_load(et_session *s, const et_problem *p,
     return api_cl_kernel_load(s, p, ctx, dev, o, out, diag);
 }
 
+et_status et_session_campaign_run(et_session *s, const et_campaign *c,
+                                  const et_campaign_options *o,
+                                  et_campaign_report **out, et_diag *diag)
+{
+    api_diag_clear(diag);
+    API_NEED(diag, out, "out");
+    *out = NULL;
+    API_NEED(diag, s, "s");
+    return api_campaign_run(s, c, o, out, diag);
+}
+
 et_status et_session_cu_kernel_load(et_session *s, const et_problem *p,
                                     int device, const et_load_options *o,
                                     et_loaded_kernel **out, et_diag *diag)

@@ -1682,6 +1682,12 @@ ET_API et_status et_session_cu_kernel_load(et_session *s, const et_problem *p,
                                            const et_load_options *o,
                                            et_loaded_kernel **out,
                                            et_diag *diag);
+/* et_campaign_run on the session's device and database, in this process
+ * (never over the ranks of an MPI job). */
+ET_API et_status et_session_campaign_run(et_session *s, const et_campaign *c,
+                                         const et_campaign_options *o,
+                                         et_campaign_report **out,
+                                         et_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -975,6 +975,15 @@ static int c_campaign_run(int nul, et_diag *d)
     return et_campaign_run(A(0, campaign()), A(1, &o),
                            A(2, &r), A(3, d));
 }
+static et_session *sess(void);
+static int c_session_campaign_run(int nul, et_diag *d)
+{
+    et_campaign_report *r = NULL;
+    int st = et_session_campaign_run(A(0, sess()), A(1, campaign()), NULL,
+                                     A(3, &r), A(4, d));
+    et_campaign_report_free(r);
+    return st;
+}
 static int c_campaign_report_free(int nul, et_diag *d)
 {
     (void)d;
@@ -1630,6 +1639,7 @@ static const call g_calls[] = {
     {"et_campaign_n_problems", 1, "c", c_campaign_n_problems},
     {"et_campaign_state_name", 1, "", c_campaign_state_name},
     {"et_campaign_run", 4, "o diag", c_campaign_run},
+    {"et_session_campaign_run", 5, "o diag", c_session_campaign_run},
     {"et_campaign_report_free", 1, "r", c_campaign_report_free},
     {"et_campaign_report_rank", 1, "r", c_campaign_report_rank},
     {"et_campaign_report_n", 1, "r", c_campaign_report_n},

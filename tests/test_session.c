@@ -128,6 +128,31 @@ static void test_round_trip(void **state)
     et_loaded_kernel_free(k);
     clReleaseContext(ctx);
 
+    /* a campaign of one problem through the session, then its answer */
+    char file[160];
+    snprintf(file, sizeof file, "%s/one.yaml", dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("- {einsum: \"ij->i\", shape: \"i=16,j=8\", dtype: f32, "
+          "budget: 3, search: random, seed: 1}\n", f);
+    fclose(f);
+    et_campaign *c = NULL;
+    assert_int_equal(et_campaign_load(file, &c, &d), ET_OK);
+    et_campaign_report *cr = NULL;
+    assert_int_equal(et_session_campaign_run(s, c, NULL, &cr, &d), ET_OK);
+    et_campaign_entry e;
+    assert_int_equal(et_campaign_report_entry(cr, 0, &e), 0);
+    assert_int_equal(e.state, ET_CAMPAIGN_TUNED);
+    et_campaign_report_free(cr);
+    et_campaign_free(c);
+    et_problem *q = NULL;
+    assert_int_equal(et_problem_init("ij->i", "i=16,j=8", "f32", &q, &d),
+                     ET_OK);
+    assert_int_equal(et_best_lookup(q, NULL, db, &b, &fb, &d), ET_OK);
+    assert_int_equal(fb, 1);
+    assert_string_equal(b.opts, e.summary.opts);
+    et_problem_free(q);
+
     et_problem_free(p);
     et_session_close(s);
 }

@@ -108,6 +108,10 @@ typedef struct campaign_opts {
     void *done_arg;
     campaign_tune_fn tune;      /* required */
     void *tune_arg;
+    et_device *dev;             /* in one process: an open device to use
+                                 * (kept open), a session's; NULL: open
+                                 * device */
+    et_db *open_db;             /* likewise the database; NULL: open db */
 } campaign_opts;
 
 /* ---- campaign_file.c ----------------------------------------------------- */

@@ -184,17 +184,20 @@ static et_status one_here(const et_campaign *c, const campaign_opts *o,
 et_status campaign_run_here(const et_campaign *c, const campaign_opts *o,
                             et_campaign_report *r, et_diag *d)
 {
-    et_device *dev = NULL;
-    et_db *db = NULL;
+    et_device *dev = o->dev;
+    et_db *db = o->open_db;
     et_error err = {{0}};
-    et_status st = et_device_open_isolated(o->device, NULL, &dev, &err);
+    et_status st = ET_OK;
+    if (!dev)
+        st = et_device_open_isolated(o->device, NULL, &dev, &err);
     if (st != ET_OK)
         return campaign_fail(d, st, st == ET_ERR_INPUT ? ET_INPUT_DEVICE
                                                        : ET_INPUT_NONE,
                              &err);
     campaign_describe_device(r, &dev->info);
     int64_t did = 0;
-    st = et_db_open(o->db, &db, &err);
+    if (!db)
+        st = et_db_open(o->db, &db, &err);
     if (st != ET_OK) {
         campaign_fail(d, st, ET_INPUT_FILE, &err);
         if (o->db)
@@ -212,7 +215,9 @@ et_status campaign_run_here(const et_campaign *c, const campaign_opts *o,
         st = one_here(c, o, db, did, dev, i, &r->e[i], d);
     }
 out:
-    et_db_close(db);
-    et_device_close(dev);
+    if (db != o->open_db)
+        et_db_close(db);
+    if (dev != o->dev)
+        et_device_close(dev);
     return st;
 }

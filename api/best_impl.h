@@ -1,9 +1,9 @@
 /*
  * best_impl.h - internal pieces shared by api/best.c, api/export.c,
  * api/dispatch.c and api/run.c: the best-kernel object behind
- * et_best_kernel, the log helper of the options' et_log_fn, and the
- * export's rules for names and files in the way. Nothing outside api/
- * includes it.
+ * et_best_kernel, the log helper of the options' et_log_fn, and what
+ * the two exports share (export/ writes their files). Nothing outside
+ * api/ includes it.
  */
 #ifndef ET_API_BEST_IMPL_H
 #define ET_API_BEST_IMPL_H
@@ -11,6 +11,7 @@
 #include "api/api_impl.h"
 
 #include "base/sbuf.h"
+#include "export/export.h"
 
 #include "roofline/peaks.h"
 #include "roofline/roofline.h"
@@ -36,53 +37,23 @@ void api_log(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
  * backend into name (cap bytes); -1 when it cannot be rendered. */
 int api_best_kernel_name(const et_best_kernel *bk, char *name, size_t cap);
 
-/* Export helpers (export.c), shared with the dispatch table (dispatch.c).
- * mkdir -p; text written to path through a temporary file and a rename
- * (0, or -1 with errno). */
-int api_make_dirs(const char *path);
-int api_write_atomic(const char *path, const char *text);
-
-/* What a file in the way of an export holds. */
-typedef enum api_file_state {
-    API_FILE_ABSENT = 0,
-    API_FILE_SAME,      /* eintune's, with what is about to be written */
-    API_FILE_OTHER,     /* eintune's, another kernel or table */
-    API_FILE_FOREIGN    /* not written by eintune export (or unreadable) */
-} api_file_state;
-
-/* The source file at path against the text to write (an eintune source
- * starts "// eintune "), and the header at path against its first line,
- * mark (an eintune header starts with "/" "* eintune "; mark carries a
- * hash of the source, api_text_hash). */
-api_file_state api_source_state(const char *path, const char *source);
-api_file_state api_header_state(const char *path, const char *mark);
-unsigned long long api_text_hash(const char *s);
-/* text as a C string literal (quoted pieces, one per line of text, joined
- * by backslash-newlines: a macro's body) appended to b. */
-void api_c_string(et_sbuf *b, const char *text);
-/* hdr (freed) with the source embedded: PREFIX_SOURCE_BYTES and
- * PREFIX_SOURCE, the source as a C string, before the include guard's
- * closing #endif; src_file names the file it equals. NULL when out of
- * memory or hdr has no guard. */
-char *api_header_embed(char *hdr, const char *prefix, const char *source,
-                       const char *src_file);
-/* The macro prefix of an exported header (a kernel's or a dispatch
- * table's): name in upper case and '_' ("r_16_f32" -> "R_16_F32_"). */
-void api_macro_prefix(const char *name, char *buf, size_t cap);
-/* The rule for files in the way: paths[0] the source, paths[1] the
- * header. A foreign file is never replaced, another eintune file only
- * with force; ET_ERR_INPUT (ET_INPUT_FILE, diag->file) saying which and
- * why, else ET_OK. */
-et_status api_files_check(const char *const paths[2],
-                          const api_file_state fs[2], int force,
-                          et_diag *diag);
-/* 1 when name occurs in source exactly once as a whole identifier (the
- * kernel's own name), else 0: a clash with the kernel's code. */
-int api_name_used_once(const char *source, const char *name);
-/* The dtypes as export's default names end: "_f32" when the operands
- * and the output share one, else "_f16_to_f32" (one input dtype) or
- * "_f32_f64_to_f64". */
-void api_dtype_suffix(const et_einsum *e, char *buf, size_t cap);
+/* Shared by the exports (export.c, dispatch.c): export/'s error into
+ * diag (its message, the input it is about, the position in a name, the
+ * file in the way); returns st. */
+et_status api_export_fail(et_diag *diag, et_status st,
+                          const et_export_error *xe);
+/* The output directory (needed, at most 3000 bytes) and the backend asked
+ * for (NULL, "opencl" or "cuda"): ET_ERR_INPUT (ET_INPUT_OPTION) when
+ * wrong. */
+et_status api_export_dir_check(const char *dir, et_diag *diag);
+et_status api_export_backend_check(const char *backend, et_diag *diag);
+/* The backend asked for, dflt when NULL. */
+et_backend_kind api_export_backend(const char *backend, et_backend_kind dflt);
+/* text as a C string literal appended to b (et_export_c_string). */
+static inline void api_c_string(et_sbuf *b, const char *text)
+{
+    et_export_c_string(b, text);
+}
 
 /*
  * The check every kernel handed out passes (tune/deliver.h): kernel k,

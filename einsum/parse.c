@@ -503,6 +503,139 @@ static et_status mentry_values(const char *spec, int start, int end,
     return ET_OK;
 }
 
+/* Parses the entry spec[start, end) into m[ne]; m[0 .. ne-1] are the
+ * entries before it. */
+static et_status mentry_parse(const char *spec, int start, int end,
+                              mentry *m, int ne, et_diag *d)
+{
+    int i = start;
+    while (spec[i] == ' ')
+        i++;
+    int e = end;
+    while (e > i && spec[e - 1] == ' ')
+        e--;
+    if (ne > ET_MAX_INDICES)
+        return et_diag_fail(d, i, "too many sizes");
+    mentry *me = &m[ne];
+    me->pos = i;
+    const char *eq = memchr(spec + i, '=', (size_t)(e - i));
+    if (!eq)
+        return et_diag_fail(d, i, "expected NAME=SIZE");
+    int v0 = (int)(eq - spec) + 1;
+    while (spec[v0] == ' ')
+        v0++;
+    if (strncmp(spec + i, "...", 3) == 0) {
+        me->name = 0;
+    } else if (is_letter((unsigned char)spec[i]) &&
+               (spec[i + 1] == '=' || spec[i + 1] == ' ')) {
+        me->name = spec[i];
+        for (int k = 0; k < ne; k++)
+            if (m[k].name == me->name)
+                return et_diag_fail(d, i, "size of '%c' given twice",
+                                    me->name);
+    } else {
+        return et_diag_fail(d, i, "index names are single letters (or "
+                                  "'...')");
+    }
+    if (v0 >= e && me->name)
+        return et_diag_fail(d, v0, "expected a size");
+    bool fixed = me->name == 0 || spec[v0] == '*' ||
+                 (e - v0 == 3 && strncmp(spec + v0, "inf", 3) == 0);
+    if (me->name && e - v0 == 1 && is_letter((unsigned char)spec[v0])) {
+        me->ref = spec[v0];
+    } else if (fixed) {
+        /* v0 is past e when only spaces follow the '=' of "..." */
+        int w = e > v0 ? e - v0 : 0;
+        if (w >= (int)sizeof me->text)
+            return et_diag_fail(d, v0, "size too long");
+        memcpy(me->text, spec + v0, (size_t)w);
+        me->text[w] = '\0';
+    } else {
+        return mentry_values(spec, v0, e, me, d);
+    }
+    return ET_OK;
+}
+
+/* Follows each tie to the entry with values at its root, and leaves that
+ * root's letter in the tied entry's ref. */
+static et_status mentry_ties(mentry *m, int ne, et_diag *d)
+{
+    for (int k = 0; k < ne; k++) {
+        char r = m[k].ref;
+        int hops = 0;
+        int at = k;
+        while (r) {
+            int j = -1;
+            for (int q = 0; q < ne; q++)
+                if (m[q].name == r)
+                    j = q;
+            if (j < 0 || ++hops > ne)
+                return et_diag_fail(d, m[k].pos,
+                                    j < 0 ? "'%c' is tied to '%c', whose "
+                                            "size is not given"
+                                          : "'%c' is tied to '%c' in a "
+                                            "circle",
+                                    m[k].name, r);
+            at = j;
+            r = m[j].ref;
+        }
+        if (at == k)
+            continue;
+        if (m[at].text[0] && !m[at].n &&
+            (m[at].text[0] == '*' || m[at].text[0] == 'i'))
+            return et_diag_fail(d, m[k].pos, "'%c' is tied to an open "
+                                             "axis: give it its own size",
+                                m[k].name);
+        m[k].ref = m[at].name; /* the root of the tie */
+    }
+    return ET_OK;
+}
+
+/* Writes problem c of the expansion, one line, at text + pos (cap bytes
+ * in all); returns the new pos. */
+static size_t mentry_write(const mentry *m, int ne, int64_t c, char *text,
+                           size_t pos, size_t cap)
+{
+    /* the value index of each varying entry, the last one fastest */
+    int idx[ET_MAX_INDICES + 1];
+    int64_t rest = c;
+    for (int k = ne - 1; k >= 0; k--) {
+        idx[k] = 0;
+        if (m[k].n > 0) {
+            idx[k] = (int)(rest % m[k].n);
+            rest /= m[k].n;
+        }
+    }
+    for (int k = 0; k < ne; k++) {
+        const mentry *me = &m[k];
+        if (me->ref) {
+            int j = 0;
+            while (m[j].name != me->ref)
+                j++;
+            me = &m[j];
+            if (me->n > 0)
+                pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%lld",
+                                        k ? "," : "", m[k].name,
+                                        (long long)me->v[idx[j]]);
+            else
+                pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%s",
+                                        k ? "," : "", m[k].name, me->text);
+        } else if (me->n > 0) {
+            pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%lld",
+                                    k ? "," : "", me->name,
+                                    (long long)me->v[idx[k]]);
+        } else if (me->name) {
+            pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%s",
+                                    k ? "," : "", me->name, me->text);
+        } else {
+            pos += (size_t)snprintf(text + pos, cap - pos, "%s...=%s",
+                                    k ? "," : "", me->text);
+        }
+    }
+    pos += (size_t)snprintf(text + pos, cap - pos, "\n");
+    return pos;
+}
+
 et_status et_shape_spec_expand(const char *spec, char **out, int *n_out,
                                et_diag *d)
 {
@@ -520,107 +653,20 @@ et_status et_shape_spec_expand(const char *spec, char **out, int *n_out,
     et_status st = ET_OK;
     char *text = NULL;
     int start = 0;
-    while (st == ET_OK) {
+    for (;;) {
         int end = start;
         while (spec[end] && spec[end] != ',')
             end++;
-        int i = start;
-        while (spec[i] == ' ')
-            i++;
-        int e = end;
-        while (e > i && spec[e - 1] == ' ')
-            e--;
-        if (ne > ET_MAX_INDICES) {
-            st = et_diag_fail(d, i, "too many sizes");
+        st = mentry_parse(spec, start, end, m, ne, d);
+        if (st != ET_OK)
             break;
-        }
-        mentry *me = &m[ne];
-        me->pos = i;
-        const char *eq = memchr(spec + i, '=', (size_t)(e - i));
-        if (!eq) {
-            st = et_diag_fail(d, i, "expected NAME=SIZE");
-            break;
-        }
-        int v0 = (int)(eq - spec) + 1;
-        while (spec[v0] == ' ')
-            v0++;
-        if (strncmp(spec + i, "...", 3) == 0) {
-            me->name = 0;
-        } else if (is_letter((unsigned char)spec[i]) &&
-                   (spec[i + 1] == '=' || spec[i + 1] == ' ')) {
-            me->name = spec[i];
-            for (int k = 0; k < ne; k++)
-                if (m[k].name == me->name) {
-                    st = et_diag_fail(d, i, "size of '%c' given twice",
-                                      me->name);
-                    break;
-                }
-            if (st != ET_OK)
-                break;
-        } else {
-            st = et_diag_fail(d, i, "index names are single letters (or "
-                                    "'...')");
-            break;
-        }
-        if (v0 >= e) {
-            if (me->name) {
-                st = et_diag_fail(d, v0, "expected a size");
-                break;
-            }
-        }
-        bool fixed = me->name == 0 || spec[v0] == '*' ||
-                     (e - v0 == 3 && strncmp(spec + v0, "inf", 3) == 0);
-        if (me->name && e - v0 == 1 && is_letter((unsigned char)spec[v0])) {
-            me->ref = spec[v0];
-        } else if (fixed) {
-            if (e - v0 >= (int)sizeof me->text) {
-                st = et_diag_fail(d, v0, "size too long");
-                break;
-            }
-            memcpy(me->text, spec + v0, (size_t)(e - v0));
-            me->text[e - v0] = '\0';
-        } else {
-            st = mentry_values(spec, v0, e, me, d);
-            if (st != ET_OK)
-                break;
-        }
         ne++;
         if (!spec[end])
             break;
         start = end + 1;
     }
-    /* ties: follow each to an entry with values */
-    for (int k = 0; k < ne && st == ET_OK; k++) {
-        char r = m[k].ref;
-        int hops = 0;
-        int at = k;
-        while (r && st == ET_OK) {
-            int j = -1;
-            for (int q = 0; q < ne; q++)
-                if (m[q].name == r)
-                    j = q;
-            if (j < 0 || ++hops > ne) {
-                st = et_diag_fail(d, m[k].pos,
-                                  j < 0 ? "'%c' is tied to '%c', whose size "
-                                          "is not given"
-                                        : "'%c' is tied to '%c' in a circle",
-                                  m[k].name, r);
-                break;
-            }
-            at = j;
-            r = m[j].ref;
-        }
-        if (st == ET_OK && at != k) {
-            if (m[at].text[0] && !m[at].n &&
-                (m[at].text[0] == '*' || m[at].text[0] == 'i')) {
-                st = et_diag_fail(d, m[k].pos, "'%c' is tied to an open "
-                                               "axis: give it its own size",
-                                  m[k].name);
-                break;
-            }
-            m[k].ref = m[at].name; /* the root of the tie */
-        }
-    }
+    if (st == ET_OK)
+        st = mentry_ties(m, ne, d);
     int64_t total = 1;
     for (int k = 0; k < ne && st == ET_OK; k++)
         if (m[k].n > 0) {
@@ -633,47 +679,8 @@ et_status et_shape_spec_expand(const char *spec, char **out, int *n_out,
     if (st == ET_OK && !(text = malloc(cap)))
         st = et_diag_fail(d, -1, "out of memory");
     size_t pos = 0;
-    for (int64_t c = 0; c < total && st == ET_OK; c++) {
-        /* the value index of each varying entry, the last one fastest */
-        int idx[ET_MAX_INDICES + 1];
-        int64_t rest = c;
-        for (int k = ne - 1; k >= 0; k--) {
-            idx[k] = 0;
-            if (m[k].n > 0) {
-                idx[k] = (int)(rest % m[k].n);
-                rest /= m[k].n;
-            }
-        }
-        for (int k = 0; k < ne; k++) {
-            const mentry *me = &m[k];
-            if (me->ref) {
-                int j = 0;
-                while (m[j].name != me->ref)
-                    j++;
-                me = &m[j];
-                if (me->n > 0)
-                    pos += (size_t)snprintf(text + pos, cap - pos,
-                                            "%s%c=%lld", k ? "," : "",
-                                            m[k].name,
-                                            (long long)me->v[idx[j]]);
-                else
-                    pos += (size_t)snprintf(text + pos, cap - pos,
-                                            "%s%c=%s", k ? "," : "",
-                                            m[k].name, me->text);
-            } else if (me->n > 0) {
-                pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%lld",
-                                        k ? "," : "", me->name,
-                                        (long long)me->v[idx[k]]);
-            } else if (me->name) {
-                pos += (size_t)snprintf(text + pos, cap - pos, "%s%c=%s",
-                                        k ? "," : "", me->name, me->text);
-            } else {
-                pos += (size_t)snprintf(text + pos, cap - pos, "%s...=%s",
-                                        k ? "," : "", me->text);
-            }
-        }
-        pos += (size_t)snprintf(text + pos, cap - pos, "\n");
-    }
+    for (int64_t c = 0; c < total && st == ET_OK; c++)
+        pos = mentry_write(m, ne, c, text, pos, cap);
     /* the entry that failed holds values too */
     for (int k = 0; k <= ET_MAX_INDICES; k++)
         free(m[k].v);

@@ -1,341 +1,16 @@
 /*
- * kernel.c - the loop-nest IR, the opts, their validity rules and the
- * launch geometry. See kernel.h for the model.
+ * kernel.c - the loop-nest IR, the driver that applies an opt through its
+ * descriptor (the opts themselves are opts.c's), the limits every opt is
+ * checked against, and the launch geometry. See kernel.h for the model.
  */
-#include "transforms/kernel_impl.h"
+#include "transforms/opts_impl.h"
 
-#include <assert.h>
-#include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const opt_names[] = {
-    "LOCAL", "UPCAST", "UNROLL", "GROUP", "GROUPTOP",
-    "PADTO", "SWAP",   "NOLOCALS", "PREFETCH", "SPLIT", "HOIST",
-    "FACTOR", "STAGE", "LOOP",
-};
-static_assert(sizeof(opt_names) / sizeof(opt_names[0]) == ET_OPT_COUNT,
-              "opt_names must match et_opt_kind");
-
-/* "LOCAL, UPCAST, ..." from opt_names, so that an error's list of the
- * opts can never leave one out. */
-static void opt_name_list(char *out, size_t cap)
-{
-    size_t n = 0;
-    out[0] = '\0';
-    for (int k = 0; k < ET_OPT_COUNT && n < cap; k++)
-        n += (size_t)snprintf(out + n, cap - n, "%s%s", k ? ", " : "",
-                              opt_names[k]);
-}
-
-/* name suffix of the inner part each split kind makes */
-static const char *const part_suffix[] = {"", "", "l", "u", "r", "g", "p",
-                                          "s", "o"};
-static_assert(sizeof(part_suffix) / sizeof(part_suffix[0]) == ET_PART_COUNT,
-              "part_suffix must match et_part_kind");
-
 #define LIMIT_INT31 ((int64_t)0x7fffffff)
 #define MAX_UNROLLED 256
-
-const char *et_opt_kind_name(et_opt_kind k)
-{
-    if ((unsigned)k >= ET_OPT_COUNT)
-        return "?";
-    return opt_names[k];
-}
-
-et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt)
-{
-    et_opt o;
-    memset(&o, 0, sizeof o);
-    o.kind = kind;
-    o.axis.pos = -1;
-    o.axis2.pos = -1;
-    if (axis)
-        snprintf(o.axis.name, sizeof o.axis.name, "%s", axis);
-    o.amt = amt;
-    return o;
-}
-
-/* ---- text form ---------------------------------------------------------- */
-
-static int fmt_axis(char *buf, size_t cap, const et_axis_ref *a)
-{
-    if (a->pos >= 0)
-        return snprintf(buf, cap, "%d", a->pos);
-    return snprintf(buf, cap, "%s", a->name);
-}
-
-/* One opt into buf; returns the length needed. */
-static size_t fmt_opt(const et_opt *o, char *buf, size_t cap)
-{
-    char a1[32], a2[32];
-    fmt_axis(a1, sizeof a1, &o->axis);
-    fmt_axis(a2, sizeof a2, &o->axis2);
-    const char *nm = et_opt_kind_name(o->kind);
-    int n;
-    switch (o->kind) {
-    case ET_OPT_NOLOCALS:
-    case ET_OPT_HOIST:
-    case ET_OPT_FACTOR:
-    case ET_OPT_STAGE:
-        n = snprintf(buf, cap, "%s", nm);
-        break;
-    case ET_OPT_SWAP:
-        n = snprintf(buf, cap, "%s(%s,%s)", nm, a1, a2);
-        break;
-    case ET_OPT_PREFETCH:
-        n = snprintf(buf, cap, "%s(%d,%s,%lld)", nm, o->operand, a1,
-                     (long long)o->amt);
-        break;
-    default:
-        n = snprintf(buf, cap, "%s(%s,%lld)", nm, a1, (long long)o->amt);
-        break;
-    }
-    return n < 0 ? 0 : (size_t)n;
-}
-
-size_t et_opts_format(const et_opt *opts, int n, char *buf, size_t cap)
-{
-    size_t len = 0;
-    if (cap > 0)
-        buf[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        char one[128];
-        fmt_opt(&opts[i], one, sizeof one);
-        size_t l = strlen(one) + (i > 0);
-        if (len + l < cap) {
-            if (i > 0)
-                buf[len] = ' ';
-            memcpy(buf + len + (i > 0), one, strlen(one) + 1);
-        } else if (cap > 0) {
-            buf[cap - 1] = '\0';
-        }
-        len += l;
-    }
-    return len;
-}
-
-static et_status parse_error(et_diag *d, int pos, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static et_status parse_error(et_diag *d, int pos, const char *fmt, ...)
-{
-    if (d) {
-        d->line = 1;
-        d->col = pos + 1;
-        d->pos = pos;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-        va_end(ap);
-    }
-    return ET_ERR_INPUT;
-}
-
-typedef enum { ARG_AXIS, ARG_INT } arg_type;
-
-/* Parses one argument at *p; fills either *num or name. */
-static et_status parse_arg(const char *text, const char **p, arg_type want,
-                           int64_t *num, et_axis_ref *ax, const char *opt,
-                           int argno, et_diag *d)
-{
-    const char *s = *p;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    int pos = (int)(s - text);
-    if (isdigit((unsigned char)*s) || *s == '-' || *s == '+') {
-        const char *q = s;
-        if (*q == '-' || *q == '+')
-            q++;
-        if (!isdigit((unsigned char)*q))
-            return parse_error(d, pos, "%s: argument %d: expected %s", opt,
-                               argno, want == ARG_INT ? "an integer"
-                                                      : "an axis");
-        int64_t v = 0;
-        while (isdigit((unsigned char)*q)) {
-            if (v > (INT64_MAX - 9) / 10)
-                return parse_error(d, pos, "%s: argument %d: integer too large",
-                                   opt, argno);
-            v = v * 10 + (*q - '0');
-            q++;
-        }
-        if (*s == '-')
-            v = -v;
-        if (want == ARG_INT) {
-            *num = v;
-        } else {
-            if (v < 0 || v >= ET_MAX_INDICES)
-                return parse_error(d, pos,
-                                   "%s: argument %d: axis position %lld out of "
-                                   "range",
-                                   opt, argno, (long long)v);
-            ax->pos = (int)v;
-            ax->name[0] = '\0';
-        }
-        s = q;
-    } else if (isalpha((unsigned char)*s) || *s == '_') {
-        if (want == ARG_INT)
-            return parse_error(d, pos, "%s: argument %d: expected an integer",
-                               opt, argno);
-        const char *q = s;
-        while (isalnum((unsigned char)*q) || *q == '_')
-            q++;
-        if ((size_t)(q - s) >= ET_AXIS_NAME_LEN)
-            return parse_error(d, pos, "%s: argument %d: axis name too long",
-                               opt, argno);
-        ax->pos = -1;
-        memcpy(ax->name, s, (size_t)(q - s));
-        ax->name[q - s] = '\0';
-        s = q;
-    } else {
-        return parse_error(d, pos, "%s: argument %d: expected %s", opt, argno,
-                           want == ARG_INT ? "an integer" : "an axis");
-    }
-    while (*s == ' ' || *s == '\t')
-        s++;
-    *p = s;
-    return ET_OK;
-}
-
-et_status et_opts_parse(const char *text, et_opt *out, int cap, int *n,
-                        et_diag *d)
-{
-    *n = 0;
-    if (d) {
-        memset(d, 0, sizeof *d);
-        d->pos = -1;
-    }
-    if (!text)
-        return ET_OK;
-    const char *p = text;
-    int count = 0;
-    for (;;) {
-        while (isspace((unsigned char)*p))
-            p++;
-        if (!*p)
-            break;
-        const char *name = p;
-        int pos = (int)(p - text);
-        while (isalpha((unsigned char)*p))
-            p++;
-        size_t len = (size_t)(p - name);
-        char names[256];
-        opt_name_list(names, sizeof names);
-        if (len == 0)
-            return parse_error(d, pos, "expected an opt name (%s)", names);
-        int kind = -1;
-        for (int k = 0; k < ET_OPT_COUNT; k++)
-            if (strlen(opt_names[k]) == len &&
-                strncmp(opt_names[k], name, len) == 0)
-                kind = k;
-        if (kind < 0)
-            return parse_error(d, pos, "unknown opt '%.*s' (expected %s)",
-                               (int)len, name, names);
-        if (count >= cap)
-            return parse_error(d, pos, "too many opts (at most %d)", cap);
-        et_opt o = et_opt_make((et_opt_kind)kind, NULL, 0);
-        const char *nm = opt_names[kind];
-        arg_type types[3];
-        int nargs;
-        switch (kind) {
-        case ET_OPT_NOLOCALS:
-        case ET_OPT_HOIST:
-        case ET_OPT_FACTOR:
-        case ET_OPT_STAGE: nargs = 0; break;
-        case ET_OPT_SWAP:
-            nargs = 2; types[0] = ARG_AXIS; types[1] = ARG_AXIS;
-            break;
-        case ET_OPT_PREFETCH:
-            nargs = 3; types[0] = ARG_INT; types[1] = ARG_AXIS;
-            types[2] = ARG_INT;
-            break;
-        default:
-            nargs = 2; types[0] = ARG_AXIS; types[1] = ARG_INT;
-            break;
-        }
-        const char *q = p;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q != '(') {
-            if (nargs == 0 && (*q == '\0' || isspace((unsigned char)*q) ||
-                               *p == '\0' || isspace((unsigned char)*p))) {
-                out[count++] = o;
-                continue;
-            }
-            return parse_error(d, (int)(q - text), "%s: expected '('", nm);
-        }
-        p = q + 1;
-        int got = 0;
-        if (nargs == 0) {
-            while (*p == ' ' || *p == '\t')
-                p++;
-            if (*p != ')')
-                return parse_error(d, (int)(p - text),
-                                   "%s takes no arguments", nm);
-            p++;
-        } else {
-            for (;;) {
-                if (got >= nargs)
-                    return parse_error(d, (int)(p - text),
-                                       "%s takes %d arguments", nm, nargs);
-                int64_t num = 0;
-                et_axis_ref ax = {-1, ""};
-                et_status st = parse_arg(text, &p, types[got], &num, &ax, nm,
-                                         got + 1, d);
-                if (st != ET_OK)
-                    return st;
-                if (kind == ET_OPT_PREFETCH) {
-                    if (got == 0) {
-                        if (num < 0 || num >= ET_MAX_OPERANDS)
-                            return parse_error(d, (int)(p - text) - 1,
-                                               "PREFETCH: operand %lld out of "
-                                               "range",
-                                               (long long)num);
-                        o.operand = (int)num;
-                    } else if (got == 1) {
-                        o.axis = ax;
-                    } else {
-                        o.amt = num;
-                    }
-                } else if (kind == ET_OPT_SWAP) {
-                    if (got == 0)
-                        o.axis = ax;
-                    else
-                        o.axis2 = ax;
-                } else {
-                    if (got == 0)
-                        o.axis = ax;
-                    else
-                        o.amt = num;
-                }
-                got++;
-                if (*p == ',') {
-                    p++;
-                    continue;
-                }
-                if (*p == ')') {
-                    p++;
-                    break;
-                }
-                return parse_error(d, (int)(p - text),
-                                   "%s: expected ',' or ')'", nm);
-            }
-            if (got != nargs)
-                return parse_error(d, (int)(p - text) - 1,
-                                   "%s takes %d arguments, got %d", nm, nargs,
-                                   got);
-        }
-        if (*p && !isspace((unsigned char)*p))
-            return parse_error(d, (int)(p - text),
-                               "expected a space between opts");
-        out[count++] = o;
-    }
-    *n = count;
-    return ET_OK;
-}
 
 /* ---- kernel lifetime ---------------------------------------------------- */
 
@@ -561,63 +236,36 @@ int64_t et_kernel_local_bytes(const et_kernel *k)
 
 /* ---- applying opts ------------------------------------------------------- */
 
-static et_status refuse(char *reason, size_t cap, const et_opt *o,
-                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static et_status refuse(char *reason, size_t cap, const et_opt *o,
-                        const char *fmt, ...)
-{
-    if (reason && cap > 0) {
-        char head[128];
-        fmt_opt(o, head, sizeof head);
-        int n = snprintf(reason, cap, "%s: ", head);
-        if (n >= 0 && (size_t)n < cap) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(reason + n, cap - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
-    }
-    return ET_ERR_REFUSED;
-}
-
-static bool has_kind(const et_kernel *k, et_part_kind kind)
-{
-    for (int i = 0; i < k->n_parts; i++)
-        if (k->part[i].kind == kind)
-            return true;
-    return false;
-}
-
-/* Checks the limits that every opt can affect; 0 if fine. */
-static et_status check_limits(const et_kernel *k, const et_opt *o,
-                              char *reason, size_t cap)
+/* Checks the limits that every opt can affect; ET_OK if fine. */
+static et_status check_limits(const et_kernel *k, const et_opt_call *c)
 {
     int64_t L[3];
     et_kernel_local_dims(k, L);
     int64_t wg = et_kernel_group_size(k);
     if (wg > k->target.max_work_group_size)
-        return refuse(reason, cap, o,
-                      "work-group size %lld exceeds the device limit %lld",
-                      (long long)wg, (long long)k->target.max_work_group_size);
+        return et_opt_refuse(c,
+                             "work-group size %lld exceeds the device limit "
+                             "%lld",
+                             (long long)wg,
+                             (long long)k->target.max_work_group_size);
     for (int d = 0; d < 3; d++)
         if (k->target.max_work_item_sizes[d] > 0 &&
             L[d] > k->target.max_work_item_sizes[d])
-            return refuse(reason, cap, o,
-                          "work-group size %lld along dimension %d exceeds "
-                          "the device limit %lld",
-                          (long long)L[d], d,
-                          (long long)k->target.max_work_item_sizes[d]);
+            return et_opt_refuse(c,
+                                 "work-group size %lld along dimension %d "
+                                 "exceeds the device limit %lld",
+                                 (long long)L[d], d,
+                                 (long long)k->target.max_work_item_sizes[d]);
     int64_t unrolled = 1;
     for (int i = 0; i < k->n_parts; i++)
         if (k->part[i].kind == ET_PART_UPCAST ||
             k->part[i].kind == ET_PART_UNROLL)
             unrolled = mul_sat(unrolled, k->part[i].size);
     if (unrolled > MAX_UNROLLED)
-        return refuse(reason, cap, o,
-                      "the product of UPCAST and UNROLL amounts (%lld) "
-                      "exceeds %d",
-                      (long long)unrolled, MAX_UNROLLED);
+        return et_opt_refuse(c,
+                             "the product of UPCAST and UNROLL amounts "
+                             "(%lld) exceeds %d",
+                             (long long)unrolled, MAX_UNROLLED);
     if (k->factor) {
         /* the innermost loop moves with PREFETCH: checked after each opt */
         int fa = et_kernel_factor_axis(k);
@@ -625,11 +273,11 @@ static et_status check_limits(const et_kernel *k, const et_opt *o,
         for (int op = 0; op < k->e.n_ops; op++)
             outside = outside || !op_uses(&k->e, op, fa);
         if (!outside)
-            return refuse(reason, cap, o,
-                          "FACTOR: every operand uses %s, the index of the "
-                          "innermost reduce loop, so none can be factored "
-                          "out of its sum",
-                          k->e.idx[fa].name);
+            return et_opt_refuse(c,
+                                 "FACTOR: every operand uses %s, the index "
+                                 "of the innermost reduce loop, so none can "
+                                 "be factored out of its sum",
+                                 k->e.idx[fa].name);
     }
     if (k->stage) {
         /* LOCAL, GROUP and PREFETCH change which inputs are staged */
@@ -637,28 +285,29 @@ static et_status check_limits(const et_kernel *k, const et_opt *o,
         for (int op = 0; op < k->e.n_ops; op++)
             any = any || et_kernel_staged(k, op);
         if (!any)
-            return refuse(reason, cap, o,
-                          "STAGE: no input is read alike by every work-item "
-                          "of a work-group (each one's indices use a LOCAL "
-                          "part or a GROUP lane, or it is prefetched)");
+            return et_opt_refuse(c,
+                                 "STAGE: no input is read alike by every "
+                                 "work-item of a work-group (each one's "
+                                 "indices use a LOCAL part or a GROUP lane, "
+                                 "or it is prefetched)");
     }
     int64_t lb = et_kernel_local_bytes(k);
     if (lb > k->target.local_mem_bytes)
-        return refuse(reason, cap, o,
-                      "local memory %lld bytes exceeds the device limit %lld",
-                      (long long)lb, (long long)k->target.local_mem_bytes);
+        return et_opt_refuse(c,
+                             "local memory %lld bytes exceeds the device "
+                             "limit %lld",
+                             (long long)lb,
+                             (long long)k->target.local_mem_bytes);
     return ET_OK;
 }
 
-/* Splits the outer part of axis a by n into a new inner part of kind
- * `kind`; top = GROUPTOP ordering. Returns the new part's index. */
-static int split(et_kernel *k, int a, int64_t n, et_part_kind kind, bool top)
+int et_kernel_split(et_kernel *k, int a, int64_t n, et_part_kind kind,
+                    const char *suffix, bool top)
 {
     et_part *outer = &k->part[k->outer[a]];
     int count = 1;
     char base[16];
-    snprintf(base, sizeof base, "%.8s_%s", k->e.idx[a].name,
-             part_suffix[kind]);
+    snprintf(base, sizeof base, "%.8s_%s", k->e.idx[a].name, suffix);
     for (int i = 0; i < k->n_parts; i++)
         if (k->part[i].axis == a && k->part[i].kind == kind)
             count++;
@@ -694,8 +343,7 @@ static int64_t inner_product(const et_kernel *k, int a)
     return t;
 }
 
-/* Open axis a: its outer part covers the size rounded up to whole steps. */
-static void open_resize(et_kernel *k, int a)
+void et_kernel_open_resize(et_kernel *k, int a)
 {
     int64_t T = inner_product(k, a);
     int64_t n = k->e.idx[a].size;
@@ -718,7 +366,7 @@ et_status et_kernel_set_open_size(et_kernel *k, int64_t n, et_diag *d)
     et_status st = et_einsum_set_size(&k->e, a, n, d);
     if (st != ET_OK)
         return st;
-    open_resize(k, a);
+    et_kernel_open_resize(k, a);
     return ET_OK;
 }
 
@@ -727,280 +375,84 @@ static const char *axis_name(const et_kernel *k, int a)
     return k->e.idx[a].name;
 }
 
-/* Applies o to k in place (k is a scratch copy); refusal leaves garbage. */
+/* Resolves an axis argument of c's opt into *a and records it by its
+ * letter in *rec. */
+static et_status resolve_axis(const et_kernel *k, const et_opt_call *c,
+                              const et_axis_ref *ref, int *a,
+                              et_axis_ref *rec)
+{
+    *a = et_kernel_axis_find(k, ref);
+    if (*a < 0) {
+        char an[32];
+        et_opt_format_axis(an, sizeof an, ref);
+        return et_opt_refuse(c, "no axis %s%s in this kernel",
+                             ref->pos >= 0 ? "at position " : "named ", an);
+    }
+    rec->pos = -1;
+    snprintf(rec->name, sizeof rec->name, "%s", axis_name(k, *a));
+    return ET_OK;
+}
+
+/* The rules every opt is checked against before its own, from what its
+ * descriptor says; their order is the order refusals are reported in. */
+static et_status common_rules(const et_kernel *k, et_opt_call *c)
+{
+    const et_opt_desc *d = c->d;
+    if (k->n_opts >= ET_MAX_OPTS)
+        return et_opt_refuse(c, "too many opts (at most %d)", ET_MAX_OPTS);
+    if (d->needs_group && k->nolocals)
+        return et_opt_refuse(c,
+                             "%s needs an explicit work-group; NOLOCALS was "
+                             "applied",
+                             d->name);
+    bool amount = false;
+    for (int i = 0; i < d->n_args; i++) {
+        et_status st = ET_OK;
+        if (d->arg[i] == ET_OPT_ARG_AXIS)
+            st = resolve_axis(k, c, &c->o->axis, &c->a, &c->rec.axis);
+        else if (d->arg[i] == ET_OPT_ARG_AXIS2)
+            st = resolve_axis(k, c, &c->o->axis2, &c->b, &c->rec.axis2);
+        else if (d->arg[i] == ET_OPT_ARG_AMOUNT)
+            amount = true;
+        if (st != ET_OK)
+            return st;
+    }
+    if (amount && c->o->amt < 0)
+        return et_opt_refuse(c, "the amount must be >= 0");
+    if (d->axes == ET_OPT_AXES_GLOBAL && !is_global_axis(k, c->a))
+        return et_opt_refuse(c,
+                             "%s applies to global axes only; %s is a reduce "
+                             "axis",
+                             d->name, axis_name(k, c->a));
+    if (d->axes == ET_OPT_AXES_REDUCE && is_global_axis(k, c->a))
+        return et_opt_refuse(c,
+                             "%s applies to reduce axes only; %s is a global "
+                             "axis",
+                             d->name, axis_name(k, c->a));
+    return ET_OK;
+}
+
+/* Applies o to k in place (k is a scratch copy); refusal leaves garbage.
+ * What an opt is and does comes from its descriptor (opts.c). */
 static et_status apply(et_kernel *k, const et_opt *o, char *reason,
                        size_t cap)
 {
-    if ((unsigned)o->kind >= ET_OPT_COUNT)
-        return refuse(reason, cap, o, "unknown opt");
-    if (k->n_opts >= ET_MAX_OPTS)
-        return refuse(reason, cap, o, "too many opts (at most %d)",
-                      ET_MAX_OPTS);
-    const char *nm = opt_names[o->kind];
-    bool needs_group = o->kind == ET_OPT_LOCAL || o->kind == ET_OPT_GROUP ||
-                       o->kind == ET_OPT_GROUPTOP ||
-                       o->kind == ET_OPT_PREFETCH || o->kind == ET_OPT_STAGE;
-    if (needs_group && k->nolocals)
-        return refuse(reason, cap, o,
-                      "%s needs an explicit work-group; NOLOCALS was applied",
-                      nm);
-    et_opt rec = *o; /* recorded with the axis resolved to its letter */
-
-    if (o->kind == ET_OPT_NOLOCALS) {
-        if (has_kind(k, ET_PART_LOCAL) || k->group_part >= 0 ||
-            k->prefetch_axis >= 0 || k->stage)
-            return refuse(reason, cap, o,
-                          "NOLOCALS is refused with LOCAL, GROUP, GROUPTOP, "
-                          "PREFETCH or STAGE (they need an explicit "
-                          "work-group)");
-        if (k->nolocals)
-            return refuse(reason, cap, o, "NOLOCALS already applied");
-        k->nolocals = true;
-        k->opts[k->n_opts++] = rec;
-        return ET_OK;
-    }
-
-    if (o->kind == ET_OPT_HOIST) {
-        if (k->e.n_ops < 3)
-            return refuse(reason, cap, o,
-                          "HOIST needs three or more operands (with %d "
-                          "there is no partial product to form once)",
-                          k->e.n_ops);
-        if (k->hoist)
-            return refuse(reason, cap, o, "HOIST already applied");
-        if (k->factor)
-            return refuse(reason, cap, o,
-                          "HOIST and FACTOR are refused together (each "
-                          "forms a product once; use one)");
-        k->hoist = true;
-        k->opts[k->n_opts++] = rec;
-        return ET_OK;
-    }
-
-    if (o->kind == ET_OPT_STAGE) {
-        if (k->stage)
-            return refuse(reason, cap, o, "STAGE already applied");
-        k->stage = true;
-        k->opts[k->n_opts++] = rec;
-        return check_limits(k, o, reason, cap);
-    }
-
-    if (o->kind == ET_OPT_FACTOR) {
-        if (k->e.n_ops < 2)
-            return refuse(reason, cap, o,
-                          "FACTOR needs two or more operands (with %d there "
-                          "is no product to factor)",
-                          k->e.n_ops);
-        if (k->factor)
-            return refuse(reason, cap, o, "FACTOR already applied");
-        if (k->hoist)
-            return refuse(reason, cap, o,
-                          "HOIST and FACTOR are refused together (each "
-                          "forms a product once; use one)");
-        if (et_kernel_factor_axis(k) < 0)
-            return refuse(reason, cap, o,
-                          "FACTOR needs a summed index (this kernel has no "
-                          "reduce loop)");
-        k->factor = true;
-        k->opts[k->n_opts++] = rec;
-        return check_limits(k, o, reason, cap);
-    }
-
-    int a = et_kernel_axis_find(k, &o->axis);
-    if (a < 0) {
-        char an[32];
-        fmt_axis(an, sizeof an, &o->axis);
-        return refuse(reason, cap, o, "no axis %s%s in this kernel",
-                      o->axis.pos >= 0 ? "at position " : "named ", an);
-    }
-    rec.axis.pos = -1;
-    snprintf(rec.axis.name, sizeof rec.axis.name, "%s", axis_name(k, a));
-    const char *an = axis_name(k, a);
-    bool global = is_global_axis(k, a);
-
-    if (o->kind == ET_OPT_SWAP) {
-        int b = et_kernel_axis_find(k, &o->axis2);
-        if (b < 0) {
-            char bn[32];
-            fmt_axis(bn, sizeof bn, &o->axis2);
-            return refuse(reason, cap, o, "no axis %s%s in this kernel",
-                          o->axis2.pos >= 0 ? "at position " : "named ", bn);
-        }
-        if (!global || !is_global_axis(k, b))
-            return refuse(reason, cap, o,
-                          "SWAP applies to two global axes only; %s is a "
-                          "reduce axis",
-                          global ? axis_name(k, b) : an);
-        if (a == b)
-            return refuse(reason, cap, o,
-                          "SWAP needs two different axes");
-        rec.axis2.pos = -1;
-        snprintf(rec.axis2.name, sizeof rec.axis2.name, "%s",
-                 axis_name(k, b));
-        int ja = -1, jb = -1;
-        for (int j = 0; j < k->e.n_out; j++) {
-            if (k->order[j] == a)
-                ja = j;
-            if (k->order[j] == b)
-                jb = j;
-        }
-        k->order[ja] = b;
-        k->order[jb] = a;
-        k->opts[k->n_opts++] = rec;
-        return check_limits(k, o, reason, cap);
-    }
-
-    if (o->amt < 0)
-        return refuse(reason, cap, o, "the amount must be >= 0");
-
-    if (o->kind == ET_OPT_PADTO && k->e.idx[a].open)
-        return refuse(reason, cap, o,
-                      "%s is an open axis: its size is given at launch, and "
-                      "LOCAL and UPCAST round it up themselves",
-                      an);
-
-    if (o->kind == ET_OPT_PADTO) {
-        int n_axis_parts = 0;
-        for (int i = 0; i < k->n_parts; i++)
-            if (k->part[i].axis == a)
-                n_axis_parts++;
-        if (n_axis_parts != 1)
-            return refuse(reason, cap, o,
-                          "PADTO applies to an axis not yet split; %s is "
-                          "split",
-                          an);
-        if (o->amt < 1)
-            return refuse(reason, cap, o,
-                          "PADTO needs a multiple >= 1");
-        int64_t P = k->padded[a];
-        int64_t m = o->amt;
-        if (P > INT64_MAX - m)
-            return refuse(reason, cap, o, "padded size overflows");
-        int64_t np = (P + m - 1) / m * m;
-        if (np > LIMIT_INT31)
-            return refuse(reason, cap, o,
-                          "padded size %lld exceeds 2^31-1", (long long)np);
-        k->padded[a] = np;
-        k->part[k->outer[a]].size = np;
-        k->opts[k->n_opts++] = rec;
-        return check_limits(k, o, reason, cap);
-    }
-
-    et_part_kind kind;
-    switch (o->kind) {
-    case ET_OPT_LOCAL: kind = ET_PART_LOCAL; break;
-    case ET_OPT_UPCAST: kind = ET_PART_UPCAST; break;
-    case ET_OPT_UNROLL: kind = ET_PART_UNROLL; break;
-    case ET_OPT_GROUP:
-    case ET_OPT_GROUPTOP: kind = ET_PART_GROUP; break;
-    case ET_OPT_PREFETCH: kind = ET_PART_PREFETCH; break;
-    case ET_OPT_SPLIT: kind = ET_PART_SPLIT; break;
-    case ET_OPT_LOOP: kind = ET_PART_LOOP; break;
-    default: return refuse(reason, cap, o, "unknown opt");
-    }
-    if ((kind == ET_PART_LOCAL || kind == ET_PART_UPCAST ||
-         kind == ET_PART_LOOP) &&
-        !global)
-        return refuse(reason, cap, o,
-                      "%s applies to global axes only; %s is a reduce axis",
-                      nm, an);
-    if ((kind == ET_PART_UNROLL || kind == ET_PART_GROUP ||
-         kind == ET_PART_PREFETCH || kind == ET_PART_SPLIT) &&
-        global)
-        return refuse(reason, cap, o,
-                      "%s applies to reduce axes only; %s is a global axis",
-                      nm, an);
-    if (kind == ET_PART_GROUP && k->group_part >= 0)
-        return refuse(reason, cap, o,
-                      "at most one GROUP or GROUPTOP per kernel; %s already "
-                      "has one",
-                      k->part[k->group_part].name);
-    if (kind == ET_PART_PREFETCH) {
-        if (o->operand < 0 || o->operand >= k->e.n_ops)
-            return refuse(reason, cap, o,
-                          "PREFETCH operand %d does not exist (operands count "
-                          "from 0; this einsum has %d)",
-                          o->operand, k->e.n_ops);
-        if (!op_uses(&k->e, o->operand, a))
-            return refuse(reason, cap, o,
-                          "PREFETCH: operand %d does not use axis %s",
-                          o->operand, an);
-        if (k->prefetch_axis >= 0 && k->prefetch_axis != a)
-            return refuse(reason, cap, o,
-                          "PREFETCH: only one reduce axis per kernel can be "
-                          "prefetched; %s already is",
-                          axis_name(k, k->prefetch_axis));
-        if (k->prefetch_axis == a) {
-            int64_t have = k->part[k->prefetch_part].size;
-            if (o->amt != have && o->amt != 0)
-                return refuse(reason, cap, o,
-                              "PREFETCH on %s already chunks by %lld; a "
-                              "second operand must use the same amount",
-                              an, (long long)have);
-            if (k->prefetch_op[o->operand])
-                return refuse(reason, cap, o,
-                              "PREFETCH: operand %d is already prefetched",
-                              o->operand);
-            k->prefetch_op[o->operand] = true;
-            rec.amt = have;
-            k->opts[k->n_opts++] = rec;
-            return check_limits(k, o, reason, cap);
-        }
-    }
-    if (kind == ET_PART_SPLIT) {
-        et_dtype od = k->e.out.dtype;
-        if (od == ET_F16)
-            return refuse(reason, cap, o,
-                          "SPLIT adds partial sums into the output with an "
-                          "atomic add, which f16 outputs do not have");
-        if (od == ET_F64 && !k->target.has_atomic64)
-            return refuse(reason, cap, o,
-                          "SPLIT of an f64 output needs 64-bit atomics "
-                          "(cl_khr_int64_base_atomics), which this device "
-                          "lacks");
-    }
-    int64_t S = k->part[k->outer[a]].size;
-    int64_t n = o->amt == 0 ? S : o->amt;
-    if (kind == ET_PART_LOOP && k->e.idx[a].open)
-        return refuse(reason, cap, o,
-                      "%s is an open axis: a loop over it inside a "
-                      "work-item would run past its size (use LOCAL or "
-                      "UPCAST)",
-                      an);
-    if (k->e.idx[a].open) {
-        /* the launch covers the size rounded up; stores are masked */
-        if (o->amt == 0)
-            return refuse(reason, cap, o,
-                          "%s is an open axis: the whole of it has no fixed "
-                          "size (give an amount)",
-                          an);
-        if (k->n_parts >= ET_MAX_PARTS)
-            return refuse(reason, cap, o, "too many parts");
-        int inner = split(k, a, n, kind, false);
-        (void)inner;
-        open_resize(k, a);
-        k->opts[k->n_opts++] = rec;
-        return check_limits(k, o, reason, cap);
-    }
-    if (S % n != 0)
-        return refuse(reason, cap, o,
-                      "the amount must divide the size of the part it splits "
-                      "(%s has %lld; PADTO first to make it divide)",
-                      an, (long long)S);
-    if (k->n_parts >= ET_MAX_PARTS)
-        return refuse(reason, cap, o, "too many parts");
-    /* SPLIT chunks are contiguous, like GROUPTOP lanes */
-    int np = split(k, a, n, kind,
-                   o->kind == ET_OPT_GROUPTOP || o->kind == ET_OPT_SPLIT);
-    if (kind == ET_PART_GROUP)
-        k->group_part = np;
-    if (kind == ET_PART_PREFETCH) {
-        k->prefetch_axis = a;
-        k->prefetch_part = np;
-        k->prefetch_op[o->operand] = true;
-    }
-    k->opts[k->n_opts++] = rec;
-    return check_limits(k, o, reason, cap);
+    et_opt_call c = {
+        .o = o, .reason = reason, .cap = cap,
+        .d = et_opt_desc_get(o->kind),
+        .a = -1, .b = -1,
+        .rec = *o, /* recorded with its axes resolved to their letters */
+    };
+    if (!c.d)
+        return et_opt_refuse(&c, "unknown opt");
+    et_status st = common_rules(k, &c);
+    if (st == ET_OK)
+        st = c.d->rules(k, &c);
+    if (st != ET_OK)
+        return st;
+    c.d->apply(k, &c);
+    k->opts[k->n_opts++] = c.rec;
+    return c.d->limits ? check_limits(k, &c) : ET_OK;
 }
 
 et_status et_kernel_apply_opt(et_kernel *k, const et_opt *opt, char *reason,

@@ -9,10 +9,11 @@
  * part (kind GLOBAL or REDUCE, stride 1) named by the index letter. An opt
  * splits the axis' outer part (the one that still carries the letter) by n:
  * the outer part keeps the letter and its size becomes S/n, the new inner
- * part is named letter + "_l" / "_u" / "_r" / "_g" / "_p" (LOCAL, UPCAST,
- * UNROLL, GROUP or GROUPTOP, PREFETCH chunk loop), with a counter from the
- * second split of a kind on one letter ("i_u2"). Ordinary splits give
- * index = outer*n + inner; GROUPTOP gives inner*(S/n) + outer.
+ * part is named letter + "_l" / "_u" / "_r" / "_g" / "_p" / "_s" / "_o"
+ * (LOCAL, UPCAST, UNROLL, GROUP or GROUPTOP, PREFETCH chunk loop, SPLIT,
+ * LOOP: the suffix is in the opt's table entry, transforms/opts.c), with a
+ * counter from the second split of a kind on one letter ("i_u2"). Ordinary
+ * splits give index = outer*n + inner; GROUPTOP gives inner*(S/n) + outer.
  *
  * PADTO(axis, m) rounds the size of a not yet split axis up to a multiple
  * of m; loads past the true size read 0, stores past it are skipped.
@@ -92,16 +93,19 @@ typedef enum et_opt_kind {
     ET_OPT_COUNT
 } et_opt_kind;
 
-/* "LOCAL", "UPCAST", ... */
+/*
+ * Each opt is described once, in the opt table (transforms/opts.c, the
+ * descriptor in opts_impl.h): its name, its arguments, the axes it may
+ * name, the loop part it makes, its rules and how it changes the kernel.
+ * The functions below read it.
+ */
+
+/* "LOCAL", "UPCAST", ...; "?" for a value outside et_opt_kind. */
 const char *et_opt_kind_name(et_opt_kind k);
 
 /* The kernel-wide opts, which name no axis and take no amount: NOLOCALS,
- * HOIST, FACTOR, STAGE. */
-static inline bool et_opt_kind_is_global(et_opt_kind k)
-{
-    return k == ET_OPT_NOLOCALS || k == ET_OPT_HOIST ||
-           k == ET_OPT_FACTOR || k == ET_OPT_STAGE;
-}
+ * HOIST, FACTOR, STAGE. False for a value outside et_opt_kind. */
+bool et_opt_kind_is_global(et_opt_kind k);
 
 #define ET_AXIS_NAME_LEN 16
 
@@ -132,9 +136,9 @@ et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt);
  *   list := ws* [opt (ws+ opt)*] ws*
  *   opt  := NAME [ "(" [arg ("," arg)*] ")" ]
  *   arg  := ws* (integer | axis-name) ws*
- * Arity: LOCAL UPCAST UNROLL GROUP GROUPTOP PADTO SPLIT LOOP (axis, int), SWAP
- * (axis, axis), PREFETCH (int, axis, int), NOLOCALS, HOIST, FACTOR and
- * STAGE none.
+ * Arity (the opt table's argument kinds): LOCAL UPCAST UNROLL GROUP
+ * GROUPTOP PADTO SPLIT LOOP (axis, int), SWAP (axis, axis), PREFETCH (int,
+ * axis, int), NOLOCALS, HOIST, FACTOR and STAGE none.
  * Writes at most cap opts to out and their number to *n. Returns ET_OK or
  * ET_ERR_INPUT with d->pos (0-based byte offset), d->col and d->msg.
  */

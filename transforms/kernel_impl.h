@@ -1,6 +1,6 @@
 /*
- * kernel_impl.h - helpers shared by kernel.c and render.c (internal to
- * transforms/; other layers use kernel.h).
+ * kernel_impl.h - helpers shared by kernel.c, the opts (opts.c) and the
+ * renderers (internal to transforms/; other layers use kernel.h).
  */
 #ifndef ET_KERNEL_IMPL_H
 #define ET_KERNEL_IMPL_H
@@ -26,5 +26,17 @@ bool et_kernel_flat_groups(const et_kernel *k, et_backend_kind b);
 bool et_kernel_op_local(const et_kernel *k, int op);
 /* Does operand op (-1: the output) use axis a? */
 bool et_kernel_op_uses(const et_kernel *k, int op, int a);
+
+/* Splits the outer part of axis a by n into a new inner part of kind
+ * `kind`, named <letter>_<suffix> (a counter from the second such part of
+ * the axis); top: index = inner*(S/n) + outer (contiguous chunks) instead
+ * of outer*n + inner. The caller checked that n divides the outer part
+ * (or that a is open) and that a part is free. Returns the new part's
+ * index. */
+int et_kernel_split(et_kernel *k, int a, int64_t n, et_part_kind kind,
+                    const char *suffix, bool top);
+/* Open axis a: its outer part covers the size rounded up to whole steps
+ * of its inner parts. */
+void et_kernel_open_resize(et_kernel *k, int a);
 
 #endif

@@ -14,6 +14,143 @@
 
 #define GENERIC_LOCAL 64
 
+/* The header comments, the definitions the kernel needs and its
+ * signature: out, in0.., then n_<index> for every index. */
+static void generic_head(rd_out *s, const et_einsum *e, const dialect *D,
+                         et_backend_kind b, const char *name)
+{
+    const char *L = D->long_type;
+    rd_put(s, "// eintune %s kernel for %s, every size an argument "
+              "(untransformed)\n",
+           et_backend_name(b), e->text);
+    rd_put(s, "// global: ceil(output elements / %d) * %d, local: %d "
+              "(1-D)\n", GENERIC_LOCAL, GENERIC_LOCAL, GENERIC_LOCAL);
+    if (D->launch_note)
+        rd_put(s, "%s", D->launch_note);
+    rd_put(s, "// args: out");
+    for (int k = 0; k < e->n_ops; k++)
+        rd_put(s, ", in%d", k);
+    for (int a = 0; a < e->n_idx; a++)
+        rd_put(s, ", n_%s", e->idx[a].name);
+    rd_put(s, "\n");
+    bool f64 = e->acc_dtype == ET_F64 || e->out.dtype == ET_F64;
+    bool f16 = false;
+    for (int k = 0; k < e->n_ops; k++) {
+        f64 = f64 || e->op[k].dtype == ET_F64;
+        f16 = f16 || e->op[k].dtype == ET_F16;
+    }
+    if (D->fp64_pragma && f64)
+        rd_put(s, "%s", D->fp64_pragma);
+    if (D->half_helper && f16)
+        rd_put(s, "%s", D->half_helper);
+    rd_put(s, "\n%s %s(", D->kernel_kw, name);
+    rd_put(s, D->out_ptr, e->out.dtype == ET_F64 ? "double" : "float",
+           "out");
+    for (int k = 0; k < e->n_ops; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "in%d", k);
+        rd_put(s, ", ");
+        rd_put(s, D->in_ptr,
+               e->op[k].dtype == ET_F16   ? D->half_type
+               : e->op[k].dtype == ET_F32 ? "float"
+                                          : "double",
+               nm);
+    }
+    for (int a = 0; a < e->n_idx; a++)
+        rd_put(s, ", %s n_%s", L, e->idx[a].name);
+    rd_put(s, ")\n{\n");
+}
+
+/* Declares operand k's address (in<k>_addr) and writes into val its
+ * element converted to the sum's type. */
+static void generic_operand(rd_out *s, const et_einsum *e, const dialect *D,
+                            int k, char *val, size_t cap)
+{
+    const et_operand *o = &e->op[k];
+    /* Horner form over the dims: ((0)*n0 + i0)*n1 + i1 ... */
+    char addr[1024];
+    et_sbuf ab;
+    et_sbuf_fixed(&ab, addr, sizeof addr);
+    et_sbuf_puts(&ab, "0");
+    for (int r = 0; r < o->rank; r++) {
+        bool bc = o->dim[r] == 1 && e->idx[o->idx[r]].size != 1;
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%s", addr);
+        et_sbuf_fixed(&ab, addr, sizeof addr);
+        if (bc)
+            et_sbuf_printf(&ab, "(%s)", tmp);
+        else
+            et_sbuf_printf(&ab, "(%s) * n_%s + %s", tmp,
+                           e->idx[o->idx[r]].name, e->idx[o->idx[r]].name);
+    }
+    rd_line(s, "%s in%d_addr = %s;", D->long_type, k, addr);
+    char a_text[64];
+    snprintf(a_text, sizeof a_text, "in%d_addr", k);
+    const char *cast = o->dtype == e->acc_dtype ||
+                               (o->dtype == ET_F16 && e->acc_dtype == ET_F32)
+                           ? ""
+                           : (e->acc_dtype == ET_F64 ? "(double)"
+                                                     : "(float)");
+    if (o->dtype == ET_F16)
+        D->half_load(val, cap, cast, k, a_text);
+    else
+        snprintf(val, cap, "%sin%d[%s]", cast, k, a_text);
+}
+
+/* One work-item per output element: its indices from the global id, a
+ * loop per summed index, the product summed, the store. */
+static void generic_body(rd_out *s, const et_einsum *e, const dialect *D)
+{
+    const char *L = D->long_type;
+    const char *acc = rd_acc_type(e->acc_dtype);
+    const char *zero = e->acc_dtype == ET_F64 ? "0.0" : "0.0f";
+    const char *fma = e->acc_dtype == ET_F32 ? D->fma_f32 : "fma";
+    rd_line(s, "%s gid = (%s)%s * %d + (%s)%s;", L, L, D->group_id[0],
+            GENERIC_LOCAL, L, D->local_id[0]);
+    char n_out[1024] = "1";
+    et_sbuf nb;
+    et_sbuf_fixed(&nb, n_out, sizeof n_out);
+    for (int a = 0; a < e->n_out; a++)
+        et_sbuf_printf(&nb, "%sn_%s", a ? " * " : "", e->idx[a].name);
+    if (e->n_out == 0)
+        et_sbuf_puts(&nb, "1");
+    /* no barrier anywhere: surplus work-items may leave at once */
+    rd_line(s, "if (gid >= %s) return;", n_out);
+    rd_line(s, "%s rest = gid;", L);
+    for (int a = e->n_out - 1; a >= 0; a--) {
+        rd_line(s, "%s %s = rest %% n_%s;", L, e->idx[a].name,
+                e->idx[a].name);
+        rd_line(s, "rest /= n_%s;", e->idx[a].name);
+    }
+    rd_line(s, "%s acc = %s;", acc, zero);
+    for (int a = e->n_out; a < e->n_idx; a++) {
+        rd_line(s, "for (%s %s = 0; %s < n_%s; %s++) {", L, e->idx[a].name,
+                e->idx[a].name, e->idx[a].name, e->idx[a].name);
+        s->indent++;
+    }
+    char vals[ET_MAX_OPERANDS][1200];
+    for (int k = 0; k < e->n_ops; k++)
+        generic_operand(s, e, D, k, vals[k], sizeof vals[k]);
+    if (e->n_ops == 1) {
+        rd_line(s, "acc += %s;", vals[0]);
+    } else {
+        char prod[4096];
+        et_sbuf pb;
+        et_sbuf_fixed(&pb, prod, sizeof prod);
+        for (int k = 0; k < e->n_ops - 1; k++)
+            et_sbuf_printf(&pb, "%s%s", k ? " * " : "", vals[k]);
+        rd_line(s, "acc = %s(%s, %s, acc);", fma, prod, vals[e->n_ops - 1]);
+    }
+    for (int a = e->n_out; a < e->n_idx; a++) {
+        s->indent--;
+        rd_line(s, "}");
+    }
+    const char *ocast = e->out.dtype == e->acc_dtype ? ""
+                        : e->out.dtype == ET_F64     ? "(double)"
+                                                     : "(float)";
+    rd_line(s, "out[gid] = %sacc;", ocast);
+}
+
 et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
                                    et_rendered *out)
 {
@@ -26,128 +163,11 @@ et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
     rd_out s;
     memset(&s, 0, sizeof s);
     et_sbuf_init(&s.b);
-    const char *L = D->long_type;
-    const char *acc = rd_acc_type(e->acc_dtype);
-    const char *zero = e->acc_dtype == ET_F64 ? "0.0" : "0.0f";
-    const char *fma = e->acc_dtype == ET_F32 ? D->fma_f32 : "fma";
-
     snprintf(out->name, sizeof out->name, "et_generic_%s",
              e->n_idx > e->n_out ? "r" : "e");
-    rd_put(&s, "// eintune %s kernel for %s, every size an argument "
-               "(untransformed)\n",
-           et_backend_name(b), e->text);
-    rd_put(&s, "// global: ceil(output elements / %d) * %d, local: %d "
-               "(1-D)\n", GENERIC_LOCAL, GENERIC_LOCAL, GENERIC_LOCAL);
-    if (D->launch_note)
-        rd_put(&s, "%s", D->launch_note);
-    rd_put(&s, "// args: out");
-    for (int k = 0; k < e->n_ops; k++)
-        rd_put(&s, ", in%d", k);
-    for (int a = 0; a < e->n_idx; a++)
-        rd_put(&s, ", n_%s", e->idx[a].name);
-    rd_put(&s, "\n");
-    bool f64 = e->acc_dtype == ET_F64 || e->out.dtype == ET_F64;
-    bool f16 = false;
-    for (int k = 0; k < e->n_ops; k++) {
-        f64 = f64 || e->op[k].dtype == ET_F64;
-        f16 = f16 || e->op[k].dtype == ET_F16;
-    }
-    if (D->fp64_pragma && f64)
-        rd_put(&s, "%s", D->fp64_pragma);
-    if (D->half_helper && f16)
-        rd_put(&s, "%s", D->half_helper);
-    rd_put(&s, "\n%s %s(", D->kernel_kw, out->name);
-    rd_put(&s, D->out_ptr, e->out.dtype == ET_F64 ? "double" : "float",
-           "out");
-    for (int k = 0; k < e->n_ops; k++) {
-        char nm[16];
-        snprintf(nm, sizeof nm, "in%d", k);
-        rd_put(&s, ", ");
-        rd_put(&s, D->in_ptr,
-               e->op[k].dtype == ET_F16   ? D->half_type
-               : e->op[k].dtype == ET_F32 ? "float"
-                                          : "double",
-               nm);
-    }
-    for (int a = 0; a < e->n_idx; a++)
-        rd_put(&s, ", %s n_%s", L, e->idx[a].name);
-    rd_put(&s, ")\n{\n");
+    generic_head(&s, e, D, b, out->name);
     s.indent = 1;
-    rd_line(&s, "%s gid = (%s)%s * %d + (%s)%s;", L, L, D->group_id[0],
-            GENERIC_LOCAL, L, D->local_id[0]);
-    char n_out[1024] = "1";
-    et_sbuf nb;
-    et_sbuf_fixed(&nb, n_out, sizeof n_out);
-    for (int a = 0; a < e->n_out; a++)
-        et_sbuf_printf(&nb, "%sn_%s", a ? " * " : "", e->idx[a].name);
-    if (e->n_out == 0)
-        et_sbuf_puts(&nb, "1");
-    /* no barrier anywhere: surplus work-items may leave at once */
-    rd_line(&s, "if (gid >= %s) return;", n_out);
-    rd_line(&s, "%s rest = gid;", L);
-    for (int a = e->n_out - 1; a >= 0; a--) {
-        rd_line(&s, "%s %s = rest %% n_%s;", L, e->idx[a].name,
-                e->idx[a].name);
-        rd_line(&s, "rest /= n_%s;", e->idx[a].name);
-    }
-    rd_line(&s, "%s acc = %s;", acc, zero);
-    for (int a = e->n_out; a < e->n_idx; a++) {
-        rd_line(&s, "for (%s %s = 0; %s < n_%s; %s++) {", L, e->idx[a].name,
-                e->idx[a].name, e->idx[a].name, e->idx[a].name);
-        s.indent++;
-    }
-    char vals[ET_MAX_OPERANDS][1200];
-    for (int k = 0; k < e->n_ops; k++) {
-        const et_operand *o = &e->op[k];
-        /* Horner form over the dims: ((0)*n0 + i0)*n1 + i1 ... */
-        char addr[1024];
-        et_sbuf ab;
-        et_sbuf_fixed(&ab, addr, sizeof addr);
-        et_sbuf_puts(&ab, "0");
-        for (int r = 0; r < o->rank; r++) {
-            bool bc = o->dim[r] == 1 && e->idx[o->idx[r]].size != 1;
-            char tmp[1024];
-            snprintf(tmp, sizeof tmp, "%s", addr);
-            et_sbuf_fixed(&ab, addr, sizeof addr);
-            if (bc)
-                et_sbuf_printf(&ab, "(%s)", tmp);
-            else
-                et_sbuf_printf(&ab, "(%s) * n_%s + %s", tmp,
-                               e->idx[o->idx[r]].name,
-                               e->idx[o->idx[r]].name);
-        }
-        rd_line(&s, "%s in%d_addr = %s;", L, k, addr);
-        char a_text[64];
-        snprintf(a_text, sizeof a_text, "in%d_addr", k);
-        const char *cast = o->dtype == e->acc_dtype ||
-                                   (o->dtype == ET_F16 &&
-                                    e->acc_dtype == ET_F32)
-                               ? ""
-                               : (e->acc_dtype == ET_F64 ? "(double)"
-                                                         : "(float)");
-        if (o->dtype == ET_F16)
-            D->half_load(vals[k], sizeof vals[k], cast, k, a_text);
-        else
-            snprintf(vals[k], sizeof vals[k], "%sin%d[%s]", cast, k, a_text);
-    }
-    if (e->n_ops == 1) {
-        rd_line(&s, "acc += %s;", vals[0]);
-    } else {
-        char prod[4096];
-        et_sbuf pb;
-        et_sbuf_fixed(&pb, prod, sizeof prod);
-        for (int k = 0; k < e->n_ops - 1; k++)
-            et_sbuf_printf(&pb, "%s%s", k ? " * " : "", vals[k]);
-        rd_line(&s, "acc = %s(%s, %s, acc);", fma, prod, vals[e->n_ops - 1]);
-    }
-    for (int a = e->n_out; a < e->n_idx; a++) {
-        s.indent--;
-        rd_line(&s, "}");
-    }
-    const char *ocast = e->out.dtype == e->acc_dtype ? ""
-                        : e->out.dtype == ET_F64     ? "(double)"
-                                                     : "(float)";
-    rd_line(&s, "out[gid] = %sacc;", ocast);
+    generic_body(&s, e, D);
     s.indent = 0;
     rd_put(&s, "}\n");
     out->source = et_sbuf_take(&s.b);

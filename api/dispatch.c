@@ -235,6 +235,7 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
     API_NEED(diag, einsum, "einsum");
     API_NEED(diag, shapes, "shapes");
     API_NEED(diag, o, "o");
+    API_OPTIONS(et_dispatch_options, o, diag);
     if (api_export_dir_check(o->dir, diag) != ET_OK ||
         (o->name && et_export_name_validate(o->name, diag) != ET_OK) ||
         api_export_backend_check(o->backend, diag) != ET_OK)

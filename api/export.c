@@ -126,6 +126,7 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
     memset(out, 0, sizeof *out);
     API_NEED(diag, bk, "bk");
     API_NEED(diag, o, "o");
+    API_OPTIONS(et_export_options, o, diag);
     if (api_export_dir_check(o->dir, diag) != ET_OK ||
         api_export_backend_check(o->backend, diag) != ET_OK ||
         (o->name && et_export_name_validate(o->name, diag) != ET_OK))

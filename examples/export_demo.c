@@ -100,56 +100,53 @@ static long long offset(int a, const long long *t)
         }                                                                   \
     } while (0)
 
-int main(int argc, char **argv)
+/* The sizes at the open axis' size n (the constants without one); 77 for
+ * f16 data, which this program does not handle, else 0. */
+static int sizes_at(long long n)
 {
-    if (argc < 2) {
-#ifdef ET_EXPORT_EMBED
-        fprintf(stderr, "usage: %s - [SEED [N]]\n", argv[0]);
-#else
-        fprintf(stderr, "usage: %s KERNEL.cl [SEED [N]]\n", argv[0]);
-#endif
-        return 2;
-    }
-    long long n_open = argc > 3 ? atoll(argv[3]) : 1000;
-    if (n_open < 1) {
-        fprintf(stderr, "export_demo: N must be at least 1\n");
-        return 2;
-    }
-    {
-        const long long sizes[] = ET_EXPORT(INDEX_SIZES_AT)(n_open);
-        const long long elems[NARGS] = ET_EXPORT(ARG_ELEMS_AT)(n_open);
-        const long long shapes[NARGS][MAXR] =
-            ET_EXPORT(ARG_SHAPES_AT)(n_open);
-        memcpy(index_size, sizes, sizeof index_size);
-        memcpy(arg_elems, elems, sizeof arg_elems);
-        memcpy(arg_shape, shapes, sizeof arg_shape);
-    }
+    (void)n; /* a header without an open axis ignores it */
+    const long long sizes[] = ET_EXPORT(INDEX_SIZES_AT)(n);
+    const long long elems[NARGS] = ET_EXPORT(ARG_ELEMS_AT)(n);
+    const long long shapes[NARGS][MAXR] = ET_EXPORT(ARG_SHAPES_AT)(n);
+    memcpy(index_size, sizes, sizeof index_size);
+    memcpy(arg_elems, elems, sizeof arg_elems);
+    memcpy(arg_shape, shapes, sizeof arg_shape);
     for (int a = 0; a < NARGS; a++)
         if (arg_elem_size[a] == 2) {
             fprintf(stderr, "export_demo: f16 data are not handled here\n");
             return 77;
         }
+    return 0;
+}
+
+/* The kernel's source: the header's string with ET_EXPORT_EMBED (arg must
+ * be "-"), else the file arg. NULL (said) when there is none. */
+static char *kernel_source(const char *arg)
+{
 #ifdef ET_EXPORT_EMBED
     /* the source the header holds: no file at run time */
     char *src = malloc(ET_EXPORT(SOURCE_BYTES) + 1);
     if (src)
         memcpy(src, ET_EXPORT(SOURCE), ET_EXPORT(SOURCE_BYTES) + 1);
-    if (!src || strcmp(argv[1], "-") != 0) {
+    if (!src || strcmp(arg, "-") != 0) {
         fprintf(stderr, "export_demo: built with ET_EXPORT_EMBED: the "
                         "source is the header's; give - for KERNEL.cl\n");
-        return 2;
+        free(src);
+        return NULL;
     }
+    return src;
 #else
-    char *src = slurp(argv[1]);
-    if (!src) {
-        fprintf(stderr, "export_demo: cannot read %s\n", argv[1]);
-        return 2;
-    }
+    char *src = slurp(arg);
+    if (!src)
+        fprintf(stderr, "export_demo: cannot read %s\n", arg);
+    return src;
 #endif
-    srand(argc > 2 ? (unsigned)atoi(argv[2]) : 1u);
+}
 
-    /* host data: arg 0 is the output, the others the inputs in order */
-    void *host[NARGS];
+/* Host data: arg 0 is the output, the others the inputs in order, filled
+ * with uniform random numbers in [-1, 1]. 0, or 2 out of memory. */
+static int host_data(void *host[NARGS])
+{
     for (int a = 0; a < NARGS; a++) {
         size_t bytes = (size_t)(arg_elems[a] * arg_elem_size[a]);
         host[a] = malloc(bytes ? bytes : 1);
@@ -163,12 +160,17 @@ int main(int argc, char **argv)
                 ((float *)host[a])[i] = (float)v;
         }
     }
+    return 0;
+}
 
-    /* the plain OpenCL API */
+/* The first OpenCL device, or NULL. */
+static cl_device_id first_device(void)
+{
     cl_platform_id plats[8];
     cl_uint n_plat = 0;
     cl_device_id dev = NULL;
-    CHECK(clGetPlatformIDs(8, plats, &n_plat));
+    if (clGetPlatformIDs(8, plats, &n_plat) != CL_SUCCESS)
+        return NULL;
     for (cl_uint p = 0; p < n_plat && !dev; p++) {
         cl_uint n = 0;
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 1, &dev, &n) !=
@@ -176,65 +178,110 @@ int main(int argc, char **argv)
             n == 0)
             dev = NULL;
     }
-    if (!dev) {
-        fprintf(stderr, "export_demo: no OpenCL device\n");
-        return 2;
-    }
+    return dev;
+}
+
+/* The OpenCL objects of one run, released by release(). */
+typedef struct cl_run {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_kernel k;
+    cl_mem buf[NARGS];
+} cl_run;
+
+static void release(cl_run *r)
+{
+    for (int a = 0; a < NARGS; a++)
+        if (r->buf[a])
+            clReleaseMemObject(r->buf[a]);
+    if (r->k)
+        clReleaseKernel(r->k);
+    if (r->prog)
+        clReleaseProgram(r->prog);
+    if (r->q)
+        clReleaseCommandQueue(r->q);
+    if (r->ctx)
+        clReleaseContext(r->ctx);
+}
+
+/* The context, queue, program and kernel for src on dev. 0, or 2. */
+static int build(cl_run *r, cl_device_id dev, const char *src)
+{
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    r->ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     CHECK(err);
-    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+    r->q = clCreateCommandQueue(r->ctx, dev, 0, &err);
     CHECK(err);
     const char *srcs[1] = {src};
-    cl_program prog = clCreateProgramWithSource(ctx, 1, srcs, NULL, &err);
+    r->prog = clCreateProgramWithSource(r->ctx, 1, srcs, NULL, &err);
     CHECK(err);
-    if (clBuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
+    if (clBuildProgram(r->prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) {
         char log[8192] = "";
-        clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log,
+        clGetProgramBuildInfo(r->prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log,
                               log, NULL);
         fprintf(stderr, "export_demo: build failed:\n%s\n", log);
         return 2;
     }
-    cl_kernel k = clCreateKernel(prog, ET_EXPORT(KERNEL_NAME), &err);
+    r->k = clCreateKernel(r->prog, ET_EXPORT(KERNEL_NAME), &err);
     CHECK(err);
-    cl_mem buf[NARGS];
+    return 0;
+}
+
+/* The buffers and arguments as the header orders them, the launch at the
+ * open axis' size n_open with the header's geometry, and the output read
+ * back into host[0]. 0, or 2. */
+static int launch(cl_run *r, void *host[NARGS], long long n_open)
+{
+    cl_int err;
     for (int a = 0; a < NARGS; a++) {
         size_t bytes = (size_t)(arg_elems[a] * arg_elem_size[a]);
-        buf[a] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1,
-                                NULL, &err);
+        r->buf[a] = clCreateBuffer(r->ctx, CL_MEM_READ_WRITE,
+                                   bytes ? bytes : 1, NULL, &err);
         CHECK(err);
         if (a > 0 && bytes)
-            CHECK(clEnqueueWriteBuffer(q, buf[a], CL_TRUE, 0, bytes, host[a],
-                                       0, NULL, NULL));
-        CHECK(clSetKernelArg(k, (cl_uint)a, sizeof(cl_mem), &buf[a]));
+            CHECK(clEnqueueWriteBuffer(r->q, r->buf[a], CL_TRUE, 0, bytes,
+                                       host[a], 0, NULL, NULL));
+        CHECK(clSetKernelArg(r->k, (cl_uint)a, sizeof(cl_mem), &r->buf[a]));
     }
     if (ET_EXPORT(N_SCALARS) > 0) {
         /* the open axis' size, after the buffers */
         cl_long n_arg = (cl_long)n_open;
-        CHECK(clSetKernelArg(k, NARGS, sizeof n_arg, &n_arg));
+        CHECK(clSetKernelArg(r->k, NARGS, sizeof n_arg, &n_arg));
     }
     long long zero_bytes = ET_EXPORT(ZERO_OUTPUT_BYTES_AT)(n_open);
     if (zero_bytes > 0) {
         /* a SPLIT kernel adds into its output */
         const unsigned char zero = 0;
-        CHECK(clEnqueueFillBuffer(q, buf[0], &zero, 1, 0, (size_t)zero_bytes,
-                                  0, NULL, NULL));
+        CHECK(clEnqueueFillBuffer(r->q, r->buf[0], &zero, 1, 0,
+                                  (size_t)zero_bytes, 0, NULL, NULL));
     }
     const long long global_ll[3] = ET_EXPORT(GLOBAL_SIZE_AT)(n_open);
     size_t global[3] = {(size_t)global_ll[0], (size_t)global_ll[1],
                         (size_t)global_ll[2]};
     size_t local[3] = ET_EXPORT(LOCAL_SIZE);
-    CHECK(clEnqueueNDRangeKernel(q, k, ET_EXPORT(WORK_DIM), NULL, global,
-                                 ET_EXPORT(HAS_LOCAL) ? local : NULL, 0, NULL,
-                                 NULL));
-    CHECK(clEnqueueReadBuffer(q, buf[0], CL_TRUE, 0,
+    CHECK(clEnqueueNDRangeKernel(r->q, r->k, ET_EXPORT(WORK_DIM), NULL,
+                                 global, ET_EXPORT(HAS_LOCAL) ? local : NULL,
+                                 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(r->q, r->buf[0], CL_TRUE, 0,
                               (size_t)(arg_elems[0] * arg_elem_size[0]),
                               host[0], 0, NULL, NULL));
+    return 0;
+}
 
-    /* the naive loop over the iteration space */
+/* The output against a naive loop over the iteration space (in long
+ * double), within a bound on the rounding error of any summation order;
+ * prints the verdict. 0 right, 1 wrong, 2 out of memory. */
+static int check(void *host[NARGS])
+{
     long long n_out = arg_elems[0];
     long double *ref = calloc((size_t)n_out + 1, sizeof *ref);
     long double *mag = calloc((size_t)n_out + 1, sizeof *mag);
+    if (!ref || !mag) {
+        free(ref);
+        free(mag);
+        return 2;
+    }
     long long t[NIDX > 0 ? NIDX : 1] = {0}, iter = 1;
     for (int x = 0; x < NIDX; x++)
         iter *= index_size[x];
@@ -274,17 +321,51 @@ int main(int argc, char **argv)
     if (bad >= 0)
         printf("export_demo: element %lld: got %.17g, expected %.17Lg\n",
                bad, get(host[0], arg_elem_size[0], bad), ref[bad]);
-
-    for (int a = 0; a < NARGS; a++) {
-        clReleaseMemObject(buf[a]);
-        free(host[a]);
-    }
-    clReleaseKernel(k);
-    clReleaseProgram(prog);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
-    free(src);
     free(ref);
     free(mag);
     return bad < 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+#ifdef ET_EXPORT_EMBED
+        fprintf(stderr, "usage: %s - [SEED [N]]\n", argv[0]);
+#else
+        fprintf(stderr, "usage: %s KERNEL.cl [SEED [N]]\n", argv[0]);
+#endif
+        return 2;
+    }
+    long long n_open = argc > 3 ? atoll(argv[3]) : 1000;
+    if (n_open < 1) {
+        fprintf(stderr, "export_demo: N must be at least 1\n");
+        return 2;
+    }
+    int rc = sizes_at(n_open);
+    if (rc != 0)
+        return rc;
+    char *src = kernel_source(argv[1]);
+    if (!src)
+        return 2;
+    srand(argc > 2 ? (unsigned)atoi(argv[2]) : 1u);
+    void *host[NARGS] = {0};
+    cl_run run;
+    memset(&run, 0, sizeof run);
+    cl_device_id dev = NULL;
+    rc = host_data(host);
+    if (rc == 0 && !(dev = first_device())) {
+        fprintf(stderr, "export_demo: no OpenCL device\n");
+        rc = 2;
+    }
+    if (rc == 0)
+        rc = build(&run, dev, src);
+    if (rc == 0)
+        rc = launch(&run, host, n_open);
+    if (rc == 0)
+        rc = check(host);
+    release(&run);
+    for (int a = 0; a < NARGS; a++)
+        free(host[a]);
+    free(src);
+    return rc;
 }

@@ -398,7 +398,16 @@ out:
     return status;
 }
 
-int cmd_tune(int argc, char **argv)
+/* The command line of `eintune tune`. */
+typedef struct tune_args {
+    const char *text;         /* EINSUM */
+    const char *shape, *dtype, *space_path, *opts_text, *plot, *tune_at;
+    et_tune_options to;       /* the flags that set run options */
+} tune_args;
+
+/* Parses the command line into a: 0, -1 after --help (exit 0), else the
+ * exit status of a usage error. */
+static int parse_args(int argc, char **argv, tune_args *a)
 {
     static const struct option longopts[] = {
         {"shape", required_argument, 0, 's'},
@@ -420,109 +429,120 @@ int cmd_tune(int argc, char **argv)
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
-    const char *shape = NULL, *dtype = NULL, *space_path = NULL;
-    const char *opts_text = NULL, *plot = NULL, *tune_at = NULL;
-    et_tune_options to;
-    memset(&to, 0, sizeof to);
+    et_tune_options *to = &a->to;
     int opt;
     char *end;
     while ((opt = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
             continue;
         switch (opt) {
-        case 's': shape = optarg; break;
-        case 't': dtype = optarg; break;
-        case 2001: space_path = optarg; break;
-        case 2002: opts_text = optarg; break;
+        case 's': a->shape = optarg; break;
+        case 't': a->dtype = optarg; break;
+        case 2001: a->space_path = optarg; break;
+        case 2002: a->opts_text = optarg; break;
         case 2003:
             if (strcmp(optarg, "beam") && strcmp(optarg, "random") &&
                 strcmp(optarg, "grid"))
                 return cli_usage_error("tune", "--search must be beam, "
                                        "random or grid, not '%s'", optarg);
-            to.search = optarg;
+            to->search = optarg;
             break;
         case 2004:
             errno = 0;
-            to.budget = (int)strtol(optarg, &end, 10);
-            if (errno || *end || to.budget < 1 || to.budget > 1000000)
+            to->budget = (int)strtol(optarg, &end, 10);
+            if (errno || *end || to->budget < 1 || to->budget > 1000000)
                 return cli_usage_error("tune", "--budget must be an integer "
                                        "in [1, 1000000], not '%s'", optarg);
             break;
         case 2005:
             errno = 0;
-            to.time_limit_s = strtod(optarg, &end);
-            if (errno || *end || !(to.time_limit_s > 0))
+            to->time_limit_s = strtod(optarg, &end);
+            if (errno || *end || !(to->time_limit_s > 0))
                 return cli_usage_error("tune", "--time-limit must be a "
                                        "positive number of seconds, not "
                                        "'%s'", optarg);
             break;
         case 2006:
             errno = 0;
-            to.beam_width = (int)strtol(optarg, &end, 10);
-            if (errno || *end || to.beam_width < 1 || to.beam_width > 1024)
+            to->beam_width = (int)strtol(optarg, &end, 10);
+            if (errno || *end || to->beam_width < 1 ||
+                to->beam_width > 1024)
                 return cli_usage_error("tune", "--beam-width must be an "
                                        "integer in [1, 1024], not '%s'",
                                        optarg);
             break;
         case 2007:
             errno = 0;
-            to.seed = strtoull(optarg, &end, 10);
+            to->seed = strtoull(optarg, &end, 10);
             if (errno || *end || optarg[0] == '-')
                 return cli_usage_error("tune", "--seed must be a "
                                        "non-negative integer, not '%s'",
                                        optarg);
             break;
-        case 2008: to.retime = 1; break;
-        case 2009: plot = optarg; break;
+        case 2008: to->retime = 1; break;
+        case 2009: a->plot = optarg; break;
         case 2010:
             errno = 0;
-            to.race = (int)strtol(optarg, &end, 10);
-            if (errno || *end || !*optarg || to.race < 0 || to.race > 8)
+            to->race = (int)strtol(optarg, &end, 10);
+            if (errno || *end || !*optarg || to->race < 0 || to->race > 8)
                 return cli_usage_error("tune", "--race must be an integer "
                                        "in [0, 8], not '%s'", optarg);
-            if (to.race == 0)
-                to.race = -1;
+            if (to->race == 0)
+                to->race = -1;
             break;
-        case 2011: tune_at = optarg; break;
+        case 2011: a->tune_at = optarg; break;
         case 2012:
             errno = 0;
-            to.n_seeds = (int)strtol(optarg, &end, 10);
-            if (errno || *end || !*optarg || to.n_seeds < 1 ||
-                to.n_seeds > 16)
+            to->n_seeds = (int)strtol(optarg, &end, 10);
+            if (errno || *end || !*optarg || to->n_seeds < 1 ||
+                to->n_seeds > 16)
                 return cli_usage_error("tune", "--seeds must be an integer "
                                        "in [1, 16], not '%s'", optarg);
             break;
-        case 2013: to.no_seeding = 1; break;
+        case 2013: to->no_seeding = 1; break;
         case 2014:
             if (strcmp(optarg, "on") && strcmp(optarg, "off"))
                 return cli_usage_error("tune", "--model must be on or off, "
                                        "not '%s'", optarg);
-            to.model = strcmp(optarg, "off") ? 0 : -1;
+            to->model = strcmp(optarg, "off") ? 0 : -1;
             break;
-        case 'h': usage(stdout); return 0;
+        case 'h': usage(stdout); return -1;
         default: return cli_usage_error("tune", "bad flag");
         }
     }
-    if (to.no_seeding && to.n_seeds)
+    if (to->no_seeding && to->n_seeds)
         return cli_usage_error("tune", "--seeds and --no-seed exclude each "
                                "other");
-    const char *text = optind < argc ? argv[optind++] : NULL;
+    a->text = optind < argc ? argv[optind++] : NULL;
     if (optind < argc)
         return cli_usage_error("tune", "unexpected argument '%s'",
                                argv[optind]);
-    if (!text)
+    if (!a->text)
         return cli_usage_error("tune", "missing EINSUM");
-    if (!shape)
+    if (!a->shape)
         return cli_usage_error("tune", "missing --shape");
-    if (plot) {
-        size_t n = strlen(plot);
-        if (n < 4 || (strcasecmp(plot + n - 4, ".svg") != 0 &&
-                      strcasecmp(plot + n - 4, ".png") != 0))
+    if (a->plot) {
+        size_t n = strlen(a->plot);
+        if (n < 4 || (strcasecmp(a->plot + n - 4, ".svg") != 0 &&
+                      strcasecmp(a->plot + n - 4, ".png") != 0))
             return cli_usage_error("tune", "--plot FILE must end in .svg or "
                                    ".png");
     }
-    if (plot && cli_check_output("tune", "--plot", plot, NULL, 0))
+    if (a->plot && cli_check_output("tune", "--plot", a->plot, NULL, 0))
         return EXIT_INPUT;
+    return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    tune_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0)
+        return 0;
+    if (rc)
+        return rc;
+    et_tune_options *to = &a.to;
 
     /* Everything about the input is checked before a device is opened:
      * every problem here, the opts and the space by the API before it
@@ -531,11 +551,11 @@ int cmd_tune(int argc, char **argv)
     memset(&d, 0, sizeof d);
     char *specs = NULL;
     int n_specs = 0;
-    if (et_shape_expand(shape, &specs, &n_specs, &d) != ET_OK) {
-        cli_problem_diag(&d, text, shape, dtype);
+    if (et_shape_expand(a.shape, &specs, &n_specs, &d) != ET_OK) {
+        cli_problem_diag(&d, a.text, a.shape, a.dtype);
         return EXIT_INPUT;
     }
-    if (n_specs > 1 && plot) {
+    if (n_specs > 1 && a.plot) {
         et_free(specs);
         return cli_usage_error("tune", "--plot draws one problem's "
                                "candidates; --shape gives %d", n_specs);
@@ -554,14 +574,14 @@ int cmd_tune(int argc, char **argv)
             *nl = '\0';
         spec_of[i] = line;
         line = nl ? nl + 1 : line + strlen(line);
-        if (et_problem_init(text, spec_of[i], dtype, &probs[i], &d) !=
+        if (et_problem_init(a.text, spec_of[i], a.dtype, &probs[i], &d) !=
             ET_OK) {
-            cli_problem_diag(&d, text, spec_of[i], dtype);
+            cli_problem_diag(&d, a.text, spec_of[i], a.dtype);
             goto done;
         }
-        if (tune_at && et_problem_set_tune_at(probs[i], tune_at, &d) !=
-                           ET_OK) {
-            cli_diag("--tune-at", tune_at, &d);
+        if (a.tune_at &&
+            et_problem_set_tune_at(probs[i], a.tune_at, &d) != ET_OK) {
+            cli_diag("--tune-at", a.tune_at, &d);
             goto done;
         }
     }
@@ -569,20 +589,20 @@ int cmd_tune(int argc, char **argv)
     memset(&tc, 0, sizeof tc);
     tc.tty = isatty(2);
     tc.last_plain = -1;
-    to.device = g_cli.device;
-    to.db = g_cli.db;
-    to.start_opts = opts_text;
-    to.space = space_path;
-    to.cancel = &g_stop;
-    to.log = on_log;
-    to.log_arg = &tc;
-    to.progress = on_progress;
-    to.progress_arg = &tc;
+    to->device = g_cli.device;
+    to->db = g_cli.db;
+    to->start_opts = a.opts_text;
+    to->space = a.space_path;
+    to->cancel = &g_stop;
+    to->log = on_log;
+    to->log_arg = &tc;
+    to->progress = on_progress;
+    to->progress_arg = &tc;
     if (n_specs == 1) {
-        status = tune_one(probs[0], &to, &tc, opts_text, plot);
+        status = tune_one(probs[0], to, &tc, a.opts_text, a.plot);
         goto done;
     }
-    status = tune_many(probs, spec_of, n_specs, &to, &tc, opts_text);
+    status = tune_many(probs, spec_of, n_specs, to, &tc, a.opts_text);
 done:
     for (int i = 0; probs && i < n_specs; i++)
         et_problem_free(probs[i]);

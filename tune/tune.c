@@ -1,12 +1,16 @@
-/* tune.c - the tuning loop (see tune.h). */
-#include "tune/tune.h"
+/*
+ * tune.c - the tuning loop (see tune.h): the baseline, the search's
+ * callbacks wired to measurement and the database, worker recycling, an
+ * executor's batches, the cost model, the run's summary; the built-in
+ * space. The seeds are seeds.c's, the final race race.c's, the awkward
+ * sizes of an open axis awkward.c's (tune_impl.h).
+ */
+#include "tune/tune_impl.h"
 #include "base/clock.h"
 
 #include "db/db.h"
 #include "measure/remote.h"
-#include "transforms/heuristic.h"
 #include "transforms/kernel.h"
-#include "tune/best.h"
 
 #include <inttypes.h>
 
@@ -41,180 +45,6 @@ const char et_builtin_space_yaml[] =
     "  - {op: STAGE}\n"
     "  - {op: LOOP,     axis: any_global, amt: [64]}\n"
     "max_depth: 6\n";
-
-typedef struct tune_ctx {
-    et_device *dev;
-    const et_binding *b;
-    const et_tune_opts *o;
-    et_tune_result *res;
-    et_verifier *ver;
-    et_error *err;
-    et_status fatal;          /* a host failure that stops the search */
-    int64_t einsum_id;        /* rows in the database (when o->db) */
-    int64_t device_id;
-    bool cancelled;           /* the progress callback asked to stop */
-    et_backend_kind backend;  /* of the device the kernels are for */
-    et_rendered best_rend;    /* with an executor: the winner so far */
-    double t0;                /* when the run started (et_now_s) */
-    /* an open axis: the awkward sizes every verified candidate is checked
-     * at too (1 and a prime), with their verifiers */
-    et_tune_awkward awk;
-    /* seeding: the search's seed i is res->seeds[seed_entry[i]], its
-     * opts in seed_best[i] */
-    int seed_entry[ET_SEARCH_MAX_SEEDS];
-    et_best *seed_best;
-    int n_seeds;              /* the search's seeds */
-    /* the structural seeds' opts (start opts + a suggestion) */
-    et_opt heur[ET_HEURISTIC_MAX][ET_MAX_OPTS];
-    /* the cost model, when on (learn.h) */
-    bool learning;
-    et_tune_learn learn;
-} tune_ctx;
-
-/* The largest prime below n (0 when none). */
-static int64_t prime_below(int64_t n)
-{
-    for (int64_t p = n - 1; p >= 2; p--) {
-        bool prime = true;
-        for (int64_t q = 2; q * q <= p && prime; q++)
-            prime = p % q != 0;
-        if (prime)
-            return p;
-    }
-    return 0;
-}
-
-et_status et_tune_awkward_init(const et_einsum *e, const et_verify_opts *vo,
-                               et_tune_awkward *a, et_error *err)
-{
-    memset(a, 0, sizeof *a);
-    a->axis = et_einsum_open_axis(e);
-    if (a->axis < 0)
-        return ET_OK;
-    snprintf(a->name, sizeof a->name, "%s", e->idx[a->axis].name);
-    int64_t w = e->idx[a->axis].size;
-    int64_t cand[ET_TUNE_AWKWARD_MAX] = {1, prime_below(w)};
-    if (!vo) {
-        /* the sizes alone */
-        for (int i = 0; i < ET_TUNE_AWKWARD_MAX; i++)
-            if (cand[i] >= 1 && cand[i] != w &&
-                !(i == 1 && cand[1] == cand[0]))
-                a->size[a->n++] = cand[i];
-        return ET_OK;
-    }
-    et_verify_opts one = *vo;
-    one.trials = 1;
-    et_einsum *ea = malloc(sizeof *ea);
-    if (!ea)
-        return et_errorf(err, ET_ERR_NOMEM, "out of memory");
-    et_status st = ET_OK;
-    for (int i = 0; i < ET_TUNE_AWKWARD_MAX && st == ET_OK; i++) {
-        if (cand[i] < 1 || cand[i] == w || (i == 1 && cand[1] == cand[0]))
-            continue;
-        *ea = *e;
-        if (et_einsum_set_size(ea, a->axis, cand[i], NULL) != ET_OK)
-            continue;
-        st = et_verifier_init(ea, &one, &a->ver[a->n], err);
-        if (st == ET_OK)
-            a->size[a->n++] = cand[i];
-    }
-    free(ea);
-    if (st != ET_OK)
-        et_tune_awkward_free(a);
-    return st;
-}
-
-void et_tune_awkward_release(et_tune_awkward *a)
-{
-    for (int i = 0; i < a->n; i++)
-        et_verifier_release(a->ver[i]);
-}
-
-void et_tune_awkward_free(et_tune_awkward *a)
-{
-    for (int i = 0; i < ET_TUNE_AWKWARD_MAX; i++) {
-        if (a->ver[i]) {
-            et_verifier_release(a->ver[i]);
-            et_verifier_free(a->ver[i]);
-        }
-        a->ver[i] = NULL;
-    }
-    a->n = 0;
-}
-
-et_status et_tune_awkward_launch(const et_tune_awkward *a,
-                                 const et_kernel *k, et_backend_kind be,
-                                 et_launch geom[ET_TUNE_AWKWARD_MAX],
-                                 et_error *err)
-{
-    for (int i = 0; i < a->n; i++) {
-        et_kernel *c = et_kernel_clone(k);
-        if (!c)
-            return et_errorf(err, ET_ERR_NOMEM, "out of memory");
-        et_diag d;
-        memset(&d, 0, sizeof d);
-        et_status st = et_kernel_set_open_size(c, a->size[i], &d);
-        if (st == ET_OK)
-            st = et_kernel_launch(c, be, &geom[i]);
-        et_kernel_free(c);
-        if (st != ET_OK)
-            return et_errorf(err, st, "the launch at %s=%lld: %s", a->name,
-                             (long long)a->size[i],
-                             d.msg[0] ? d.msg : et_status_str(st));
-    }
-    return ET_OK;
-}
-
-/* One awkward size: build, launch with geom, check with ver. */
-static void verify_at(et_tune_awkward *a, int i, const et_launch *geom,
-                      et_device *dev, const char *source, const char *name,
-                      et_evaluation *ev)
-{
-    et_program *prog = NULL;
-    et_error e2 = {{0}};
-    et_verify_result vr;
-    memset(&vr, 0, sizeof vr);
-    et_status st = et_program_build(dev, source, name, &prog, &e2);
-    if (st == ET_OK)
-        st = et_verify_kernel(a->ver[i], dev, prog, geom, &vr, &e2);
-    if (prog)
-        et_program_free(dev, prog);
-    if (st != ET_OK) {
-        ev->result.outcome = vr.outcome != ET_OUTCOME_OK
-                                 ? vr.outcome
-                                 : st == ET_ERR_BUILD
-                                       ? ET_OUTCOME_BUILD_ERROR
-                                       : ET_OUTCOME_LAUNCH_ERROR;
-        snprintf(ev->result.reason, sizeof ev->result.reason,
-                 "at %s=%lld: %.900s", a->name, (long long)a->size[i],
-                 e2.msg);
-        et_verifier_release(a->ver[i]);
-    } else if (vr.outcome != ET_OUTCOME_OK) {
-        ev->result.outcome = vr.outcome;
-        snprintf(ev->result.reason, sizeof ev->result.reason,
-                 "at %s=%lld: %.900s", a->name, (long long)a->size[i],
-                 vr.reason);
-        et_verifier_release(a->ver[i]);
-    }
-}
-
-et_status et_tune_evaluate(et_verifier *ver, et_tune_awkward *a,
-                           const et_launch *geom_at, et_device *dev,
-                           const char *source, const char *name,
-                           const et_launch *geom, const et_timing_opts *to,
-                           et_evaluation *ev, et_error *err)
-{
-    et_status st = et_evaluate_kernel(ver, dev, source, name, geom, to, ev,
-                                      err);
-    if (st != ET_OK || !a || !geom_at)
-        return st;
-    for (int i = 0; i < a->n && ev->result.outcome == ET_OUTCOME_OK; i++)
-        verify_at(a, i, &geom_at[i], dev, source, name, ev);
-    return ET_OK;
-}
-
-static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* "{'a': 1, 'b': true}" (et_point_format) -> JSON text. */
 static void params_to_json(const char *text, char *out, size_t cap)
@@ -261,7 +91,7 @@ static void db_record(tune_ctx *t, et_db_trial *tr, const et_tune_candidate *c)
                        ? t->o->store->record(t->o->store->ctx, tr, &e2)
                        : et_db_trial_record(t->o->db, tr, NULL, &e2);
     if (st != ET_OK)
-        say(t, ET_TUNE_WARN, "not recorded in the database: %s", e2.msg);
+        tune_say(t, ET_TUNE_WARN, "not recorded in the database: %s", e2.msg);
     t->res->db_s += et_now_s() - t0;
 }
 
@@ -294,7 +124,7 @@ static void from_trial(et_tune_candidate *c, const et_db_trial *tr)
     }
 }
 
-static void say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
+void tune_say(const tune_ctx *t, et_tune_level lvl, const char *fmt, ...)
 {
     if (!t->o->log)
         return;
@@ -325,8 +155,7 @@ static double sample_load(et_tune_result *res)
     return l;
 }
 
-/* 1 when the search is to stop after the candidate in flight. */
-static int stopping(const tune_ctx *t)
+int tune_stopping(const tune_ctx *t)
 {
     return t->cancelled || (t->o->stop && *t->o->stop) ? 1 : 0;
 }
@@ -349,7 +178,7 @@ static et_tune_candidate *push(et_tune_result *res)
     return c;
 }
 
-static void copy_str(char *dst, size_t cap, const char *src)
+void tune_copy_str(char *dst, size_t cap, const char *src)
 {
     snprintf(dst, cap, "%s", src ? src : "");
 }
@@ -371,174 +200,6 @@ static void report(tune_ctx *t, et_tune_candidate *c)
                        t->o->search.budget ? t->o->search.budget : 100, c,
                        best))
         t->cancelled = true;
-}
-
-/* A seed's candidate: marked with its entry, and the entry with it. */
-static void mark_seed(tune_ctx *t, et_tune_candidate *tc,
-                      const et_candidate *c)
-{
-    if (c->seed <= 0 || c->seed > t->n_seeds)
-        return;
-    int e = t->seed_entry[c->seed - 1];
-    tc->seed = 1 + e;
-    if (t->res->seeds[e].cand < 0)
-        t->res->seeds[e].cand = (int)(tc - t->res->cand);
-}
-
-/* Appends an empty seed entry (no candidate yet); NULL when out of
- * memory. */
-static et_tune_seed *seed_new(tune_ctx *t)
-{
-    et_tune_result *res = t->res;
-    et_tune_seed *g = realloc(res->seeds,
-                              (size_t)(res->n_seeds + 1) * sizeof *g);
-    if (!g)
-        return NULL;
-    res->seeds = g;
-    et_tune_seed *sd = &g[res->n_seeds++];
-    memset(sd, 0, sizeof *sd);
-    sd->cand = -1;
-    return sd;
-}
-
-/* Appends a seed entry from a nearby problem's answer b. */
-static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
-{
-    et_tune_seed *sd = seed_new(t);
-    if (!sd)
-        return NULL;
-    copy_str(sd->opts, sizeof sd->opts, b->opts);
-    copy_str(sd->einsum, sizeof sd->einsum, b->trial.einsum_text);
-    copy_str(sd->sizes, sizeof sd->sizes, b->sizes);
-    sd->distance = b->distance;
-    return sd;
-}
-
-/* "the best of xik,kj->xij at x=512,i=16,... (distance 1)", or "the
- * einsum's structure" for a structural seed. */
-static void seed_origin(const et_tune_seed *sd, char *buf, size_t cap)
-{
-    if (sd->structural)
-        snprintf(buf, cap, "suggested by the einsum's structure");
-    else
-        snprintf(buf, cap, "the best of %.200s at %.200s (distance %.3g)",
-                 sd->einsum, sd->sizes, sd->distance);
-}
-
-/* et_best_nearest's skip: a nearby problem whose opts do not apply. */
-static void seed_skipped(void *arg, const et_best *b, const char *why)
-{
-    tune_ctx *t = arg;
-    et_tune_seed *sd = seed_push(t, b);
-    if (!sd)
-        return;
-    sd->dropped = true;
-    copy_str(sd->reason, sizeof sd->reason, why);
-    char from[512];
-    seed_origin(sd, from, sizeof from);
-    say(t, ET_TUNE_INFO, "seed dropped: %s, %s, does not apply here: %s",
-        sd->opts[0] ? sd->opts : "untransformed", from, why);
-}
-
-/* The search's on_seed_dropped. */
-static void seed_dropped_cb(void *user, int i, const char *reason)
-{
-    tune_ctx *t = user;
-    et_tune_seed *sd = &t->res->seeds[t->seed_entry[i]];
-    sd->dropped = true;
-    copy_str(sd->reason, sizeof sd->reason, reason);
-    say(t, ET_TUNE_INFO, "seed dropped: %s: %s",
-        sd->opts[0] ? sd->opts : "untransformed", reason);
-}
-
-/*
- * The seeds of a run: up to o->seeds best opts of the nearest tuned
- * problems on this device (et_best_nearest), into ss (the opts live in
- * t->seed_best). A database that cannot answer costs the run its seeds,
- * not the run: a warning, and no seeds.
- */
-static et_status seeds_find(tune_ctx *t, const et_device_info *info,
-                            et_search_seed *ss, int *n)
-{
-    *n = 0;
-    int max = t->o->seeds < ET_SEARCH_MAX_SEEDS ? t->o->seeds
-                                                : ET_SEARCH_MAX_SEEDS;
-    t->seed_best = calloc((size_t)max, sizeof *t->seed_best);
-    if (!t->seed_best)
-        return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
-    int found = 0;
-    et_error e2 = {{0}};
-    double t0 = et_now_s();
-    et_status st = et_best_nearest(t->o->db, et_binding_einsum(t->b), info,
-                                   max, t->seed_best, &found, seed_skipped,
-                                   t, &e2);
-    t->res->db_s += et_now_s() - t0;
-    if (st == ET_ERR_NOMEM)
-        return et_errorf(t->err, st, "%s", e2.msg);
-    if (st != ET_OK) {
-        say(t, ET_TUNE_WARN, "no seeds from the database: it did not "
-            "answer: %s", e2.msg);
-        return ET_OK;
-    }
-    for (int i = 0; i < found; i++) {
-        et_tune_seed *sd = seed_push(t, &t->seed_best[i]);
-        if (!sd)
-            return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
-        t->seed_entry[i] = t->res->n_seeds - 1;
-        ss[i].opts = t->seed_best[i].opt;
-        ss[i].n_opts = t->seed_best[i].n_opts;
-        char from[512];
-        seed_origin(sd, from, sizeof from);
-        say(t, ET_TUNE_INFO, "seed %d: %s, %s", i + 1,
-            sd->opts[0] ? sd->opts : "untransformed", from);
-    }
-    *n = found;
-    if (found == 0)
-        say(t, ET_TUNE_INFO, "no seeds from the database: no tuned problem "
-            "near this one on this device has opts that apply here");
-    return ET_OK;
-}
-
-/*
- * The structural seeds (transforms/heuristic.h): the start opts and each
- * suggestion of the rules for the start kernel, appended to ss after the
- * n seeds already there (at most ET_SEARCH_MAX_SEEDS in all).
- */
-static et_status seeds_structural(tune_ctx *t, et_search_seed *ss, int *n)
-{
-    const et_search_opts *so = &t->o->search;
-    et_kernel *k = et_kernel_clone(et_binding_base(t->b));
-    if (!k)
-        return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
-    et_heuristic h[ET_HEURISTIC_MAX];
-    int nh = 0;
-    if (et_kernel_apply_opts(k, so->start, so->n_start, NULL, 0) == ET_OK)
-        nh = et_kernel_heuristics(k, h);
-    int n0 = k->n_opts;
-    for (int i = 0; i < nh && *n < ET_SEARCH_MAX_SEEDS; i++) {
-        if (n0 + h[i].n_opts > ET_MAX_OPTS)
-            continue;
-        et_opt *o = t->heur[i];
-        memcpy(o, k->opts, sizeof(et_opt) * (size_t)n0);
-        memcpy(o + n0, h[i].opt, sizeof(et_opt) * (size_t)h[i].n_opts);
-        et_tune_seed *sd = seed_new(t);
-        if (!sd) {
-            et_kernel_free(k);
-            return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
-        }
-        et_opts_format(o, n0 + h[i].n_opts, sd->opts, sizeof sd->opts);
-        copy_str(sd->einsum, sizeof sd->einsum,
-                 et_binding_einsum(t->b)->text);
-        sd->structural = true;
-        t->seed_entry[*n] = t->res->n_seeds - 1;
-        ss[*n].opts = o;
-        ss[*n].n_opts = n0 + h[i].n_opts;
-        (*n)++;
-        say(t, ET_TUNE_INFO, "seed %d: %s, suggested by the einsum's "
-            "structure", *n, sd->opts);
-    }
-    et_kernel_free(k);
-    return ET_OK;
 }
 
 /* A candidate between its proposal and its answer. */
@@ -579,19 +240,20 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
     tc->key = c->refused ? 0 : c->key;
     tc->n_opts = c->n_opts;
     tc->load_1m = sample_load(res);
-    mark_seed(t, tc, c);
-    copy_str(tc->params, sizeof tc->params, c->params_text);
-    copy_str(tc->opts, sizeof tc->opts, c->opts_text);
+    tune_mark_seed(t, tc, c);
+    tune_copy_str(tc->params, sizeof tc->params, c->params_text);
+    tune_copy_str(tc->opts, sizeof tc->opts, c->opts_text);
     char ptext[512];
     et_tune_params_text(tc->params, ptext, sizeof ptext);
-    say(t, ET_TUNE_INFO, "trying %s%s%s",
-        tc->opts[0] ? tc->opts : "untransformed", ptext[0] ? " " : "", ptext);
+    tune_say(t, ET_TUNE_INFO, "trying %s%s%s",
+             tc->opts[0] ? tc->opts : "untransformed", ptext[0] ? " " : "",
+             ptext);
 
     if (c->refused) {
         tc->outcome = ET_OUTCOME_REFUSED;
-        copy_str(tc->reason, sizeof tc->reason, c->reason);
+        tune_copy_str(tc->reason, sizeof tc->reason, c->reason);
         res->failures[ET_OUTCOME_REFUSED]++;
-        say(t, ET_TUNE_INFO, "refused: %s", tc->reason);
+        tune_say(t, ET_TUNE_INFO, "refused: %s", tc->reason);
         if (t->o->db || t->o->store) {
             et_db_trial tr;
             et_error e2 = {{0}};
@@ -614,7 +276,7 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
                  et_status_str(st));
         return BEGIN_ANSWERED;
     }
-    copy_str(tc->kernel, sizeof tc->kernel, j->rend.name);
+    tune_copy_str(tc->kernel, sizeof tc->kernel, j->rend.name);
     bool found = false;
     if (t->o->db || t->o->store) {
         et_error e2 = {{0}};
@@ -628,7 +290,7 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
             (sto ? sto->lookup(sto->ctx, &j->tr, &j->tr, &found, &e2)
                  : et_db_trial_lookup(t->o->db, &j->tr, &j->tr, &found,
                                       &e2)) != ET_OK) {
-            say(t, ET_TUNE_WARN, "database lookup failed: %s", e2.msg);
+            tune_say(t, ET_TUNE_WARN, "database lookup failed: %s", e2.msg);
             found = false;
         }
         res->db_s += et_now_s() - t0;
@@ -636,8 +298,8 @@ static int begin(tune_ctx *t, const et_candidate *c, double bound,
     if (found) {
         from_trial(tc, &j->tr);
         res->cached++;
-        say(t, ET_TUNE_INFO, "answered from the database (%s)",
-            et_outcome_name(tc->outcome));
+        tune_say(t, ET_TUNE_INFO, "answered from the database (%s)",
+                 et_outcome_name(tc->outcome));
         return BEGIN_ANSWERED;
     }
     if (t->awk.n > 0) {
@@ -663,10 +325,10 @@ static void finish_eval(tune_ctx *t, tune_job *j, const et_evaluation *ev)
     et_tune_result *res = t->res;
     et_tune_candidate *tc = &res->cand[j->ci];
     if (ev->compiler_said[0])
-        say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", j->rend.name,
-            ev->compiler_said);
+        tune_say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s",
+                 j->rend.name, ev->compiler_said);
     tc->outcome = ev->result.outcome;
-    copy_str(tc->reason, sizeof tc->reason, ev->result.reason);
+    tune_copy_str(tc->reason, sizeof tc->reason, ev->result.reason);
     tc->verified = ev->verified;
     tc->verify = ev->verify;
     tc->timed = ev->timed;
@@ -684,7 +346,8 @@ static void finish_eval(tune_ctx *t, tune_job *j, const et_evaluation *ev)
     if (j->use_db) {
         et_db_trial_set_evaluation(&j->tr, et_binding_einsum(t->b), ev);
         j->tr.load_1m = tc->load_1m;
-        copy_str(j->tr.kernel_name, sizeof j->tr.kernel_name, j->rend.name);
+        tune_copy_str(j->tr.kernel_name, sizeof j->tr.kernel_name,
+                      j->rend.name);
         db_record(t, &j->tr, tc);
     }
 }
@@ -701,21 +364,22 @@ static int answer(tune_ctx *t, tune_job *j, et_eval_result *r)
         char line[256];
         et_verify_summary(&tc->verify, line, sizeof line);
         /* a failed verification is warned about with the outcome below */
-        say(t, ET_TUNE_INFO, "%s", line);
+        tune_say(t, ET_TUNE_INFO, "%s", line);
     }
     if (tc->outcome == ET_OUTCOME_OK) {
         char line[256];
         et_timing_format(&tc->timing, line, sizeof line);
-        say(t, ET_TUNE_INFO, "%s", line);
+        tune_say(t, ET_TUNE_INFO, "%s", line);
         r->status = ET_EVAL_OK;
         r->time_s = tc->timing.median_s;
     } else {
         res->failures[tc->outcome]++;
         /* a cut at the bound is the search working as meant, not a
          * warning; a kernel that fails to build, run or verify is */
-        say(t, tc->outcome == ET_OUTCOME_SLOWER_THAN_BOUND ? ET_TUNE_INFO
-                                                           : ET_TUNE_WARN,
-            "%s: %s", et_outcome_name(tc->outcome), tc->reason);
+        tune_say(t,
+                 tc->outcome == ET_OUTCOME_SLOWER_THAN_BOUND ? ET_TUNE_INFO
+                                                             : ET_TUNE_WARN,
+                 "%s: %s", et_outcome_name(tc->outcome), tc->reason);
         r->status = ET_EVAL_FAILED;
         snprintf(r->reason, sizeof r->reason, "%.40s: %.400s",
                  et_outcome_name(tc->outcome), tc->reason);
@@ -731,7 +395,7 @@ static int answer(tune_ctx *t, tune_job *j, et_eval_result *r)
         memset(&j->rend, 0, sizeof j->rend);
     }
     et_rendered_free(&j->rend);
-    return stopping(t);
+    return tune_stopping(t);
 }
 
 /* The cost model learns a candidate timed in this run: its time, or the
@@ -787,7 +451,7 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
     if (k == BEGIN_FATAL)
         return 1;
     if (k == BEGIN_REFUSED)
-        return stopping(t);
+        return tune_stopping(t);
     if (k == BEGIN_EVALUATE) {
         et_evaluation ev;
         memset(&ev, 0, sizeof ev);
@@ -815,8 +479,9 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
                 return 1;
             }
             res->recycles++;
-            say(t, ET_TUNE_DEBUG, "new device worker after %d evaluations "
-                "(%.2f s)", res->evaluations, et_now_s() - tr0);
+            tune_say(t, ET_TUNE_DEBUG, "new device worker after %d "
+                     "evaluations (%.2f s)", res->evaluations,
+                     et_now_s() - tr0);
         }
     }
     int stop = answer(t, &j, r);
@@ -858,7 +523,7 @@ static int eval_many(void *user, et_eval_batch *B)
             if (k == BEGIN_FATAL)
                 break;
             if (k == BEGIN_REFUSED) {
-                stop |= stopping(t);
+                stop |= tune_stopping(t);
                 next++;
                 continue;
             }
@@ -933,7 +598,8 @@ static void retime_best(tune_ctx *t)
     if (x->submit(x->ctx, 0, t->best_rend.source, t->best_rend.name,
                   &t->best_rend.launch, NULL, 0, &to, &e2) != ET_OK ||
         x->wait(x->ctx, &id, &ev, &where, NULL, &e2) != ET_OK) {
-        say(t, ET_TUNE_WARN, "the winner was not re-timed: %s", e2.msg);
+        tune_say(t, ET_TUNE_WARN, "the winner was not re-timed: %s",
+                 e2.msg);
         return;
     }
     res->retimed = true;
@@ -943,11 +609,12 @@ static void retime_best(tune_ctx *t)
     if (ev.result.outcome == ET_OUTCOME_OK) {
         char line[256];
         et_timing_format(&ev.timing, line, sizeof line);
-        say(t, ET_TUNE_INFO, "the winner re-timed on rank %d: %s", where,
-            line);
+        tune_say(t, ET_TUNE_INFO, "the winner re-timed on rank %d: %s",
+                 where, line);
     } else {
-        say(t, ET_TUNE_WARN, "the winner re-timed on rank %d: %s: %s", where,
-            et_outcome_name(ev.result.outcome), ev.result.reason);
+        tune_say(t, ET_TUNE_WARN, "the winner re-timed on rank %d: %s: %s",
+                 where, et_outcome_name(ev.result.outcome),
+                 ev.result.reason);
     }
 }
 
@@ -1010,11 +677,13 @@ static et_status baseline(tune_ctx *t)
                                     &t->res->baseline_verify, name,
                                     sizeof name, said, sizeof said, t->err);
     if (said[0])
-        say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", name, said);
+        tune_say(t, ET_TUNE_DEBUG, "compiler output for %s:\n%s", name,
+                 said);
     if (st == ET_OK) {
         char line[256];
         et_timing_format(&t->res->baseline, line, sizeof line);
-        say(t, ET_TUNE_INFO, "untransformed kernel %s: %s", name, line);
+        tune_say(t, ET_TUNE_INFO, "untransformed kernel %s: %s", name,
+                 line);
     }
     return st;
 }
@@ -1036,12 +705,12 @@ static et_status model_start(tune_ctx *t, const et_device_info *info)
     t->learning = true;
     const et_tune_model_report *m = &res->model;
     if (m->fitted_at_start)
-        say(t, ET_TUNE_INFO, "cost model: fitted on %d trials of the "
-            "database (R^2 %.2f); it ranks the candidates of each step",
-            m->fitted_on, m->r2);
+        tune_say(t, ET_TUNE_INFO, "cost model: fitted on %d trials of the "
+                 "database (R^2 %.2f); it ranks the candidates of each "
+                 "step", m->fitted_on, m->r2);
     else
-        say(t, ET_TUNE_INFO, "cost model: not fitted (%s); it learns from "
-            "this run's candidates", m->note);
+        tune_say(t, ET_TUNE_INFO, "cost model: not fitted (%s); it learns "
+                 "from this run's candidates", m->note);
     return ET_OK;
 }
 
@@ -1090,10 +759,10 @@ static void noise_summary(tune_ctx *t)
                               "during the run", n ? "; " : "", res->load_min,
                               res->load_max);
     if (n)
-        say(t, ET_TUNE_WARN, "noisy timing: %s: other work on the machine "
-            "may have disturbed the timings%s", msg,
-            res->race.ran ? " (the race's paired rounds are the figures to "
-                            "trust)" : "");
+        tune_say(t, ET_TUNE_WARN, "noisy timing: %s: other work on the "
+                 "machine may have disturbed the timings%s", msg,
+                 res->race.ran ? " (the race's paired rounds are the figures "
+                                 "to trust)" : "");
 }
 
 /* A proposal whose kernel is one already answered: answered from it. */
@@ -1119,10 +788,10 @@ static void dup_cb(void *user, const et_candidate *c, long first_seq)
     tc->key = c->key;
     tc->n_opts = c->n_opts;
     tc->duplicate_of = first;
-    mark_seed(t, tc, c);
-    copy_str(tc->params, sizeof tc->params, c->params_text);
-    copy_str(tc->opts, sizeof tc->opts, c->opts_text);
-    copy_str(tc->kernel, sizeof tc->kernel, f->kernel);
+    tune_mark_seed(t, tc, c);
+    tune_copy_str(tc->params, sizeof tc->params, c->params_text);
+    tune_copy_str(tc->opts, sizeof tc->opts, c->opts_text);
+    tune_copy_str(tc->kernel, sizeof tc->kernel, f->kernel);
     tc->outcome = f->outcome;
     snprintf(tc->reason, sizeof tc->reason, "%s", f->reason);
     tc->timed = f->timed;
@@ -1131,344 +800,70 @@ static void dup_cb(void *user, const et_candidate *c, long first_seq)
     tc->verify = f->verify;
     tc->done_s = et_now_s() - t->t0;
     res->duplicates++;
-    say(t, ET_TUNE_INFO, "%s is the same kernel as %s: answered from it, "
-        "not charged to the budget", tc->opts[0] ? tc->opts : "untransformed",
-        f->opts[0] ? f->opts : "untransformed");
+    tune_say(t, ET_TUNE_INFO, "%s is the same kernel as %s: answered from "
+             "it, not charged to the budget",
+             tc->opts[0] ? tc->opts : "untransformed",
+             f->opts[0] ? f->opts : "untransformed");
 }
 
-/* Renders, for the race, the base kernel with opts text applied. */
-static et_status race_render(tune_ctx *t, const char *opts, et_rendered *rend,
-                             int *n_opts)
-{
-    const et_kernel *base = et_binding_base(t->b);
-    et_kernel *k = et_kernel_clone(base);
-    et_opt *ol = calloc(ET_MAX_OPTS, sizeof *ol);
-    et_status st = k && ol ? ET_OK : ET_ERR_NOMEM;
-    int n = 0;
-    char why[512] = "";
-    if (st == ET_OK && opts[0]) {
-        et_diag d = {0};
-        st = et_opts_parse(opts, ol, ET_MAX_OPTS, &n, &d);
-        if (st == ET_OK)
-            st = et_kernel_apply_opts(k, ol, n, why, sizeof why);
-        if (st != ET_OK)
-            et_errorf(t->err, st, "race: opts %s: %s", opts,
-                      why[0] ? why : d.msg);
-    }
-    if (st == ET_OK)
-        st = et_kernel_render(k, t->backend, NULL, rend);
-    *n_opts = n;
-    et_kernel_free(k);
-    free(ol);
-    return st;
-}
 
-et_status et_tune_race_time(et_device *dev, et_verifier *ver,
-                            const et_tune_race_kernel *k, int n, int warmups,
-                            int rounds, double max_seconds, double *times,
-                            int *done, int *failed, et_error *err)
+/* The log line of a run over an open axis: the size it is tuned at and
+ * the awkward sizes every verified candidate is checked at too. */
+static void say_open_axis(const tune_ctx *t, const et_einsum *be)
 {
-    et_program *progs[ET_RACE_MAX] = {NULL};
-    et_launch geoms[ET_RACE_MAX];
-    *done = 0;
-    *failed = -1;
-    if (n < 1 || n > ET_RACE_MAX)
-        return et_errorf(err, ET_ERR_INPUT, "race: %d kernels (1 to %d)", n,
-                         ET_RACE_MAX);
-    et_status st = ET_OK;
-    for (int i = 0; i < n && st == ET_OK; i++) {
-        geoms[i] = k[i].geom;
-        st = et_program_build(dev, k[i].source, k[i].name, &progs[i], err);
-        if (st != ET_OK)
-            *failed = i;
-    }
-    et_buffer *args[ET_MAX_OPERANDS + 1];
-    size_t offsets[ET_MAX_OPERANDS + 1];
-    int nargs = 0;
-    if (st == ET_OK)
-        st = et_verifier_args(ver, dev, args, offsets, &nargs, err);
-    if (st == ET_OK)
-        st = et_time_round_robin(dev, progs, geoms, n, args, offsets, nargs,
-                                 warmups, rounds, max_seconds, times, done,
-                                 failed, err);
-    for (int i = 0; i < n; i++)
-        if (progs[i])
-            et_program_free(dev, progs[i]);
-    return st;
-}
-
-/* The race's estimated wall time for np candidates and the untransformed
- * kernel over `rounds` rounds: building and first launches, then the
- * rounds (the kernels' known medians and a launch's round trip). */
-static double race_cost(const et_tune_result *res, const int *pick, int np,
-                        double base_s, int rounds)
-{
-    double setup = res->evaluations > 0
-                       ? (res->build_s + res->verify_s) / res->evaluations
-                       : 1.0;
-    double round = base_s + 0.002;
-    for (int i = 0; i < np; i++)
-        round += res->cand[pick[i]].timing.median_s + 0.002;
-    return (np + 1) * setup + rounds * round;
-}
-
-static void race_record(tune_ctx *t)
-{
-    et_tune_race *R = &t->res->race;
-    et_db_race *dr = calloc(1, sizeof *dr);
-    if (!dr)
-        return;
-    et_error e2 = {{0}};
-    dr->einsum_id = t->einsum_id;
-    dr->device_id = t->device_id;
-    copy_str(dr->einsum_text, sizeof dr->einsum_text,
-             et_binding_einsum(t->b)->text);
-    dr->rounds = R->rounds;
-    dr->conf = R->conf;
-    copy_str(dr->verdict, sizeof dr->verdict, et_race_verdict_name(R->verdict));
-    copy_str(dr->chosen_opts, sizeof dr->chosen_opts, R->e[R->chosen].opts);
-    if (R->runner_up >= 0)
-        copy_str(dr->runner_up_opts, sizeof dr->runner_up_opts,
-                 R->e[R->runner_up].opts);
-    dr->faster_pct = R->runner_up >= 0 ? R->faster_pct : NAN;
-    dr->faster_lo = R->runner_up >= 0 && isfinite(R->faster_lo) ? R->faster_lo
-                                                                 : NAN;
-    dr->faster_hi = R->runner_up >= 0 && isfinite(R->faster_hi) ? R->faster_hi
-                                                                 : NAN;
-    dr->speedup = R->speedup;
-    dr->speedup_lo = isfinite(R->speedup_lo) ? R->speedup_lo : NAN;
-    dr->speedup_hi = isfinite(R->speedup_hi) ? R->speedup_hi : NAN;
-    dr->load_1m = et_tune_load_1m();
-    dr->n = R->n;
-    for (int i = 0; i < R->n; i++) {
-        const et_tune_race_entry *e = &R->e[i];
-        et_db_race_entry *d = &dr->e[i];
-        copy_str(d->opts, sizeof d->opts, e->opts);
-        copy_str(d->kernel_name, sizeof d->kernel_name, e->kernel);
-        copy_str(d->source_hash, sizeof d->source_hash, e->source_hash);
-        d->untransformed = e->untransformed;
-        d->chosen = i == R->chosen;
-        d->tied = e->tied;
-        d->median_s = e->timing.median_s;
-        d->low_s = e->timing.low_s;
-        d->high_s = e->timing.high_s;
-        d->cv = e->timing.cv;
-        d->times = R->times + i;
-        d->stride = R->n;
-    }
-    et_status st = t->o->store
-                       ? t->o->store->race(t->o->store->ctx, dr, &e2)
-                       : et_db_race_record(t->o->db, dr, &R->db_id, &e2);
-    if (st != ET_OK)
-        say(t, ET_TUNE_WARN, "the race is not recorded in the database: %s",
-            e2.msg);
-    free(dr);
+    const char *an = t->awk.name;
+    char also[128] = "";
+    for (int i = 0; i < t->awk.n; i++)
+        snprintf(also + strlen(also), sizeof also - strlen(also),
+                 "%s%s=%lld", i ? " and " : "", an,
+                 (long long)t->awk.size[i]);
+    tune_say(t, ET_TUNE_INFO, "open axis %s: tuned at %s=%lld%s%s", an, an,
+             (long long)be->idx[t->awk.axis].size,
+             t->awk.n ? "; every verified candidate is also checked at "
+                      : "",
+             also);
 }
 
 /*
- * The final race (tune.h, docs/measurement.md). Fills res->race; a race
- * that cannot run leaves race.ran false with the reason in race.note and
- * the search's figures stand. Returns an error only for a host failure.
+ * The search's options: o->search with this run's callbacks, its seeds
+ * (the database's, then the structure's; their opts in seeds, which must
+ * outlive the search), the cost model's predictor when it is on, and the
+ * time limit less what the final race gets of it.
  */
-static et_status race_run(tune_ctx *t, double t_run0)
+static et_status search_opts(tune_ctx *t, const et_device_info *info,
+                             et_search_opts *so, et_search_seed *seeds)
 {
-    et_tune_result *res = t->res;
-    et_tune_race *R = &res->race;
-    R->fastest = R->runner_up = R->chosen = R->baseline = -1;
-    if (t->o->race_k <= 0) {
-        snprintf(R->note, sizeof R->note, "no final race (turned off)");
-        return ET_OK;
-    }
-    if (stopping(t)) {
-        snprintf(R->note, sizeof R->note, "no final race (interrupted)");
-        return ET_OK;
-    }
-    uint64_t base_key = et_kernel_dedupe_key(et_binding_base(t->b),
-                                             t->backend);
-    int k = t->o->race_k < ET_RACE_MAX - 1 ? t->o->race_k : ET_RACE_MAX - 1;
-    int pick[ET_RACE_MAX], np = 0, base_cand = -1;
-    for (int i = 0; i < res->n_cand; i++) {
-        const et_tune_candidate *c = &res->cand[i];
-        if (c->outcome == ET_OUTCOME_OK && c->duplicate_of < 0 &&
-            c->key == base_key && base_cand < 0)
-            base_cand = i;
-    }
-    while (np < k) {
-        int b = -1;
-        for (int i = 0; i < res->n_cand; i++) {
-            const et_tune_candidate *c = &res->cand[i];
-            if (c->outcome != ET_OUTCOME_OK || c->duplicate_of >= 0 ||
-                c->key == base_key)
-                continue;
-            bool taken = false;
-            for (int j = 0; j < np; j++)
-                taken = taken || res->cand[pick[j]].key == c->key;
-            if (!taken &&
-                (b < 0 || c->timing.median_s < res->cand[b].timing.median_s))
-                b = i;
-        }
-        if (b < 0)
-            break;
-        pick[np++] = b;
-    }
-    if (np == 0) {
-        snprintf(R->note, sizeof R->note, "no final race: %s",
-                 base_cand >= 0 ? "only the untransformed kernel passed"
-                                : "no candidate passed");
-        return ET_OK;
-    }
-    /* the time it may take */
-    double base_s = base_cand >= 0 ? res->cand[base_cand].timing.median_s
-                                   : res->baseline.median_s;
-    double elapsed = et_now_s() - t_run0;
-    double limit = t->o->search.time_limit_s;
-    double allow = limit > 0 ? limit - elapsed
-                             : fmax(10.0, 0.25 * elapsed);
-    int want = t->o->race_rounds > 0 ? t->o->race_rounds : ET_RACE_ROUNDS;
-    int min_rounds = want < ET_RACE_MIN_ROUNDS ? want : ET_RACE_MIN_ROUNDS;
-    int dropped = 0;
-    while (limit > 0 && np > 1 &&
-           race_cost(res, pick, np, base_s, min_rounds) > allow) {
-        np--;
-        dropped++;
-    }
-    if (race_cost(res, pick, np, base_s, min_rounds) > allow && limit > 0) {
-        snprintf(R->note, sizeof R->note,
-                 "no final race: the time limit leaves %.1f s, %d rounds "
-                 "need about %.1f s", allow > 0 ? allow : 0, min_rounds,
-                 race_cost(res, pick, np, base_s, min_rounds));
-        say(t, ET_TUNE_WARN, "%s; the figures are the search's own",
-            R->note);
-        return ET_OK;
-    }
-    int rounds = want;
-    while (rounds > min_rounds &&
-           race_cost(res, pick, np, base_s, rounds) > allow)
-        rounds--;
-    if (dropped)
-        snprintf(R->note, sizeof R->note, "%d candidate%s left out of the "
-                 "race to fit the time limit", dropped,
-                 dropped == 1 ? "" : "s");
-
-    /* the kernels: the candidates fastest first, the untransformed last */
-    double r0 = et_now_s();
-    int n = np + 1;
-    et_rendered rends[ET_RACE_MAX];
-    et_tune_race_kernel ks[ET_RACE_MAX];
-    int n_opts[ET_RACE_MAX];
-    bool eligible[ET_RACE_MAX];
-    memset(rends, 0, sizeof rends);
-    memset(ks, 0, sizeof ks);
-    et_status st = ET_OK;
-    et_error e2 = {{0}};
-    R->n = n;
-    R->baseline = np;
-    for (int i = 0; i < n && st == ET_OK; i++) {
-        et_tune_race_entry *e = &R->e[i];
-        e->untransformed = i == np;
-        e->cand = e->untransformed ? base_cand : pick[i];
-        e->eligible = e->cand >= 0;
-        eligible[i] = e->eligible;
-        copy_str(e->opts, sizeof e->opts,
-                 e->untransformed ? "" : res->cand[pick[i]].opts);
-        st = race_render(t, e->opts, &rends[i], &e->n_opts);
+    const et_tune_opts *o = t->o;
+    et_status st;
+    *so = o->search;
+    so->on_duplicate = dup_cb;
+    so->seeds = NULL;
+    so->n_seeds = 0;
+    so->on_seed_dropped = tune_seed_dropped;
+    if (o->seeds > 0 && o->db) {
+        st = tune_seeds_find(t, info, seeds, &so->n_seeds);
         if (st != ET_OK)
-            break;
-        n_opts[i] = e->n_opts;
-        copy_str(e->kernel, sizeof e->kernel, rends[i].name);
-        et_db_source_hash(rends[i].source, &rends[i].launch, e->source_hash);
-        ks[i].source = rends[i].source;
-        ks[i].name = rends[i].name;
-        ks[i].geom = rends[i].launch;
+            return st;
     }
-    int done = 0, failed = -1;
-    R->times = st == ET_OK ? calloc((size_t)n * (size_t)rounds,
-                                    sizeof *R->times)
-                           : NULL;
-    if (st == ET_OK && !R->times)
-        st = ET_ERR_NOMEM;
-    if (st == ET_OK) {
-        const et_tune_exec *x = t->o->exec;
-        double max_s = limit > 0 ? fmax(1e-3, allow - (et_now_s() - r0)) : 0;
-        say(t, ET_TUNE_INFO, "final race: %d candidate%s and the "
-            "untransformed kernel, %d rounds round robin", np,
-            np == 1 ? "" : "s", rounds);
-        if (x)
-            st = x->race(x->ctx, ks, n, 2, rounds, max_s, R->times, &done,
-                         &failed, &R->rank, &e2);
-        else
-            st = et_tune_race_time(t->dev, t->ver, ks, n, 2, rounds, max_s,
-                                   R->times, &done, &failed, &e2);
+    if (o->structural_seeds) {
+        st = tune_seeds_structural(t, seeds, &so->n_seeds);
+        if (st != ET_OK)
+            return st;
     }
-    for (int i = 0; i < n; i++)
-        et_rendered_free(&rends[i]);
-    R->rounds_planned = rounds;
-    R->rounds = done;
-    if (st == ET_ERR_NOMEM)
-        return et_errorf(t->err, st, "race: out of memory");
-    if (st != ET_OK) {
-        snprintf(R->note, sizeof R->note, "no final race: %s%s%.200s",
-                 failed >= 0 ? R->e[failed].kernel : "",
-                 failed >= 0 ? ": " : "", e2.msg);
-        say(t, ET_TUNE_WARN, "%s; the figures are the search's own",
-            R->note);
-        return ET_OK;
+    t->n_seeds = so->n_seeds;
+    if (so->n_seeds > 0)
+        so->seeds = seeds;
+    if (o->model >= 0) {
+        st = model_start(t, info);
+        if (st != ET_OK)
+            return st;
+        so->predict = predict_cb;
     }
-    et_race_stats *S = malloc(sizeof *S);
-    if (!S)
-        return et_errorf(t->err, ET_ERR_NOMEM, "race: out of memory");
-    st = et_race_decide(R->times, n, done, n_opts, eligible, 0.95, S, &e2);
-    if (st != ET_OK) {
-        free(S);
-        snprintf(R->note, sizeof R->note, "no final race: %.200s", e2.msg);
-        say(t, ET_TUNE_WARN, "%s", R->note);
-        return st == ET_ERR_NOMEM ? et_errorf(t->err, st, "%s", e2.msg)
-                                  : ET_OK;
-    }
-    R->ran = true;
-    R->conf = S->conf;
-    R->pair_conf = S->pair_conf;
-    R->verdict = S->verdict;
-    R->fastest = S->fastest;
-    R->runner_up = S->runner_up;
-    R->chosen = S->chosen;
-    for (int i = 0; i < n; i++) {
-        R->e[i].timing = S->timing[i];
-        R->e[i].tied = S->tied[i];
-    }
-    if (R->runner_up >= 0)
-        et_race_faster_pct(S, R->fastest, R->runner_up, &R->faster_pct,
-                           &R->faster_lo, &R->faster_hi);
-    R->tie_with = -1;
-    if (R->verdict == ET_RACE_TIED) {
-        R->tie_with = R->chosen;
-        if (R->chosen == R->fastest)
-            for (int i = 0; i < n; i++)
-                if (i != R->fastest && S->tied[i] &&
-                    (R->tie_with == R->fastest ||
-                     S->timing[i].median_s <
-                         S->timing[R->tie_with].median_s))
-                    R->tie_with = i;
-        et_race_faster_pct(S, R->fastest, R->tie_with, &R->tie_pct,
-                           &R->tie_lo, &R->tie_hi);
-    }
-    int c = R->chosen, b = R->baseline;
-    R->speedup = exp(-S->lr[c][b]);
-    R->speedup_lo = c == b ? 1 : exp(-S->lr_hi[c][b]);
-    R->speedup_hi = c == b ? 1 : exp(-S->lr_lo[c][b]);
-    free(S);
-    R->elapsed_s = et_now_s() - r0;
-
-    res->best = R->e[c].cand;
-    res->baseline = R->e[b].timing;
-    char line[256];
-    for (int i = 0; i < n; i++) {
-        et_timing_format(&R->e[i].timing, line, sizeof line);
-        say(t, ET_TUNE_INFO, "race %s: %s",
-            R->e[i].opts[0] ? R->e[i].opts : "untransformed", line);
-    }
-    if (t->o->db || t->o->store)
-        race_record(t);
+    /* the final race gets what the search leaves of the time limit */
+    if (so->time_limit_s > 0 && o->race_k > 0)
+        so->time_limit_s = 0.85 * so->time_limit_s - (et_now_s() - t->t0);
+    if (o->search.time_limit_s > 0 && !(so->time_limit_s > 0))
+        so->time_limit_s = 1e-9;
     return ET_OK;
 }
 
@@ -1507,18 +902,8 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     st = et_tune_awkward_init(be, x ? NULL : &o->verify, &t.awk, err);
     if (st != ET_OK)
         return st;
-    if (t.awk.axis >= 0) {
-        const char *an = t.awk.name;
-        char also[128] = "";
-        for (int i = 0; i < t.awk.n; i++)
-            snprintf(also + strlen(also), sizeof also - strlen(also),
-                     "%s%s=%lld", i ? " and " : "", an,
-                     (long long)t.awk.size[i]);
-        say(&t, ET_TUNE_INFO, "open axis %s: tuned at %s=%lld%s%s", an, an,
-            (long long)be->idx[t.awk.axis].size,
-            t.awk.n ? "; every verified candidate is also checked at " : "",
-            also);
-    }
+    if (t.awk.axis >= 0)
+        say_open_axis(&t, be);
     et_diag d = {0};
     if (x) {
         /* the evaluators verified and timed the untransformed kernel */
@@ -1536,36 +921,11 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
             goto done;
     }
 
-    et_search_opts so = o->search;
-    so.on_duplicate = dup_cb;
-    so.seeds = NULL;
-    so.n_seeds = 0;
-    so.on_seed_dropped = seed_dropped_cb;
+    et_search_opts so;
     et_search_seed seeds[ET_SEARCH_MAX_SEEDS];
-    if (o->seeds > 0 && o->db) {
-        st = seeds_find(&t, info, seeds, &so.n_seeds);
-        if (st != ET_OK)
-            goto done;
-    }
-    if (o->structural_seeds) {
-        st = seeds_structural(&t, seeds, &so.n_seeds);
-        if (st != ET_OK)
-            goto done;
-    }
-    t.n_seeds = so.n_seeds;
-    if (so.n_seeds > 0)
-        so.seeds = seeds;
-    if (o->model >= 0) {
-        st = model_start(&t, info);
-        if (st != ET_OK)
-            goto done;
-        so.predict = predict_cb;
-    }
-    /* the final race gets what the search leaves of the time limit */
-    if (so.time_limit_s > 0 && o->race_k > 0)
-        so.time_limit_s = 0.85 * so.time_limit_s - (et_now_s() - t0);
-    if (o->search.time_limit_s > 0 && !(so.time_limit_s > 0))
-        so.time_limit_s = 1e-9;
+    st = search_opts(&t, info, &so, seeds);
+    if (st != ET_OK)
+        goto done;
     if (x) {
         if (so.batch <= 0)
             so.batch = 2 * x->slots;
@@ -1588,10 +948,10 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
     else
         snprintf(res->stop_reason, sizeof res->stop_reason, "%s",
                  res->stats.stop_reason);
-    st = race_run(&t, t0);
+    st = tune_race_run(&t, t0);
     /* without a race, the winner of a run spread over evaluators is timed
      * once more on one of them, so that its figure comes from one device */
-    if (st == ET_OK && x && o->race_k <= 0 && !stopping(&t))
+    if (st == ET_OK && x && o->race_k <= 0 && !tune_stopping(&t))
         retime_best(&t);
     sample_load(res);
     noise_summary(&t);
@@ -1600,9 +960,9 @@ done:
         et_tune_learn_free(&t.learn, res->stats.model_ranked,
                            res->stats.model_skipped);
         if (res->model.used)
-            say(&t, ET_TUNE_INFO, "cost model: %d of the %d new kernels it "
-                "ranked were not timed", res->model.skipped,
-                res->model.ranked);
+            tune_say(&t, ET_TUNE_INFO, "cost model: %d of the %d new "
+                     "kernels it ranked were not timed", res->model.skipped,
+                     res->model.ranked);
     }
     res->elapsed_s = et_now_s() - t0;
     et_rendered_free(&t.best_rend);

@@ -1,0 +1,183 @@
+/*
+ * seeds.c - the seeds of a tuning run (see tune_impl.h): the best opts of
+ * the nearest tuned problems on the device, those the einsum's structure
+ * suggests, their entries in the result and what became of them.
+ */
+#include "tune/tune_impl.h"
+
+#include "base/clock.h"
+#include "transforms/kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A seed's candidate: marked with its entry, and the entry with it. */
+void tune_mark_seed(tune_ctx *t, et_tune_candidate *tc,
+                    const et_candidate *c)
+{
+    if (c->seed <= 0 || c->seed > t->n_seeds)
+        return;
+    int e = t->seed_entry[c->seed - 1];
+    tc->seed = 1 + e;
+    if (t->res->seeds[e].cand < 0)
+        t->res->seeds[e].cand = (int)(tc - t->res->cand);
+}
+
+/* Appends an empty seed entry (no candidate yet); NULL when out of
+ * memory. */
+static et_tune_seed *seed_new(tune_ctx *t)
+{
+    et_tune_result *res = t->res;
+    et_tune_seed *g = realloc(res->seeds,
+                              (size_t)(res->n_seeds + 1) * sizeof *g);
+    if (!g)
+        return NULL;
+    res->seeds = g;
+    et_tune_seed *sd = &g[res->n_seeds++];
+    memset(sd, 0, sizeof *sd);
+    sd->cand = -1;
+    return sd;
+}
+
+/* Appends a seed entry from a nearby problem's answer b. */
+static et_tune_seed *seed_push(tune_ctx *t, const et_best *b)
+{
+    et_tune_seed *sd = seed_new(t);
+    if (!sd)
+        return NULL;
+    tune_copy_str(sd->opts, sizeof sd->opts, b->opts);
+    tune_copy_str(sd->einsum, sizeof sd->einsum, b->trial.einsum_text);
+    tune_copy_str(sd->sizes, sizeof sd->sizes, b->sizes);
+    sd->distance = b->distance;
+    return sd;
+}
+
+/* "the best of xik,kj->xij at x=512,i=16,... (distance 1)", or "the
+ * einsum's structure" for a structural seed. */
+static void seed_origin(const et_tune_seed *sd, char *buf, size_t cap)
+{
+    if (sd->structural)
+        snprintf(buf, cap, "suggested by the einsum's structure");
+    else
+        snprintf(buf, cap, "the best of %.200s at %.200s (distance %.3g)",
+                 sd->einsum, sd->sizes, sd->distance);
+}
+
+/* et_best_nearest's skip: a nearby problem whose opts do not apply. */
+static void seed_skipped(void *arg, const et_best *b, const char *why)
+{
+    tune_ctx *t = arg;
+    et_tune_seed *sd = seed_push(t, b);
+    if (!sd)
+        return;
+    sd->dropped = true;
+    tune_copy_str(sd->reason, sizeof sd->reason, why);
+    char from[512];
+    seed_origin(sd, from, sizeof from);
+    tune_say(t, ET_TUNE_INFO, "seed dropped: %s, %s, does not apply here: "
+             "%s", sd->opts[0] ? sd->opts : "untransformed", from, why);
+}
+
+/* The search's on_seed_dropped. */
+void tune_seed_dropped(void *user, int i, const char *reason)
+{
+    tune_ctx *t = user;
+    et_tune_seed *sd = &t->res->seeds[t->seed_entry[i]];
+    sd->dropped = true;
+    tune_copy_str(sd->reason, sizeof sd->reason, reason);
+    tune_say(t, ET_TUNE_INFO, "seed dropped: %s: %s",
+             sd->opts[0] ? sd->opts : "untransformed", reason);
+}
+
+/*
+ * The seeds of a run: up to o->seeds best opts of the nearest tuned
+ * problems on this device (et_best_nearest), into ss (the opts live in
+ * t->seed_best). A database that cannot answer costs the run its seeds,
+ * not the run: a warning, and no seeds.
+ */
+et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
+                          et_search_seed *ss, int *n)
+{
+    *n = 0;
+    int max = t->o->seeds < ET_SEARCH_MAX_SEEDS ? t->o->seeds
+                                                : ET_SEARCH_MAX_SEEDS;
+    t->seed_best = calloc((size_t)max, sizeof *t->seed_best);
+    if (!t->seed_best)
+        return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+    int found = 0;
+    et_error e2 = {{0}};
+    double t0 = et_now_s();
+    et_status st = et_best_nearest(t->o->db, et_binding_einsum(t->b), info,
+                                   max, t->seed_best, &found, seed_skipped,
+                                   t, &e2);
+    t->res->db_s += et_now_s() - t0;
+    if (st == ET_ERR_NOMEM)
+        return et_errorf(t->err, st, "%s", e2.msg);
+    if (st != ET_OK) {
+        tune_say(t, ET_TUNE_WARN, "no seeds from the database: it did "
+                 "not answer: %s", e2.msg);
+        return ET_OK;
+    }
+    for (int i = 0; i < found; i++) {
+        et_tune_seed *sd = seed_push(t, &t->seed_best[i]);
+        if (!sd)
+            return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+        t->seed_entry[i] = t->res->n_seeds - 1;
+        ss[i].opts = t->seed_best[i].opt;
+        ss[i].n_opts = t->seed_best[i].n_opts;
+        char from[512];
+        seed_origin(sd, from, sizeof from);
+        tune_say(t, ET_TUNE_INFO, "seed %d: %s, %s", i + 1,
+                 sd->opts[0] ? sd->opts : "untransformed", from);
+    }
+    *n = found;
+    if (found == 0)
+        tune_say(t, ET_TUNE_INFO, "no seeds from the database: no tuned "
+                 "problem near this one on this device has opts that apply "
+                 "here");
+    return ET_OK;
+}
+
+/*
+ * The structural seeds (transforms/heuristic.h): the start opts and each
+ * suggestion of the rules for the start kernel, appended to ss after the
+ * n seeds already there (at most ET_SEARCH_MAX_SEEDS in all).
+ */
+et_status tune_seeds_structural(tune_ctx *t, et_search_seed *ss, int *n)
+{
+    const et_search_opts *so = &t->o->search;
+    et_kernel *k = et_kernel_clone(et_binding_base(t->b));
+    if (!k)
+        return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+    et_heuristic h[ET_HEURISTIC_MAX];
+    int nh = 0;
+    if (et_kernel_apply_opts(k, so->start, so->n_start, NULL, 0) == ET_OK)
+        nh = et_kernel_heuristics(k, h);
+    int n0 = k->n_opts;
+    for (int i = 0; i < nh && *n < ET_SEARCH_MAX_SEEDS; i++) {
+        if (n0 + h[i].n_opts > ET_MAX_OPTS)
+            continue;
+        et_opt *o = t->heur[i];
+        memcpy(o, k->opts, sizeof(et_opt) * (size_t)n0);
+        memcpy(o + n0, h[i].opt, sizeof(et_opt) * (size_t)h[i].n_opts);
+        et_tune_seed *sd = seed_new(t);
+        if (!sd) {
+            et_kernel_free(k);
+            return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
+        }
+        et_opts_format(o, n0 + h[i].n_opts, sd->opts, sizeof sd->opts);
+        tune_copy_str(sd->einsum, sizeof sd->einsum,
+                      et_binding_einsum(t->b)->text);
+        sd->structural = true;
+        t->seed_entry[*n] = t->res->n_seeds - 1;
+        ss[*n].opts = o;
+        ss[*n].n_opts = n0 + h[i].n_opts;
+        (*n)++;
+        tune_say(t, ET_TUNE_INFO, "seed %d: %s, suggested by the einsum's "
+                 "structure", *n, sd->opts);
+    }
+    et_kernel_free(k);
+    return ET_OK;
+}
+

@@ -381,7 +381,7 @@ static void tune(const char *einsum, const char *shape, int budget,
     o.no_seeding = no_seeding;
     o.log = log_keep;
     o.log_arg = L;
-    api_tune_env env = {false, true, g_dev, NULL};
+    api_tune_env env = {.no_scale = true, .dev = g_dev};
     et_status st = api_tune_run(p, &o, &env, out, &d);
     if (st != ET_OK)
         fail_msg("tune %s: %s: %s", shape, et_status_str(st), d.msg);

@@ -150,7 +150,7 @@ void et_scale_master_stop(et_scale *s, et_scale_rank *ranks,
 /* ---- campaigns: one problem per rank ------------------------------------ */
 
 /*
- * A campaign over the ranks (api/campaign_mpi.c): rank 0 owns the
+ * A campaign over the ranks (scale/campaign.c): rank 0 owns the
  * database and hands out problems by index (every rank loaded the same
  * campaign); every other rank tunes the problem it gets on its own device
  * and sends rank 0 what would go to the database.

@@ -212,13 +212,10 @@ et_status et_problem_set_tune_at(et_problem *p, const char *spec,
     if (!e)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
     *e = p->e;
-    et_status st = et_einsum_tune_at(e, spec, diag);
+    et_status st = api_input_status(diag, et_einsum_tune_at(e, spec, diag),
+                                    ET_INPUT_SHAPE);
     if (st == ET_OK)
         p->e = *e;
-    else {
-        diag->input = ET_INPUT_SHAPE;
-        diag->status = st;
-    }
     free(e);
     return st;
 }
@@ -387,6 +384,15 @@ et_status api_options_copy(void *local, size_t cur, const void *given,
     }
     memcpy(local, given, n);
     return ET_OK;
+}
+
+et_status api_input_status(et_diag *d, et_status st, et_input in)
+{
+    if (st != ET_OK && d) {
+        d->status = st;
+        d->input = in;
+    }
+    return st;
 }
 
 et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,

@@ -31,6 +31,10 @@ void api_diag_clear(et_diag *d);
 et_status api_fail(et_diag *d, et_status st, et_input in, const char *fmt,
                    ...) __attribute__((format(printf, 4, 5)));
 
+/* A layer's status st whose parser filled d's message and position: d
+ * says so (status st, input in) unless st is ET_OK; returns st. */
+et_status api_input_status(et_diag *d, et_status st, et_input in);
+
 /* Copies a layer's et_error into d with status st (input ET_INPUT_NONE,
  * or ET_INPUT_DEVICE when st is ET_ERR_INPUT from a device call); returns
  * st. */

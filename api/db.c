@@ -106,37 +106,22 @@ static int bridge_row(void *arg, const et_db_row *r)
 {
     const list_bridge *b = arg;
     const et_db_trial *t = &r->trial;
-    et_database_row o;
-    memset(&o, 0, sizeof o);
-    o.id = t->id;
-    o.einsum = r->einsum;
-    o.sizes = r->sizes;
-    o.dtypes = r->dtypes;
-    o.canonical = r->canonical;
-    o.einsum_text = t->einsum_text;
-    o.device = r->device_name;
-    o.backend = r->backend;
-    o.driver = r->driver_version;
-    o.space = r->space_name;
-    o.params = t->params_json;
-    o.opts = t->opts;
-    o.outcome = t->outcome;
-    o.reason = t->reason;
-    o.time_s = t->median_s;
-    o.ci95_s[0] = t->low_s;
-    o.ci95_s[1] = t->high_s;
-    o.cv = t->cv;
-    o.runs = t->runs;
-    o.gops = t->gops;
-    o.verify_trials = t->verify_trials;
-    o.max_norm_err = t->max_norm_err;
-    o.p_value = t->p_value;
-    o.compile_s = t->compile_s;
-    o.kernel = t->kernel_name;
-    o.source_hash = t->source_hash;
-    o.renderer_version = t->renderer_version;
-    o.recorded = t->created_at;
-    o.eintune_version = t->eintune_version;
+    /* the trial's columns under the names of the public row */
+    et_database_row o = {
+        .id = t->id, .opts = t->opts, .outcome = t->outcome,
+        .einsum = r->einsum, .sizes = r->sizes, .dtypes = r->dtypes,
+        .canonical = r->canonical, .einsum_text = t->einsum_text,
+        .device = r->device_name, .backend = r->backend,
+        .driver = r->driver_version, .space = r->space_name,
+        .params = t->params_json, .reason = t->reason,
+        .time_s = t->median_s, .ci95_s = {t->low_s, t->high_s},
+        .cv = t->cv, .runs = t->runs, .gops = t->gops,
+        .verify_trials = t->verify_trials, .max_norm_err = t->max_norm_err,
+        .p_value = t->p_value, .compile_s = t->compile_s,
+        .kernel = t->kernel_name, .source_hash = t->source_hash,
+        .renderer_version = t->renderer_version, .recorded = t->created_at,
+        .eintune_version = t->eintune_version,
+    };
     return b->fn(b->arg, &o);
 }
 

@@ -124,13 +124,11 @@ et_status et_einsum_count_operands(const char *einsum, int *n,
     et_subscripts *sub = malloc(sizeof *sub);
     if (!sub)
         return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
-    et_status st = et_subscripts_parse(einsum, sub, diag);
-    if (st == ET_OK) {
+    et_status st = api_input_status(diag, et_subscripts_parse(einsum, sub,
+                                                              diag),
+                                    ET_INPUT_EINSUM);
+    if (st == ET_OK)
         *n = sub->n_ops;
-    } else {
-        diag->status = st;
-        diag->input = ET_INPUT_EINSUM;
-    }
     free(sub);
     return st;
 }

@@ -452,6 +452,24 @@ static et_status parse_axis(loader *L, yaml_node_t *n, et_opt_kind op, int *p)
     return ET_OK;
 }
 
+/*
+ * The head of an entry of the transforms or the actions: a mapping, room
+ * for one more (n of at most max, named plural in the error), and only
+ * the allowed keys, whose values go into val.
+ */
+static et_status entry_keys(loader *L, yaml_node_t *m, const char *what,
+                            int n, int max, const char *plural,
+                            const char *const *allowed, int n_allowed,
+                            yaml_node_t **val)
+{
+    et_status st;
+    if ((st = expect_type(L, m, YAML_MAPPING_NODE, what)) != ET_OK)
+        return st;
+    if (n >= max)
+        return err_at(L, m, "more than %d %s", max, plural);
+    return get_keys(L, m, allowed, n_allowed, val, what);
+}
+
 static et_status load_step(loader *L, yaml_node_t *m)
 {
     static const char *const keys[] = {"op", "axis", "axes", "operand", "amt",
@@ -460,11 +478,8 @@ static et_status load_step(loader *L, yaml_node_t *m)
     yaml_node_t *v[6];
     et_status st;
     et_space *s = L->s;
-    if ((st = expect_type(L, m, YAML_MAPPING_NODE, "a transform")) != ET_OK)
-        return st;
-    if (s->n_steps >= ET_SPACE_MAX_STEPS)
-        return err_at(L, m, "more than %d transforms", ET_SPACE_MAX_STEPS);
-    if ((st = get_keys(L, m, keys, 6, v, "a transform")) != ET_OK)
+    if ((st = entry_keys(L, m, "a transform", s->n_steps, ET_SPACE_MAX_STEPS,
+                         "transforms", keys, 6, v)) != ET_OK)
         return st;
     et_space_step *t = &s->step[s->n_steps];
     memset(t, 0, sizeof(*t));
@@ -546,11 +561,8 @@ static et_status load_action(loader *L, yaml_node_t *m)
     yaml_node_t *v[3];
     et_status st;
     et_space *s = L->s;
-    if ((st = expect_type(L, m, YAML_MAPPING_NODE, "an action")) != ET_OK)
-        return st;
-    if (s->n_actions >= ET_SPACE_MAX_ACTIONS)
-        return err_at(L, m, "more than %d actions", ET_SPACE_MAX_ACTIONS);
-    if ((st = get_keys(L, m, keys, 3, v, "an action")) != ET_OK)
+    if ((st = entry_keys(L, m, "an action", s->n_actions,
+                         ET_SPACE_MAX_ACTIONS, "actions", keys, 3, v)) != ET_OK)
         return st;
     et_space_action *a = &s->action[s->n_actions];
     memset(a, 0, sizeof(*a));

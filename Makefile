@@ -141,7 +141,7 @@ $(BIN): $(CLI_OBJ) $(LIB)
 $(BUILD)/eintune-worker: $(WORKER_SRC:%.c=$(BUILD)/%.o) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(TEST_HELP) $(LIB)
+$(BUILD)/tests/%: tests/%.c $(TEST_HELP) $(wildcard tests/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes $< $(TEST_HELP) \
 	    $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
@@ -152,8 +152,12 @@ $(BUILD)/tests/%.so: tests/so/%.c
 
 # Runs every test program; tests/run.sh prints each summary and a total.
 # (test_install installs into a temporary PREFIX with this Makefile.)
+# DEVICE: the device the tests run on (`make test DEVICE=cuda:0`; default
+# the first OpenCL device, PoCL's here), passed as ET_TEST_DEVICE
+# (tests/suite_device.h); tests/run.sh stops at once when it is not there.
+DEVICE ?=
 test: deps $(BIN) $(WORKER) $(SOLIB) $(TEST_BIN) $(TEST_SO)
-	@BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+	@BUILD=$(BUILD) ET_TEST_DEVICE='$(DEVICE)' sh tests/run.sh $(TEST_BIN)
 
 # The MPI tests (tests/mpi/, mpirun on this machine's PoCL device: a few
 # minutes), kept out of `make test`; .ci/run runs them after it.

@@ -1,12 +1,14 @@
 /*
  * kernel_check.c - render + build + run + compare, for the transform tests
- * (see kernel_check.h). The reference is computed here in long double over
- * the whole iteration space by et_reference_eval (small test sizes only).
+ * (see kernel_check.h), on the suite's device (tests/suite_device.h).
+ * The reference is computed here in long double over the whole iteration
+ * space by et_reference_eval (small test sizes only).
  */
 #include "tests/kernel_check.h"
 
 #include "einsum/einsum.h"
 #include "measure/cuda/nvrtc.h"
+#include "tests/suite_device.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -33,8 +35,9 @@ et_device *kc_device(void)
     if (!tried) {
         tried = 1;
         et_error err = {{0}};
-        if (et_device_open(NULL, &dev, &err) != ET_OK) {
-            fprintf(stderr, "kernel_check: no OpenCL device: %s\n", err.msg);
+        if (et_device_open(td_device(), &dev, &err) != ET_OK) {
+            fprintf(stderr, "kernel_check: no device (%s): %s\n", td_spec(),
+                    err.msg);
             dev = NULL;
         }
     }
@@ -183,7 +186,7 @@ et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,
     et_rendered r = {0};
     et_program *prog = NULL;
     et_error err = {{0}};
-    et_status st = et_kernel_render(k, ET_BACKEND_OPENCL, NULL, &r);
+    et_status st = et_kernel_render(k, dev->info.target.backend, NULL, &r);
     if (st != ET_OK) {
         say(msg, cap, "render: %s", et_status_str(st));
         return st;

@@ -15,14 +15,15 @@
 
 #include <stddef.h>
 
-/* The default OpenCL device, opened once; NULL (with the reason printed
- * once) when there is none, so tests can skip. */
+/* The suite's device (tests/suite_device.h: the first OpenCL device
+ * unless `make test DEVICE=..`), opened once; NULL (with the reason
+ * printed once) when there is none, so tests can skip. */
 et_device *kc_device(void);
 
 /*
- * Renders k for OpenCL, builds and runs it on dev with inputs drawn from a
- * generator seeded by `seed` (uniform in [-1, 1], in each operand's
- * dtype), and compares. Returns ET_OK, or a failure status with msg
+ * Renders k for dev's backend, builds and runs it on dev with inputs
+ * drawn from a generator seeded by `seed` (uniform in [-1, 1], in each
+ * operand's dtype), and compares. Returns ET_OK, or a failure status with msg
  * saying what (build log, launch error, first failing element).
  */
 et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "eintune.h"
+#include "tests/suite_device.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -105,6 +106,7 @@ static void test_tune(void **state)
                      ET_OK);
     et_tune_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = db;
     o.budget = 4;
     o.search = "random";
@@ -250,7 +252,7 @@ static void test_check_report(void **state)
     et_check_report_free(r);
 
     /* A device that does not exist: no error, the report says why. */
-    assert_int_equal(et_problem_check(p, "opencl:99", 1, &r, &d), ET_OK);
+    assert_int_equal(et_problem_check(p, td_missing(), 1, &r, &d), ET_OK);
     assert_false(et_check_report_has_roofline(r));
     f = tmpfile();
     et_check_report_print(r, f);
@@ -259,8 +261,8 @@ static void test_check_report(void **state)
     free(text);
     et_check_report_free(r);
 
-    /* The PoCL device: the roofline from its peaks. */
-    assert_int_equal(et_problem_check(p, NULL, 1, &r, &d), ET_OK);
+    /* The suite's device: the roofline from its peaks. */
+    assert_int_equal(et_problem_check(p, td_device(), 1, &r, &d), ET_OK);
     assert_true(et_check_report_has_roofline(r));
     assert_true(et_check_report_roofline_s(r) > 0);
     json = et_check_report_json(r);
@@ -283,10 +285,11 @@ static void test_devices(void **state)
     assert_non_null(notes);
     int cl = -1;
     for (int i = 0; i < n; i++)
-        if (devs[i].backend == ET_BACKEND_OPENCL && cl < 0)
-            cl = i;
+        if (devs[i].backend == td_backend() && cl < 0)
+            cl = i; /* the first device of the suite's backend */
     assert_true(cl >= 0);
-    assert_non_null(strstr(devs[cl].spec, "opencl:"));
+    assert_true(strncmp(devs[cl].spec, td_backend_name(),
+                        strlen(td_backend_name())) == 0);
     assert_true(devs[cl].name[0] != '\0');
     assert_true(devs[cl].max_work_group_size >= 1);
     assert_true(devs[cl].local_mem_bytes > 0);
@@ -325,6 +328,7 @@ static void test_peaks(void **state)
     scratch_init(&s);
     et_peaks_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     /* Measured now and never kept; under valgrind (the worker too, where
      * PoCL's compiles take seconds each) the kept figures instead. */
     int measure = getenv("ET_UNDER_VALGRIND") == NULL;
@@ -357,7 +361,7 @@ static void test_peaks(void **state)
     et_peaks_report_free(r);
 
     /* A device that does not exist is not measured. */
-    o.device = "opencl:99";
+    o.device = td_missing();
     assert_int_not_equal(et_peaks_report_init(&o, &r, &d), ET_OK);
     assert_null(r);
     assert_non_null(strstr(d.msg, "99"));
@@ -411,6 +415,7 @@ static void test_tune_full(void **state)
     memset(&w, 0, sizeof w);
     et_tune_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     /* under valgrind fewer candidates (each compile takes seconds) */
     int budget = getenv("ET_UNDER_VALGRIND") ? 4 : 8;
     o.db = s.db;
@@ -538,13 +543,13 @@ static void test_tune_full(void **state)
     /* A device that does not exist: bad input about the device, nothing
      * is run. */
     p = small_problem();
-    o.device = "opencl:99";
+    o.device = td_missing();
     assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_DEVICE);
     assert_null(r);
     assert_non_null(strstr(d.msg, "99"));
     /* Malformed start opts: bad input about the opts, with a position. */
-    o.device = NULL;
+    o.device = td_device();
     o.start_opts = "LOCAL(i,8";
     assert_int_equal(et_tune_run_full(p, &o, &r, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_OPTS);
@@ -578,6 +583,7 @@ static void test_tune_cuts_and_race_time(void **state)
                      ET_OK);
     et_tune_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = s.db;
     o.budget = getenv("ET_UNDER_VALGRIND") ? 6 : 12;
     o.bound = 1.0001;
@@ -631,7 +637,8 @@ static void test_tune_cuts_and_race_time(void **state)
     /* the lookup: time_s the search's (the trial's), the race apart */
     et_best_info bi;
     int found = 0;
-    assert_int_equal(et_best_lookup(p, NULL, s.db, &bi, &found, &d), ET_OK);
+    assert_int_equal(
+        et_best_lookup(p, td_device(), s.db, &bi, &found, &d), ET_OK);
     assert_true(found);
     assert_string_equal(bi.opts, sum.opts);
     assert_true(bi.raced);
@@ -642,6 +649,7 @@ static void test_tune_cuts_and_race_time(void **state)
     assert_true(bi.time_s == sum.search_time_s);
     et_best_options bo;
     memset(&bo, 0, sizeof bo);
+    bo.device = td_device();
     bo.db = s.db;
     et_best_kernel *bk = NULL;
     assert_int_equal(et_best_kernel_find(p, &bo, &bk, &d), ET_OK);
@@ -665,6 +673,7 @@ static void test_tune_cuts_and_race_time(void **state)
                                      &p, &d),
                      ET_OK);
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = s.db;
     o.budget = 3;
     o.race = -1;
@@ -672,7 +681,8 @@ static void test_tune_cuts_and_race_time(void **state)
     assert_true(sum.found && !sum.raced);
     assert_string_equal(sum.time_source, "this run");
     assert_true(sum.time_s == sum.search_time_s);
-    assert_int_equal(et_best_lookup(p, NULL, s.db, &bi, &found, &d), ET_OK);
+    assert_int_equal(
+        et_best_lookup(p, td_device(), s.db, &bi, &found, &d), ET_OK);
     assert_true(found);
     assert_false(bi.raced);
     assert_true(bi.race_time_s == 0 && bi.race_rounds == 0);
@@ -692,6 +702,7 @@ static void test_tune_cancel_progress(void **state)
     w.stop_after = 3;
     et_tune_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = s.db;
     o.budget = 8;
     o.progress = watch_progress;
@@ -737,6 +748,7 @@ static void test_tune_cancel_thread(void **state)
     volatile sig_atomic_t flag = 0;
     et_tune_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = s.db;
     o.budget = 1000;
     o.progress = watch_progress;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "eintune.h"
+#include "tests/suite_device.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -44,6 +45,7 @@ static int setup(void **state)
         return -1;
     et_tune_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     o.budget = 4;
     et_status st = et_tune(p, &o, &g_tuned, &d);
@@ -82,6 +84,7 @@ static void test_best(void **state)
     assert_int_equal(et_problem_init(EINSUM, SHAPE, "f32", &p, &d), ET_OK);
     et_best_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     o.roofline = 1;
     et_best_kernel *bk = NULL;
@@ -129,7 +132,8 @@ static void test_best(void **state)
                                      "f32", &p, &d),
                      ET_OK);
     int found = 0;
-    assert_int_equal(et_best_lookup(p, NULL, g_db, &info, &found, &d), ET_OK);
+    assert_int_equal(
+        et_best_lookup(p, td_device(), g_db, &info, &found, &d), ET_OK);
     assert_true(found);
     assert_string_equal(info.tuned_einsum, EINSUM);
     assert_string_equal(info.tuned_opts, g_tuned.opts);
@@ -176,6 +180,7 @@ static void test_export(void **state)
     assert_int_equal(et_problem_init(EINSUM, SHAPE, "f32", &p, &d), ET_OK);
     et_best_options bo;
     memset(&bo, 0, sizeof bo);
+    bo.device = td_device();
     bo.db = g_db;
     et_best_kernel *bk = NULL;
     assert_int_equal(et_best_kernel_find(p, &bo, &bk, &d), ET_OK);
@@ -188,7 +193,10 @@ static void test_export(void **state)
     o.dir = dir;
     et_export_result r;
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
-    assert_int_equal(r.backend, ET_BACKEND_OPENCL);
+    /* the device's backend by default, the other one asked for below */
+    assert_int_equal(r.backend, td_backend());
+    const char *other = td_is_opencl() ? "cuda" : "opencl";
+    const char *other_ext = td_is_opencl() ? ".cu" : ".cl";
     struct stat sb;
     assert_int_equal(stat(r.source, &sb), 0);
     FILE *f = fopen(r.header, "r");
@@ -204,21 +212,22 @@ static void test_export(void **state)
     assert_int_equal(strncmp(r.prefix, "R_", 2), 0);
     assert_non_null(strstr(r.prefix, "_F32_"));
     assert_int_equal(r.replaced, 0);
-    char opencl_header[sizeof r.header];
-    snprintf(opencl_header, sizeof opencl_header, "%s", r.header);
+    char first_header[sizeof r.header];
+    snprintf(first_header, sizeof first_header, "%s", r.header);
     /* the same kernel again: rewritten */
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
     assert_int_equal(r.replaced, 0);
-    /* CUDA gets a .cu; its header is another kernel's file of the same
-     * name: refused, then replaced when forced */
-    o.backend = "cuda";
+    /* The other backend (CUDA gets a .cu, OpenCL a .cl); its header is
+     * another kernel's file of the same name: refused, then replaced when
+     * forced */
+    o.backend = other;
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_FILE);
-    assert_string_equal(d.file, opencl_header);
+    assert_string_equal(d.file, first_header);
     assert_non_null(strstr(d.msg, "holds another exported kernel"));
     o.force = 1;
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
-    assert_non_null(strstr(r.source, ".cu"));
+    assert_non_null(strstr(r.source, other_ext));
     assert_int_equal(r.replaced, 1);
     o.force = 0;
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
@@ -228,7 +237,9 @@ static void test_export(void **state)
     assert_int_equal(et_best_kernel_export(bk, &o, &r, &d), ET_OK);
     assert_string_equal(r.kernel, "my_matmul");
     assert_string_equal(r.prefix, "MY_MATMUL_");
-    assert_non_null(strstr(r.source, "/my_matmul.cu"));
+    char mine_src[32];
+    snprintf(mine_src, sizeof mine_src, "/my_matmul%s", other_ext);
+    assert_non_null(strstr(r.source, mine_src));
     f = fopen(r.source, "r");
     assert_non_null(f);
     fseek(f, 0, SEEK_END);
@@ -321,6 +332,7 @@ static void test_run(void **state)
     /* Given opts, verified and timed. */
     et_run_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     o.opts = "LOCAL(i,8) UPCAST(j,4)";
     o.verify = 1;
@@ -339,6 +351,7 @@ static void test_run(void **state)
     /* The best known, step by step, with the JSON of what ran. */
     memset(out.data, 0, (size_t)X * N * N * sizeof(float));
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     o.best = 1;
     et_runner *r = NULL;

@@ -40,6 +40,7 @@
 
 #include "measure/cuda/nvrtc.h"
 #include "tests/so/fake_cuda.h"
+#include "tests/suite_device.h"
 
 #include <CL/cl.h>
 
@@ -321,6 +322,12 @@ static void need(int ok, const char *what, const et_diag *d)
     _exit(CHILD_SETUP);
 }
 
+/* The suite's device spec where a call needs one that is not NULL. */
+static const char *spec(void)
+{
+    return td_device() ? td_device() : "opencl:0";
+}
+
 static et_problem *prob(void)
 {
     static et_problem *p;
@@ -355,6 +362,7 @@ static et_tune_options tune_opts(void)
 {
     et_tune_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     o.budget = 2;
     o.race = -1;
@@ -388,6 +396,7 @@ static et_campaign_options campaign_opts(void)
 {
     et_campaign_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     return o;
 }
@@ -407,6 +416,7 @@ static et_peaks_options peaks_opts(void)
 {
     et_peaks_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     return o;
 }
@@ -436,6 +446,7 @@ static et_best_options best_opts(void)
 {
     et_best_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     return o;
 }
@@ -465,6 +476,7 @@ static et_run_options run_opts(void)
 {
     et_run_options o;
     memset(&o, 0, sizeof o);
+    o.device = td_device();
     o.db = g_db;
     return o;
 }
@@ -547,6 +559,8 @@ static cl_env *cl(void)
     static int made;
     if (made)
         return &e;
+    if (!td_opencl_only("a kernel loaded into an OpenCL context"))
+        _exit(CHILD_SKIP);
     cl_platform_id plat[8];
     cl_uint np = 0;
     cl_int rc;
@@ -1109,7 +1123,7 @@ static int c_peaks_report_json(int nul, et_diag *d)
 static int c_problem_check(int nul, et_diag *d)
 {
     et_check_report *r = NULL;
-    return et_problem_check(A(0, prob()), A(1, "opencl:0"), 0, A(3, &r),
+    return et_problem_check(A(0, prob()), A(1, spec()), 0, A(3, &r),
                             A(4, d));
 }
 static int c_check_report_free(int nul, et_diag *d)
@@ -1151,7 +1165,7 @@ static int c_best_lookup(int nul, et_diag *d)
 {
     et_best_info bi;
     int found = 0;
-    return et_best_lookup(A(0, prob()), A(1, "opencl:0"), A(2, g_db),
+    return et_best_lookup(A(0, prob()), A(1, spec()), A(2, g_db),
                           A(3, &bi), A(4, &found), A(5, d));
 }
 static int c_best_kernel_find(int nul, et_diag *d)

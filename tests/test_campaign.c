@@ -1,12 +1,14 @@
 /*
- * test_campaign.c - `eintune campaign FILE` on the PoCL device, without
- * MPI: three small problems tuned one after another, every trial and each
- * finished problem in the database, the JSON summary; the same campaign
- * run again answers every problem from the database and times nothing (no
- * trial, race or result written again); a longer campaign resumes (the
- * finished problems answered, the new one tuned); bad campaign files are
- * bad input (exit 2) named FILE:LINE:COLUMN, 1-based, with the line
- * echoed and a caret; a device spec naming no device is bad input too.
+ * test_campaign.c - `eintune campaign FILE` on the suite's device
+ * (tests/suite_device.h: the PoCL device unless `make test DEVICE=..`),
+ * without MPI: three small problems tuned one after another, every trial
+ * and each finished problem in the database, the JSON summary; the same
+ * campaign run again answers every problem from the database and times
+ * nothing (no trial, race or result written again); a longer campaign
+ * resumes (the finished problems answered, the new one tuned); bad
+ * campaign files are bad input (exit 2) named FILE:LINE:COLUMN, 1-based,
+ * with the line echoed and a caret; a device spec naming no device is bad
+ * input too.
  *
  * Runs $ET_BUILD_DIR/eintune (default build/) with --db in a temporary
  * directory.
@@ -17,6 +19,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "tests/suite_device.h"
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
@@ -63,15 +67,18 @@ static char *slurp(const char *name)
 }
 
 /* eintune campaign FILE --db DB [--json tag.json] args..., stdout and
- * stderr into tag.out and tag.err; its exit status. */
+ * stderr into tag.out and tag.err; its exit status. On the suite's device
+ * unless args name one. */
 static int campaign(const char *tag, const char *file, const char *db,
                     const char *extra)
 {
     char cmd[4096];
+    const char *dev = extra && strstr(extra, "--device") ? NULL : td_device();
     snprintf(cmd, sizeof cmd,
-             "cd %s && %s campaign %s --db %s --json %s.json %s > %s.out "
+             "cd %s && %s campaign %s --db %s --json %s.json %s%s%s > %s.out "
              "2> %s.err",
-             g_dir, g_bin, file, db, tag, extra ? extra : "", tag, tag);
+             g_dir, g_bin, file, db, tag, extra ? extra : "",
+             dev ? " --device " : "", dev ? dev : "", tag, tag);
     int rc = system(cmd);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
 }
@@ -307,10 +314,12 @@ static void test_bad_files(void **state)
         "nowhere.yaml");
     /* a device that does not exist */
     write_file("ok.yaml", "- {einsum: ij->i, shape: \"i=4,j=4\", budget: 1}\n");
-    assert_int_equal(campaign("nodev", "ok.yaml", "nodev.db",
-                              "--device opencl:99"), 2);
+    char nodev[64];
+    snprintf(nodev, sizeof nodev, "--device %s", td_missing());
+    assert_int_equal(campaign("nodev", "ok.yaml", "nodev.db", nodev), 2);
     err = slurp("nodev.err");
-    assert_non_null(strstr(err, "no OpenCL device 99"));
+    assert_non_null(strstr(err, td_is_opencl() ? "no OpenCL device 99"
+                                               : "no CUDA device 99"));
     free(err);
 }
 

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "tests/suite_device.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <fcntl.h>
@@ -59,9 +61,10 @@ static run_result run(const char *arg0, ...)
     argv[argc++] = bin;
     va_list ap;
     va_start(ap, arg0);
-    for (const char *a = arg0; a && argc < 31; a = va_arg(ap, const char *))
+    for (const char *a = arg0; a && argc < 29; a = va_arg(ap, const char *))
         argv[argc++] = (char *)a;
     va_end(ap);
+    td_cli_device(argv, &argc);
     argv[argc] = NULL;
 
     posix_spawn_file_actions_t fa;
@@ -608,6 +611,8 @@ static void test_unknown_opt_lists_all(void **state)
 static void test_device_count_grammar(void **state)
 {
     (void)state;
+    if (!td_opencl_only("the OpenCL device count's grammar"))
+        skip();
     run_result r = run("peaks", "--device", "opencl:99", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no OpenCL device 99"));

@@ -20,6 +20,7 @@
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 #include "roofline/peaks.h"
+#include "tests/suite_device.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -42,10 +43,17 @@ static const char *build_dir(void)
     return d && *d ? d : "build";
 }
 
-/* Runs argv (NULL-terminated, argv[0] the program); stdout and stderr go
- * to files in g_dir; returns the exit status or -1. */
-static int spawn_wait(char *const *argv, const char *tag)
+/* Runs argv (NULL-terminated, argv[0] the program; eintune on the suite's
+ * device unless argv names one); stdout and stderr go to files in g_dir;
+ * returns the exit status or -1. */
+static int spawn_wait(char *const *given, const char *tag)
 {
+    char *argv[64];
+    int argc = 0;
+    for (; argc < 61 && given[argc]; argc++)
+        argv[argc] = given[argc];
+    td_cli_device(argv, &argc);
+    argv[argc] = NULL;
     char out_path[512], err_path[512];
     snprintf(out_path, sizeof out_path, "%s/%s.out", g_dir, tag);
     snprintf(err_path, sizeof err_path, "%s/%s.err", g_dir, tag);
@@ -426,7 +434,7 @@ static void test_roof_ceiling(void **state)
              cJSON_GetObjectItem(dev, "name")->valuestring);
     snprintf(info.driver_version, sizeof info.driver_version, "%s",
              cJSON_GetObjectItem(dev, "driver")->valuestring);
-    info.target = et_target_generic(ET_BACKEND_OPENCL);
+    info.target = et_target_generic(td_backend());
     double measured = cJSON_GetObjectItem(
         cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "bandwidth"), "read"),
         "gbs")->valuedouble;

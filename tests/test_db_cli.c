@@ -1,10 +1,12 @@
 /*
  * test_db_cli.c - the tuning database through the eintune command, on the
- * PoCL device: a repeated tune answered from the database; a tune killed
- * with SIGKILL and restarted (nothing measured twice, nothing lost);
- * `best` and `export` for the einsum tuned and for renamed and reordered
- * equivalents (opts in the asker's names); an exported kernel compiled
- * with cc against the plain OpenCL API (examples/export_demo.c) and run;
+ * suite's device (tests/suite_device.h; the exports, run with the OpenCL
+ * API, on OpenCL only): a repeated tune answered from the database; a
+ * tune killed with SIGKILL and restarted (nothing measured twice, nothing
+ * lost); `best` and `export` for the einsum tuned and for renamed and
+ * reordered equivalents (opts in the asker's names); an exported kernel
+ * compiled with cc against the plain OpenCL API (examples/export_demo.c)
+ * and run;
  * the kernels of one shape in two dtypes exported side by side, names,
  * --force and --name; export --embed (the header's string equals the .cl
  * file byte for byte, and the example runs from the header alone);
@@ -25,6 +27,7 @@
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 #include "db/db.h"
+#include "tests/suite_device.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -58,9 +61,16 @@ static const char *build_dir(void)
     return d && *d ? d : "build";
 }
 
-/* Starts argv[0..] with stdout and stderr into g_dir/tag.out and .err. */
-static pid_t spawn_bg(char *const *argv, const char *tag)
+/* Starts argv[0..] with stdout and stderr into g_dir/tag.out and .err
+ * (eintune on the suite's device unless argv names one). */
+static pid_t spawn_bg(char *const *given, const char *tag)
 {
+    char *argv[72];
+    int argc = 0;
+    for (; argc < 69 && given[argc]; argc++)
+        argv[argc] = given[argc];
+    td_cli_device(argv, &argc);
+    argv[argc] = NULL;
     char out_path[512], err_path[512];
     snprintf(out_path, sizeof out_path, "%s/%s.out", g_dir, tag);
     snprintf(err_path, sizeof err_path, "%s/%s.err", g_dir, tag);
@@ -685,8 +695,9 @@ static char *eintune_on_tty(int *rc, char *const *args)
     char *argv[32];
     int n = 0;
     argv[n++] = g_bin;
-    for (; args[n - 1] && n < 31; n++)
+    for (; args[n - 1] && n < 29; n++)
         argv[n] = args[n - 1];
+    td_cli_device(argv, &n);
     argv[n] = NULL;
     char out_path[512];
     snprintf(out_path, sizeof out_path, "%s/tty.out", g_dir);
@@ -767,6 +778,8 @@ static void test_export(void **state)
 {
     (void)state;
     need_binary();
+    if (!td_suite_opencl("the exported kernel run by examples/export_demo.c"))
+        skip();
     if (g_best_time == 0)
         skip();
     char k1[256], k2[256], k3[256];
@@ -855,6 +868,8 @@ static void test_export_embed(void **state)
 {
     (void)state;
     need_binary();
+    if (!td_suite_opencl("the exported kernel run by examples/export_demo.c"))
+        skip();
     if (g_best_time == 0)
         skip();
     char dir[512], plain[512];
@@ -966,6 +981,8 @@ static void test_export_dtypes(void **state)
 {
     (void)state;
     need_binary();
+    if (!td_suite_opencl("the exported kernel run by examples/export_demo.c"))
+        skip();
     char db[512], dir[512];
     path_in(db, sizeof db, "dtypes.db");
     path_in(dir, sizeof dir, "dtypes");

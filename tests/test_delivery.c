@@ -51,6 +51,7 @@
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 #include "measure/cuda/nvrtc.h"
+#include "tests/suite_device.h"
 
 #include <CL/cl.h>
 
@@ -1359,5 +1360,11 @@ int main(void)
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_nvrtc),
     };
+    /* its paths load kernels into OpenCL contexts of its own and run
+     * exports with OpenCL host programs: on OpenCL whatever the suite's
+     * device */
+    if (!td_opencl_only("kernels delivered into OpenCL contexts and host "
+                        "programs"))
+        return 0;
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

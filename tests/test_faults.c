@@ -28,6 +28,7 @@
 #include "db/db.h"
 #include "measure/remote.h"
 #include "spaces/space.h"
+#include "tests/suite_device.h"
 #include "tune/tune.h"
 
 #include <cjson/cJSON.h>
@@ -141,7 +142,8 @@ static void run_with_worker_signal(int sig, et_outcome want)
     et_remote_limits lim = {.build_s = 8, .launch_s = 3, .transfer_s = 8};
     et_device *dev = NULL;
     et_error err = {{0}};
-    assert_int_equal(et_device_open_isolated(NULL, &lim, &dev, &err), ET_OK);
+    assert_int_equal(et_device_open_isolated(td_device(), &lim, &dev, &err),
+                     ET_OK);
     uint64_t epoch0 = et_device_epoch(dev);
     tune_env t;
     env_init(&t);
@@ -189,7 +191,8 @@ static void test_device_out_of_memory(void **state)
     (void)state;
     et_device *dev = NULL;
     et_error err = {{0}};
-    assert_int_equal(et_device_open_isolated(NULL, NULL, &dev, &err), ET_OK);
+    assert_int_equal(et_device_open_isolated(td_device(), NULL, &dev, &err),
+                     ET_OK);
     uint64_t epoch0 = et_device_epoch(dev);
     /* far more than the device's global memory, and than its address
      * space allows */
@@ -223,7 +226,7 @@ static int disk_full_child(const char *db_path)
     et_remote_limits lim = {.build_s = 8, .launch_s = 3, .transfer_s = 8};
     et_device *dev = NULL;
     et_error err = {{0}};
-    if (et_device_open_isolated(NULL, &lim, &dev, &err) != ET_OK)
+    if (et_device_open_isolated(td_device(), &lim, &dev, &err) != ET_OK)
         return 10;
     et_db *db = NULL;
     if (et_db_open(db_path, &db, &err) != ET_OK)
@@ -347,9 +350,15 @@ static void test_sigint_tune(void **state)
         close(errp[1]);
         int nul = open("/dev/null", O_WRONLY);
         dup2(nul, 1);
-        execl(exe, exe, "tune", "ik,kj->ij", "--shape", "i=16,k=24,j=16",
-              "--dtype", "f32", "--space", space, "--search", "grid",
-              "--budget", "48", "--db", db, "--json", json, (char *)NULL);
+        char *argv[] = {exe,      "tune",     "ik,kj->ij", "--shape",
+                        "i=16,k=24,j=16", "--dtype", "f32", "--space",
+                        space,    "--search", "grid",      "--budget",
+                        "48",     "--db",     db,          "--json",
+                        json,     NULL,       NULL,        NULL};
+        int argc = 17;
+        td_cli_device(argv, &argc);
+        argv[argc] = NULL;
+        execv(exe, argv);
         _exit(127);
     }
     close(errp[1]);

@@ -28,6 +28,7 @@
 #include "db/db.h"
 #include "einsum/einsum.h"
 #include "measure/user_kernel.h"
+#include "tests/suite_device.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,6 +421,10 @@ int main(void)
     printf("test_install: skipped under sanitizers\n");
     return 0;
 #endif
+    /* its consumer tunes and runs in an OpenCL context of its own */
+    if (!td_opencl_only("the installed library's consumer in its own "
+                        "OpenCL context"))
+        return 0;
     return cmocka_run_group_tests_name("install", tests, group_setup,
                                        group_teardown);
 }

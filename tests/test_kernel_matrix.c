@@ -5,11 +5,12 @@
  * broadcasting, sizes 1, 7, 35, 129) times opts (every ordered pair of opt
  * kinds, PADTO then each splitting opt on sizes that do not divide,
  * PREFETCH with LOCAL and a chunked reduce, 20 seeded random valid opt
- * sequences of length 3 to 6 per einsum), each kernel run on the PoCL
- * device in f32 and f64 and compared element by element with the
- * long-double reference (tests/kernel_check.h, et_reference_eval). The
- * CUDA renderings of the verified kernels are compiled with NVRTC (skipped
- * when libnvrtc is absent).
+ * sequences of length 3 to 6 per einsum), each kernel run on the suite's
+ * device (the PoCL device; `make test DEVICE=cuda:0` runs the CUDA
+ * renderings on that device) in f32 and f64 and compared element by
+ * element with the long-double reference (tests/kernel_check.h,
+ * et_reference_eval). The CUDA renderings of the verified kernels are
+ * compiled with NVRTC (skipped when libnvrtc is absent).
  *
  * Runtime: PoCL compiles every kernel (about 0.15 s of CPU each, cold
  * cache), so sizes are small and the default matrix is chosen to stay
@@ -42,6 +43,7 @@
 
 #include "einsum/einsum.h"
 #include "tests/kernel_check.h"
+#include "tests/suite_device.h"
 #include "transforms/kernel.h"
 
 #include <stdio.h>
@@ -52,7 +54,7 @@
 
 /* ---- counters and timing --------------------------------------------------- */
 
-static int n_verified[ET_DTYPE_COUNT]; /* kernels verified on PoCL, by dtype */
+static int n_verified[ET_DTYPE_COUNT]; /* kernels verified, by dtype */
 static int n_cuda;                     /* CUDA renderings compiled */
 static int n_refused;                  /* refusals asserted */
 static int n_failed;                   /* kernels that failed (printed) */
@@ -837,11 +839,12 @@ static int summary(void **state)
                  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
     print_message("kernel matrix: %.1f s wall, %.1f s CPU in all\n",
                   now() - t_start, cpu);
-    print_message("kernel matrix: %d kernels verified on PoCL (f32 %d, f64 "
+    print_message("kernel matrix: %d kernels verified on %s (f32 %d, f64 "
                   "%d), %d refusals asserted, %d CUDA renderings compiled "
-                  "with NVRTC%s; PoCL build+run+check %.1f s, NVRTC %.1f "
+                  "with NVRTC%s; device build+run+check %.1f s, NVRTC %.1f "
                   "s%s\n",
-                  n_verified[ET_F32] + n_verified[ET_F64], n_verified[ET_F32],
+                  n_verified[ET_F32] + n_verified[ET_F64],
+                  td_device() ? td_device() : "PoCL", n_verified[ET_F32],
                   n_verified[ET_F64], n_refused, n_cuda,
                   nvrtc_absent ? " (libnvrtc absent)" : "", t_pocl, t_nvrtc,
                   full ? " [ET_MATRIX_FULL]" : "");

@@ -1,7 +1,8 @@
 /*
  * test_measure.c - the device layer: specs, OpenCL on the PoCL CPU device,
  * CUDA through NVRTC (no GPU needed) and through a fake libcuda
- * (build/tests/fake_cuda.so, loaded via ET_LIBCUDA).
+ * (build/tests/fake_cuda.so, loaded via ET_LIBCUDA). The OpenCL tests keep
+ * OpenCL whatever the suite's device (tests/suite_device.h).
  */
 #include "measure/backend.h"
 #include "measure/cuda/nvrtc.h"
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "tests/so/fake_cuda.h"
+#include "tests/suite_device.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -47,6 +49,9 @@ static const char saxpy_cu[] =
     "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    out[i] = 2.0f * x[i] + y[i];\n"
     "}\n";
+
+/* The OpenCL backend's tests: OpenCL C written by hand, PoCL's devices */
+#define OPENCL_ONLY "the OpenCL backend, its kernels written in OpenCL C"
 
 static et_device *open_ok(const char *spec)
 {
@@ -148,6 +153,8 @@ static void test_spec_parse(void **state)
 static void test_open_default_and_limits(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *dev = open_ok(NULL);
     const et_device_info *in = &dev->info;
     const et_target *t = &in->target;
@@ -178,6 +185,8 @@ static void test_open_default_and_limits(void **state)
 static void test_open_by_index_and_name(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *def = open_ok("");
     et_device *by_index = open_ok("opencl:0");
     et_device *by_pd = open_ok("opencl:0:0");
@@ -265,6 +274,8 @@ static void run_saxpy(et_device *dev, const char *src, int n, int64_t local)
 static void test_opencl_saxpy(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *dev = open_ok(NULL);
     run_saxpy(dev, saxpy_cl, 1024, 64);
     run_saxpy(dev, saxpy_cl, 1000, 0); /* runtime chooses the local size */
@@ -274,6 +285,8 @@ static void test_opencl_saxpy(void **state)
 static void test_opencl_fp64_2d(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *dev = open_ok(NULL);
     if (!dev->info.target.has_fp64) {
         et_device_close(dev);
@@ -313,6 +326,8 @@ static void test_opencl_fp64_2d(void **state)
 static void test_opencl_build_error(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *dev = open_ok(NULL);
     et_program *p = (et_program *)0x1;
     et_error err = {{0}};
@@ -337,6 +352,8 @@ static void test_opencl_build_error(void **state)
 static void test_opencl_bad_launch(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *dev = open_ok(NULL);
     et_buffer *b = alloc_ok(dev, 4096 * sizeof(float));
     et_program *p = build_ok(dev, saxpy_cl, "saxpy");
@@ -386,6 +403,8 @@ static void test_opencl_bad_launch(void **state)
 static void test_opencl_timing(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *dev = open_ok(NULL);
     enum { N = 1 << 16 };
     et_buffer *bo = alloc_ok(dev, N * sizeof(float));
@@ -411,6 +430,8 @@ static void test_opencl_timing(void **state)
 static void test_opencl_offsets(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     et_device *dev = open_ok(NULL);
     size_t align = (size_t)dev->info.target.mem_base_addr_align;
     enum { N = 256 };
@@ -488,6 +509,8 @@ static void test_opencl_offsets(void **state)
 static void test_device_list(void **state)
 {
     (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
     setenv("ET_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
     et_device_info infos[16];
     int n = -1;

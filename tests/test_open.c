@@ -1,9 +1,10 @@
 /*
  * test_open.c - open axes and sizes never tuned: "x=*" in shape specs and
  * its rules, the canonical and structure forms, lists and ranges of sizes,
- * the opt rules on an open axis, kernels run on the PoCL device at awkward
- * sizes (1, primes) with every opt kind beside the open axis, their CUDA
- * rendering compiled with NVRTC, the generic kernel, and the database's
+ * the opt rules on an open axis, kernels run on the suite's device (the
+ * PoCL device unless `make test DEVICE=..`) at awkward sizes (1, primes)
+ * with every opt kind beside the open axis, their CUDA rendering compiled
+ * with NVRTC, the generic kernel, and the database's
  * answers for sizes never tuned (exact, open, fallback by distance), with
  * a final race of the open einsum deciding them.
  */

@@ -1,11 +1,12 @@
 /*
  * test_open_cli.c - open axes and sizes never tuned through the eintune
- * command on the PoCL device: a tune with x=* (--tune-at), `run --best` on
- * .npy inputs at sizes never tuned (1, 7, a prime) against a naive loop,
- * `best` of a concrete size answered by the open kernel, the exported
- * open kernel compiled with cc (examples/export_demo.c) and run at
- * x=1000; after tuning one size only, `best` of another answers with the
- * fallback and says from where, `--exact` exits 1, `run --best` verifies
+ * command on the suite's device (tests/suite_device.h; the exports run
+ * with the OpenCL API: on OpenCL only): a tune with x=* (--tune-at),
+ * `run --best` on .npy inputs at sizes never tuned (1, 7, a prime)
+ * against a naive loop, `best` of a concrete size answered by the open
+ * kernel, the exported open kernel compiled with cc
+ * (examples/export_demo.c) and run at x=1000; after tuning one size
+ * only, `best` of another answers with the fallback and says from where, `--exact` exits 1, `run --best` verifies
  * the fallback before use; a multi-size tune and `export --dispatch`, its
  * dispatch function called (examples/dispatch_demo.c) at every tuned size
  * and at sizes with no kernel, its files named and guarded as export's
@@ -25,6 +26,7 @@
 #include <cmocka.h>
 
 #include "einsum/npy.h"
+#include "tests/suite_device.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -96,9 +98,10 @@ static int eintune(const char *tag, cJSON **doc, ...)
     va_list ap;
     va_start(ap, doc);
     const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL && n < 62)
+    while ((s = va_arg(ap, const char *)) != NULL && n < 60)
         argv[n++] = (char *)s;
     va_end(ap);
+    td_cli_device(argv, &n);
     argv[n] = NULL;
     int rc = spawn_wait(argv, tag);
     if (doc) {
@@ -307,6 +310,8 @@ static void test_open_tune_run(void **state)
     cJSON_Delete(doc);
 
     /* the export takes x at launch: cc and the OpenCL API alone */
+    if (!td_suite_opencl("the export run by examples/export_demo.c"))
+        return;
     char dir[512];
     path_in(dir, sizeof dir, "exp");
     EXPECT_EXIT("exp1", eintune("exp1", &doc, "export", "xik,kj->xij",
@@ -505,6 +510,9 @@ static void test_dispatch(void **state)
 {
     (void)state;
     need_binary();
+    if (!td_suite_opencl("the dispatch table run by "
+                         "examples/dispatch_demo.c"))
+        skip();
     char db[512];
     path_in(db, sizeof db, "multi.db");
     EXPECT_EXIT("tune3", eintune("tune3", NULL, "tune", "xik,kj->xij",

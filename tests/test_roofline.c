@@ -1,14 +1,15 @@
 /*
  * test_roofline.c - the roofline model on hand-computed cases, the peaks
  * cache and override file, the reports, the plot writer, and the peak
- * micro-benchmarks on the PoCL device (quick mode: positive and finite,
- * never a speed).
+ * micro-benchmarks on the suite's device (the PoCL device unless `make
+ * test DEVICE=..`; quick mode: positive and finite, never a speed).
  */
 #include "db/db.h"
 #include "einsum/einsum.h"
 #include "measure/backend.h"
 #include "measure/backend_impl.h"
 #include "measure/cuda/nvrtc.h"
+#include "tests/suite_device.h"
 #include "roofline/peaks.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
@@ -1507,14 +1508,14 @@ static void logline(void *arg, const char *msg)
         fprintf(stderr, "  %s\n", msg);
 }
 
-/* The default OpenCL device (the test is skipped without one) and quick
- * measurement options for it. */
+/* The suite's device (tests/suite_device.h; the test is skipped without
+ * one) and quick measurement options for it. */
 static et_device *quick_device(et_peaks_opts *o)
 {
     et_device *dev = NULL;
     et_error err = {{0}};
-    if (et_device_open(NULL, &dev, &err) != ET_OK) {
-        fprintf(stderr, "  no OpenCL device (%s): skipped\n", err.msg);
+    if (et_device_open(td_device(), &dev, &err) != ET_OK) {
+        fprintf(stderr, "  no device %s (%s): skipped\n", td_spec(), err.msg);
         skip();
     }
     memset(o, 0, sizeof(*o));

@@ -5,7 +5,7 @@
  * kernel and the seeds, a seed that is a kernel seen before is a
  * duplicate, one that does not apply is dropped, and a seed at the
  * optimum reaches it in fewer evaluations than no seed. The tuning run's
- * part on the PoCL device, through the API's run with a scratch database:
+ * part on the suite's device, through the API's run with a scratch database:
  * after one size is tuned, another size's run proposes that best first,
  * marked as a seed with where it came from; --no-seed proposes none; a
  * best whose UPCAST does not divide the new size is dropped and the run
@@ -22,6 +22,7 @@
 #include "api/api_impl.h"
 #include "measure/remote.h"
 #include "spaces/search.h"
+#include "tests/suite_device.h"
 #include "transforms/kernel.h"
 
 #include <math.h>
@@ -394,8 +395,8 @@ static int setup_device(void **state)
 {
     (void)state;
     et_error err;
-    if (et_device_open_isolated(NULL, NULL, &g_dev, &err) != ET_OK) {
-        fprintf(stderr, "no device: %s\n", err.msg);
+    if (et_device_open_isolated(td_device(), NULL, &g_dev, &err) != ET_OK) {
+        fprintf(stderr, "no device %s: %s\n", td_spec(), err.msg);
         return -1;
     }
     snprintf(g_dir, sizeof g_dir, "/tmp/et_seed_XXXXXX");

@@ -1,7 +1,9 @@
 /*
  * test_session.c - et_session_*: one device and one database for a tune,
- * a lookup, a run and a load in the caller's context, on the OpenCL device
- * (PoCL). The session's answers are those of the path-taking calls over
+ * a lookup, a run and a load in the caller's context, on the suite's
+ * device (tests/suite_device.h: the OpenCL device, PoCL, unless `make
+ * test DEVICE=..`; the load into an OpenCL context of its own on OpenCL
+ * only). The session's answers are those of the path-taking calls over
  * the same database; the run's output is the product computed here; the
  * session's log gets the tune's lines when the options have no log; a
  * file that is not a database and a device that does not exist are
@@ -13,6 +15,7 @@
 #include <cmocka.h>
 
 #include "eintune.h"
+#include "tests/suite_device.h"
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -56,7 +59,8 @@ static void test_round_trip(void **state)
     (void)state;
     int lines = 0;
     et_session_options so = {ET_SIZED(et_session_options), .db = db,
-                             .log = count_log, .log_arg = &lines};
+                             .device = td_device(), .log = count_log,
+                             .log_arg = &lines};
     et_session *s = NULL;
     et_diag d;
     assert_int_equal(et_session_open(&so, &s, &d), ET_OK);
@@ -85,7 +89,8 @@ static void test_round_trip(void **state)
     assert_int_equal(et_session_best_lookup(s, p, &a, &fa, &d), ET_OK);
     assert_int_equal(fa, 1);
     assert_string_equal(a.opts, sum.opts);
-    assert_int_equal(et_best_lookup(p, NULL, db, &b, &fb, &d), ET_OK);
+    assert_int_equal(et_best_lookup(p, td_device(), db, &b, &fb, &d),
+                     ET_OK);
     assert_int_equal(fb, 1);
     assert_string_equal(a.opts, b.opts);
     assert_true(a.trial_id == b.trial_id);
@@ -113,20 +118,23 @@ static void test_round_trip(void **state)
         assert_true(fabsf(C[i] - want[i]) <= 1e-4f * (1 + fabsf(want[i])));
 
     /* the best kernel loaded into a context of the caller's own */
-    cl_platform_id plat;
-    cl_device_id dev;
-    cl_int err = clGetPlatformIDs(1, &plat, NULL);
-    assert_int_equal(err, CL_SUCCESS);
-    assert_int_equal(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL),
-                     CL_SUCCESS);
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    assert_int_equal(err, CL_SUCCESS);
-    et_loaded_kernel *k = NULL;
-    assert_int_equal(et_session_cl_kernel_load(s, p, ctx, dev, NULL, &k, &d),
-                     ET_OK);
-    assert_string_equal(et_loaded_kernel_opts(k), sum.opts);
-    et_loaded_kernel_free(k);
-    clReleaseContext(ctx);
+    if (td_suite_opencl("the load into an OpenCL context of its own")) {
+        cl_platform_id plat;
+        cl_device_id dev;
+        cl_int err = clGetPlatformIDs(1, &plat, NULL);
+        assert_int_equal(err, CL_SUCCESS);
+        assert_int_equal(
+            clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL),
+            CL_SUCCESS);
+        cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+        assert_int_equal(err, CL_SUCCESS);
+        et_loaded_kernel *k = NULL;
+        assert_int_equal(
+            et_session_cl_kernel_load(s, p, ctx, dev, NULL, &k, &d), ET_OK);
+        assert_string_equal(et_loaded_kernel_opts(k), sum.opts);
+        et_loaded_kernel_free(k);
+        clReleaseContext(ctx);
+    }
 
     /* a campaign of one problem through the session, then its answer */
     char file[160];
@@ -148,7 +156,8 @@ static void test_round_trip(void **state)
     et_problem *q = NULL;
     assert_int_equal(et_problem_init("ij->i", "i=16,j=8", "f32", &q, &d),
                      ET_OK);
-    assert_int_equal(et_best_lookup(q, NULL, db, &b, &fb, &d), ET_OK);
+    assert_int_equal(et_best_lookup(q, td_device(), db, &b, &fb, &d),
+                     ET_OK);
     assert_int_equal(fb, 1);
     assert_string_equal(b.opts, e.summary.opts);
     et_problem_free(q);
@@ -173,7 +182,7 @@ static void test_refused(void **state)
     assert_int_equal(d.input, ET_INPUT_FILE);
     assert_null(s);
     et_session_options bad = {ET_SIZED(et_session_options), .db = db,
-                              .device = "opencl:99"};
+                              .device = td_missing()};
     assert_int_equal(et_session_open(&bad, &s, &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_DEVICE);
     assert_null(s);

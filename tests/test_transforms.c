@@ -1,7 +1,8 @@
 /*
  * test_transforms.c - the kernel IR, the opts and their rules, the launch
  * geometry and the rendered source (no device needed), plus kernels run on
- * the PoCL device and checked element by element (tests/kernel_check.h).
+ * the suite's device (the PoCL device unless `make test DEVICE=..`) and
+ * checked element by element (tests/kernel_check.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * test_tune.c - the tuning loop (tune/tune.h) on the PoCL device through
+ * test_tune.c - the tuning loop (tune/tune.h) on the suite's device through
  * the isolated worker: each search on a small problem respects its budget,
  * never times the same kernel twice, is reproducible from its seed where
  * it does not depend on timings (random, grid), records refused points and
@@ -18,6 +18,7 @@
 #include "transforms/kernel.h"
 #include "spaces/search.h"
 #include "spaces/space.h"
+#include "tests/suite_device.h"
 #include "tune/tune.h"
 
 #include <math.h>
@@ -76,8 +77,8 @@ static int setup(void **state)
     (void)state;
     et_error err;
     /* Short timing: these tests check the loop, not the speed. */
-    if (et_device_open_isolated(NULL, NULL, &g_dev, &err) != ET_OK) {
-        fprintf(stderr, "no device: %s\n", err.msg);
+    if (et_device_open_isolated(td_device(), NULL, &g_dev, &err) != ET_OK) {
+        fprintf(stderr, "no device %s: %s\n", td_spec(), err.msg);
         return -1;
     }
     return 0;

@@ -1,4 +1,5 @@
-/* test_worker.c - end to end on the PoCL device through the worker process:
+/* test_worker.c - end to end on the PoCL device through the worker process
+ * (OpenCL only, whatever the suite's device: tests/suite_device.h):
  * hand-written matmul kernels (args out, A, B) verified statistically,
  * planted bugs rejected, a hanging kernel killed as timeout, a crashing
  * worker recorded as crash with the next candidate running fine, and the
@@ -14,6 +15,7 @@
 #include "measure/remote.h"
 #include "measure/timing.h"
 #include "measure/verify.h"
+#include "tests/suite_device.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -744,6 +746,9 @@ int main(void)
         cmocka_unit_test(test_worker_process_group_and_path),
         cmocka_unit_test(test_worker_dies_with_its_parent),
     };
+    /* its kernels are OpenCL C written by hand */
+    if (!td_opencl_only("matmul kernels written in OpenCL C"))
+        return 0;
     return cmocka_run_group_tests_name("worker", tests, group_setup,
                                        group_teardown);
 }

@@ -21,6 +21,10 @@ what every number means. Environment knobs:
   BENCH_ROUNDS=N     back-to-back rounds (default 3; QUICK 1)
   BENCH_OPEN=0       skip the open-axis row (case 1 f64 tuned with x=*,
                      timed at x=4096 against the concrete x=4096 best)
+
+cuBLAS (bench/peer_cublas.c) is the peer on a CUDA device: this run
+probes it once and reports whether it could run here and why not;
+bench/cuda_cases.sh runs cases 1, 2 and 5 against it on that device.
 """
 import datetime
 import json
@@ -228,6 +232,30 @@ def peer(kind, variants, dtype, ops):
     ok = [r for r in res if "time_s" in r]
     best = min(ok, key=lambda r: r["time_s"]) if ok else None
     return best, res
+
+
+def cublas_probe():
+    """cuBLAS (bench/peer_cublas.c) is the peer on a CUDA device, which
+    this run (an OpenCL device) is not: bench/cuda_cases.sh compares
+    against it there. One small call says whether it could run on this
+    machine, and why not; exit status 3 is "not run", never a failure."""
+    exe = os.path.join(BB, "peer_cublas")
+    if not os.path.exists(exe):
+        return dict(run=False, why="%s not built" % exe)
+    rc, out, err = run([exe, "f32", "gemm", "64", "64", "64"], timeout=300)
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = {}
+    if rc == 0:
+        return dict(run=True, device=doc.get("device"),
+                    driver=doc.get("driver"), cublas=doc.get("cublas"),
+                    library=doc.get("library"),
+                    note="compare on that device: sh bench/cuda_cases.sh")
+    if rc == 3:
+        return dict(run=False, why=doc.get("not_run") or err.strip())
+    return dict(run=False, why="error (exit %d): %s" % (
+        rc, doc.get("error") or (err.strip().splitlines() or [""])[-1]))
 
 
 def tune(case, dtype, db):
@@ -550,6 +578,13 @@ def report(doc):
              "for the peer (machine had: %s)" % (doc.get("openblas_config"),
                                                   doc.get("openblas_threads"),
                                                   doc["machine_openblas_env"]))
+    cb = doc.get("cublas") or {}
+    if cb.get("run"):
+        L.append("cuBLAS: runs here on %s (cuBLAS %s); the comparison is on "
+                 "that CUDA device: sh bench/cuda_cases.sh" % (
+                     cb.get("device"), cb.get("cublas")))
+    elif cb:
+        L.append("cuBLAS peer not run: %s" % cb.get("why"))
     L.append("")
     L.append("Ratios (tuned GOps/s / peer GOps/s, measured back to back; "
              "each kernel's fastest of %d rounds):" % doc.get("rounds", 1))
@@ -819,6 +854,7 @@ def main():
                machine_openblas_env={k: os.environ[k] for k in
                                      ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
                                      if k in os.environ},
+               cublas=cublas_probe(),
                cases=[])
     try:
         # Search efficiency first (cases 1 and 2, against

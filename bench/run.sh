@@ -31,6 +31,11 @@ $CC $FLAGS $(pkg-config --cflags cairo) bench/plot_curve.c \
 $CC $FLAGS -Iinclude -I. -DCL_TARGET_OPENCL_VERSION=120 \
     $(pkg-config --cflags $PKGS) bench/search_curve.c "$BUILD/libeintune.a" \
     $(pkg-config --libs $PKGS) -ldl -lm -lpthread -o "$OUTDIR/search_curve"
+# the CUDA side (bench/cuda_cases.sh): nothing linked but libc, libdl and
+# libeintune.so; libcuda and libcublas are opened at run time
+$CC $FLAGS bench/peer_cublas.c -o "$OUTDIR/peer_cublas" -ldl -lm
+$CC $FLAGS -Iinclude bench/make_inputs.c -o "$OUTDIR/make_inputs" \
+    -L"$BUILD" -leintune -Wl,-rpath,'$ORIGIN/..'
 }
 
 # Debian's python3 has NumPy (python3-numpy); a python3 earlier on PATH

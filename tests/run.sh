@@ -52,8 +52,7 @@ if [ -n "$ET_TEST_DEVICE" ]; then
     fi
     ET_TEST_OPENCL=$([ "$ocl" -gt 0 ] && echo 1 || echo 0)
     export ET_TEST_OPENCL
-    echo "tests on $ET_TEST_DEVICE ($ocl OpenCL devices besides, for the" \
-         "tests that keep OpenCL)"
+    echo "tests on $ET_TEST_DEVICE (OpenCL devices here: $ocl)"
 fi
 passed=0; failed=0; broken=""
 for t in "$@"; do

@@ -48,6 +48,13 @@ et_status api_fail_err(et_diag *d, et_status st, et_input in,
  */
 et_status api_null(et_diag *d, const char *fn, const char *arg);
 
+/* In a public function whose diag may be NULL: points diag at one of its
+ * own, so that the function reads the statuses it set. */
+#define API_DIAG(diag)                                                      \
+    et_diag api_diag_local_;                                                \
+    if (!(diag))                                                            \
+    (diag) = &api_diag_local_
+
 /* In a public function: returns api_null(diag, __func__, name) when ptr
  * is NULL. */
 #define API_NEED(diag, ptr, name)                                           \

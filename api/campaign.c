@@ -113,9 +113,7 @@ et_status api_campaign_run(et_session *s, const et_campaign *c,
                            const et_campaign_options *o,
                            et_campaign_report **out, et_diag *diag)
 {
-    et_diag local;
-    if (!diag)
-        diag = &local;
+    API_DIAG(diag);
     api_diag_clear(diag);
     API_NEED(diag, out, "out");
     *out = NULL;

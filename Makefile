@@ -52,7 +52,7 @@ LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(MPI_LIBS) \
            -ldl -lm -lpthread
 
 LAYERS  := base einsum transforms spaces measure measure/opencl measure/cuda \
-           export db roofline model tune scale api
+           export db roofline model tune scale report api
 LIB_SRC := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC := $(wildcard cli/*.c)

@@ -1,8 +1,8 @@
 /*
  * best.c - the public best-kernel lookup (et_best_lookup, and
- * et_best_kernel_find keeping the answer as an object with its report,
- * et_best_report_print/_json) and the pieces of it that other API files
- * share (api_best_find, api_best_info_fill, api_log):
+ * et_best_kernel_find keeping the answer as an object whose report,
+ * et_best_report_print/_json, report/ makes) and the pieces of it that
+ * other API files share (api_best_find, api_best_info_fill):
  * the database opened before any device, the device opened through a
  * worker only to learn its database key, and tune/best.h's mapping of the
  * stored opts onto the asker's index names.
@@ -10,13 +10,11 @@
 #include "api/best_impl.h"
 
 #include "measure/remote.h"
-#include "roofline/report.h"
+#include "report/report.h"
 #include "tune/deliver.h"
 #include "tune/peaks_db.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,9 +134,7 @@ et_status api_best_lookup(et_session *s, const et_problem *p,
                           const char *device, const char *db,
                           et_best_info *out, int *found, et_diag *diag)
 {
-    et_diag local;
-    if (!diag)
-        diag = &local;
+    API_DIAG(diag);
     api_diag_clear(diag);
     if (found)
         *found = 0;
@@ -174,19 +170,6 @@ char *api_json_own(char *text)
     return own;
 }
 
-void api_log(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
-             ...)
-{
-    if (!log)
-        return;
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    log(arg, lvl, msg);
-}
-
 int api_best_kernel_name(const et_best_kernel *bk, char *name, size_t cap)
 {
     if (bk->kernel[0]) {
@@ -209,6 +192,68 @@ int api_best_kernel_name(const et_best_kernel *bk, char *name, size_t cap)
     return rc;
 }
 
+/* What kind of answer bk is, logged: another size's opts, the kernel of
+ * an open axis, opts mapped by name. */
+static void best_kernel_log(const et_best_kernel *bk,
+                            const et_best_options *o)
+{
+    if (bk->best.source == ET_BEST_FALLBACK)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "no kernel tuned at these sizes: tuned at %s, applied at %s",
+                 bk->best.tuned_at, bk->best.applied_at);
+    else if (bk->best.source == ET_BEST_OPEN)
+        api_logf(o->log, o->log_arg, ET_LOG_INFO,
+                 "a kernel with an open axis %s covers these sizes (tuned "
+                 "at %s, applied at %s)",
+                 bk->e.idx[bk->best.open_axis].name, bk->best.tuned_at,
+                 bk->best.applied_at);
+    if (!bk->best.exact && bk->best.source != ET_BEST_FALLBACK)
+        api_logf(o->log, o->log_arg, ET_LOG_WARN,
+                 "the stored kernel's source could not be reproduced for "
+                 "%s; its opts are mapped by name",
+                 bk->e.text);
+}
+
+/* The kernel's name, and its roofline from the stored peaks (database,
+ * else the cache file) at the sizes its time was measured at; none for
+ * another size's opts. ET_ERR_INTERNAL when it cannot be rendered. */
+static et_status best_kernel_roofline(et_best_kernel *bk, et_db *db,
+                                      const et_best_options *o,
+                                      et_diag *diag)
+{
+    et_peaks peaks;
+    int have_peaks = 0;
+    et_error perr;
+    perr.msg[0] = '\0';
+    if (et_peaks_db_load(db, &bk->info, &peaks, &perr) == ET_OK ||
+        et_peaks_load(&bk->info, &peaks, &perr) == ET_OK)
+        have_peaks = 1;
+    else
+        api_logf(o->log, o->log_arg, ET_LOG_INFO, "no roofline: %s",
+                 perr.msg);
+    char kname[sizeof bk->kernel];
+    if (api_best_kernel_name(bk, kname, sizeof kname) != 0)
+        return api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
+                        "cannot render the kernel");
+    memcpy(bk->kernel, kname, sizeof kname);
+    char why[256] = "";
+    /* the roofline of the sizes the time was measured at */
+    et_einsum re = bk->e;
+    int oa = et_einsum_open_axis(&re);
+    const char *eq = strchr(bk->best.tuned_at, '=');
+    if (oa >= 0 && eq)
+        et_einsum_set_size(&re, oa, strtoll(eq + 1, NULL, 10), NULL);
+    if (have_peaks && bk->best.source != ET_BEST_FALLBACK) {
+        if (et_roofline_compute(&re, &peaks, &bk->roof, why,
+                                sizeof why) == ET_OK)
+            bk->have_roof = 1;
+        else
+            api_logf(o->log, o->log_arg, ET_LOG_WARN, "no roofline: %s",
+                     why);
+    }
+    return ET_OK;
+}
+
 et_status et_best_kernel_find(const et_problem *p, const et_best_options *o,
                               et_best_kernel **out, et_diag *diag)
 {
@@ -219,9 +264,7 @@ et_status api_best_kernel_find(et_session *s, const et_problem *p,
                                const et_best_options *o,
                                et_best_kernel **out, et_diag *diag)
 {
-    et_diag local;
-    if (!diag)
-        diag = &local;
+    API_DIAG(diag);
     api_diag_clear(diag);
     API_NEED(diag, out, "out");
     *out = NULL;
@@ -244,7 +287,7 @@ et_status api_best_kernel_find(et_session *s, const et_problem *p,
     if (st != ET_OK)
         goto fail;
     snprintf(bk->db, sizeof bk->db, "%s", et_db_path(db));
-    api_log(o->log, o->log_arg, ET_LOG_DEBUG, "database %s", bk->db);
+    api_logf(o->log, o->log_arg, ET_LOG_DEBUG, "database %s", bk->db);
     if (s) {
         bk->info = s->dev->info;
     } else {
@@ -271,54 +314,11 @@ et_status api_best_kernel_find(et_session *s, const et_problem *p,
     bk->raced = api_best_race_lookup(db, &bk->best, &bk->race);
     /* the einsum the kernel runs: with an open axis for an open answer */
     bk->e = bk->best.e;
-    if (bk->best.source == ET_BEST_FALLBACK)
-        api_log(o->log, o->log_arg, ET_LOG_INFO,
-                "no kernel tuned at these sizes: tuned at %s, applied at %s",
-                bk->best.tuned_at, bk->best.applied_at);
-    else if (bk->best.source == ET_BEST_OPEN)
-        api_log(o->log, o->log_arg, ET_LOG_INFO,
-                "a kernel with an open axis %s covers these sizes (tuned "
-                "at %s, applied at %s)",
-                bk->e.idx[bk->best.open_axis].name, bk->best.tuned_at,
-                bk->best.applied_at);
-    if (!bk->best.exact && bk->best.source != ET_BEST_FALLBACK)
-        api_log(o->log, o->log_arg, ET_LOG_WARN,
-                "the stored kernel's source could not be reproduced for "
-                "%s; its opts are mapped by name",
-                bk->e.text);
+    best_kernel_log(bk, o);
     if (o->roofline) {
-        et_peaks peaks;
-        int have_peaks = 0;
-        et_error perr;
-        perr.msg[0] = '\0';
-        if (et_peaks_db_load(db, &bk->info, &peaks, &perr) == ET_OK ||
-            et_peaks_load(&bk->info, &peaks, &perr) == ET_OK)
-            have_peaks = 1;
-        else
-            api_log(o->log, o->log_arg, ET_LOG_INFO, "no roofline: %s",
-                    perr.msg);
-        char kname[sizeof bk->kernel];
-        if (api_best_kernel_name(bk, kname, sizeof kname) != 0) {
-            st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
-                          "cannot render the kernel");
+        st = best_kernel_roofline(bk, db, o, diag);
+        if (st != ET_OK)
             goto fail;
-        }
-        memcpy(bk->kernel, kname, sizeof kname);
-        char why[256] = "";
-        /* the roofline of the sizes the time was measured at */
-        et_einsum re = bk->e;
-        int oa = et_einsum_open_axis(&re);
-        const char *eq = strchr(bk->best.tuned_at, '=');
-        if (oa >= 0 && eq)
-            et_einsum_set_size(&re, oa, strtoll(eq + 1, NULL, 10), NULL);
-        if (have_peaks && bk->best.source != ET_BEST_FALLBACK) {
-            if (et_roofline_compute(&re, &peaks, &bk->roof, why,
-                                    sizeof why) == ET_OK)
-                bk->have_roof = 1;
-            else
-                api_log(o->log, o->log_arg, ET_LOG_WARN, "no roofline: %s",
-                        why);
-        }
     }
     if (own_db)
         et_db_close(db);
@@ -348,165 +348,45 @@ void et_best_kernel_info(const et_best_kernel *bk, et_best_info *out)
     api_best_info_race(bk->raced ? &bk->race : NULL, out);
 }
 
+/* bk as its report shows it (report/report.h), kname its kernel's name
+ * (cap bytes); -1 when the kernel cannot be rendered. */
+static int best_report_of(const et_best_kernel *bk, char *kname, size_t cap,
+                          report_best *out)
+{
+    if (api_best_kernel_name(bk, kname, cap) != 0)
+        return -1;
+    out->e = &bk->e;
+    out->info = &bk->info;
+    out->best = &bk->best;
+    out->kernel = kname;
+    out->roof = bk->have_roof ? &bk->roof : NULL;
+    out->race = bk->raced ? &bk->race : NULL;
+    return 0;
+}
+
 int et_best_report_print(const et_best_kernel *bk, FILE *f)
 {
     char kname[160];
-    if (!bk || !f || api_best_kernel_name(bk, kname, sizeof kname) != 0)
+    report_best rb;
+    if (!bk || !f || best_report_of(bk, kname, sizeof kname, &rb) != 0)
         return -1;
-    const et_einsum *e = &bk->e;
-    const et_device_info *info = &bk->info;
-    const et_db_trial *t = &bk->best.trial;
-    int64_t ops[ET_DTYPE_COUNT];
-    et_einsum_ops(e, ops);
-    fprintf(f, "einsum      %s\n", e->text);
-    fprintf(f, "device      %s (%s, driver %s)\n", info->name,
-            et_backend_name(info->target.backend), info->driver_version);
-    if (strcmp(t->einsum_text, e->text) != 0)
-        fprintf(f, "tuned as    %s with %s\n", t->einsum_text,
-                t->opts[0] ? t->opts : "untransformed");
-    fprintf(f, "opts        %s\n",
-            bk->best.opts[0] ? bk->best.opts : "untransformed");
-    fprintf(f, "kernel      %s\n", kname);
-    const et_best *b = &bk->best;
-    if (b->open_axis >= 0)
-        fprintf(f, "open axis   %s: the kernel takes its size at launch\n",
-                e->idx[b->open_axis].name);
-    if (b->source == ET_BEST_FALLBACK) {
-        fprintf(f, "answer      fallback: tuned at %s, applied at %s "
-                   "(the opts re-applied; distance %.3g)\n",
-                b->tuned_at, b->applied_at, b->distance);
-        fprintf(f, "time        not measured at these sizes\n");
-        fflush(f);
-        return 0;
-    }
-    if (b->source == ET_BEST_OPEN)
-        fprintf(f, "answer      open: tuned at %s, applied at %s\n",
-                b->tuned_at, b->applied_at);
-    fprintf(f, "time        %.4g ms [%.4g, %.4g] (search median, %d runs, "
-               "cv %.2g %%)%s%s\n",
-            t->median_s * 1e3, t->low_s * 1e3, t->high_s * 1e3, t->runs,
-            100 * t->cv, b->tuned_at[0] ? " at " : "", b->tuned_at);
-    if (bk->raced)
-        fprintf(f, "race time   %.4g ms [%.4g, %.4g] (the final race's "
-                   "median over %d rounds, which chose it: %s)\n",
-                bk->race.median_s * 1e3, bk->race.low_s * 1e3,
-                bk->race.high_s * 1e3, bk->race.rounds, bk->race.verdict);
-    else
-        fprintf(f, "race time   none (no final race chose it)\n");
-    if (isfinite(t->p_value))
-        fprintf(f, "verified    %d trials, max normalized error %.3g, "
-                   "p = %.3g\n",
-                t->verify_trials, t->max_norm_err, t->p_value);
-    else
-        fprintf(f, "verified    %d trials, max normalized error %.3g\n",
-                t->verify_trials, t->max_norm_err);
-    if (bk->have_roof) {
-        fputc('\n', f);
-        et_roofline_table(f, &bk->roof, t->median_s);
-    } else if (!b->tuned_at[0]) {
-        for (int d = 0; d < ET_DTYPE_COUNT; d++)
-            if (ops[d] > 0 && t->median_s > 0)
-                fprintf(f, "gops        %.4g (%s; no stored peaks for the "
-                           "roofline)\n",
-                        (double)ops[d] / t->median_s / 1e9,
-                        et_dtype_name((et_dtype)d));
-    }
-    fflush(f);
+    report_best_print(&rb, f);
     return 0;
 }
 
 char *et_best_report_json(const et_best_kernel *bk)
 {
     char kname[160];
-    if (!bk || api_best_kernel_name(bk, kname, sizeof kname) != 0)
+    report_best rb;
+    if (!bk || best_report_of(bk, kname, sizeof kname, &rb) != 0)
         return NULL;
-    const et_einsum *e = &bk->e;
-    const et_device_info *info = &bk->info;
-    const et_db_trial *t = &bk->best.trial;
-    int64_t ops[ET_DTYPE_COUNT];
-    et_einsum_ops(e, ops);
     cJSON *doc = cJSON_CreateObject();
     if (!doc)
         return NULL;
-    cJSON_AddStringToObject(doc, "einsum", e->text);
-    api_json_problem(doc, e);
-    cJSON *jd = cJSON_AddObjectToObject(doc, "device");
-    cJSON_AddStringToObject(jd, "name", info->name);
-    cJSON_AddStringToObject(jd, "backend",
-                            et_backend_name(info->target.backend));
-    cJSON_AddStringToObject(jd, "driver", info->driver_version);
-    cJSON_AddStringToObject(doc, "opts", bk->best.opts);
-    cJSON_AddStringToObject(doc, "kernel", kname);
-    const et_best *b = &bk->best;
-    cJSON_AddStringToObject(doc, "source", et_best_source_name(b->source));
-    if (b->open_axis >= 0)
-        cJSON_AddStringToObject(doc, "open_axis",
-                                e->idx[b->open_axis].name);
-    else
-        cJSON_AddNullToObject(doc, "open_axis");
-    if (b->tuned_at[0]) {
-        cJSON_AddStringToObject(doc, "tuned_at", b->tuned_at);
-        cJSON_AddStringToObject(doc, "applied_at", b->applied_at);
-    } else {
-        cJSON_AddNullToObject(doc, "tuned_at");
-        cJSON_AddNullToObject(doc, "applied_at");
-    }
-    /* time_s is the search's median; the final race's, when a race chose
-     * the kernel, is under "race" */
-    cJSON_AddStringToObject(doc, "time_source", "search");
-    if (bk->raced) {
-        cJSON *jr = cJSON_AddObjectToObject(doc, "race");
-        cJSON_AddNumberToObject(jr, "time_s", bk->race.median_s);
-        cJSON *rci = cJSON_AddArrayToObject(jr, "ci95_s");
-        cJSON_AddItemToArray(rci, cJSON_CreateNumber(bk->race.low_s));
-        cJSON_AddItemToArray(rci, cJSON_CreateNumber(bk->race.high_s));
-        cJSON_AddNumberToObject(jr, "rounds", bk->race.rounds);
-        cJSON_AddStringToObject(jr, "verdict", bk->race.verdict);
-    } else {
-        cJSON_AddNullToObject(doc, "race");
-    }
-    if (b->source == ET_BEST_FALLBACK) {
-        /* measured at other sizes: no figures for these */
-        cJSON_AddNullToObject(doc, "time_s");
-        cJSON_AddNullToObject(doc, "ci95_s");
-        cJSON_AddNullToObject(doc, "gops");
-        cJSON_AddNullToObject(doc, "roofline_gops");
-    } else {
-    cJSON_AddNumberToObject(doc, "time_s", t->median_s);
-    cJSON *ci = cJSON_AddArrayToObject(doc, "ci95_s");
-    cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->low_s));
-    cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->high_s));
-    if (bk->have_roof) {
-        cJSON_AddItemToObject(doc, "gops",
-                              et_measured_gops_json(&bk->roof, t->median_s));
-        cJSON_AddItemToObject(doc, "roofline_gops",
-                              et_roofline_gops_json(&bk->roof));
-        cJSON_AddItemToObject(doc, "roofline_memory",
-                              et_roofline_memory_json(&bk->roof));
-    } else {
-        cJSON *g = cJSON_AddObjectToObject(doc, "gops");
-        for (int d = 0; d < ET_DTYPE_COUNT; d++)
-            if (ops[d] > 0 && t->median_s > 0)
-                cJSON_AddNumberToObject(g, et_dtype_name((et_dtype)d),
-                                        (double)ops[d] / t->median_s / 1e9);
-        cJSON_AddNullToObject(doc, "roofline_gops");
-    }
-    }
-    cJSON *jv = cJSON_AddObjectToObject(doc, "verified");
-    cJSON_AddNumberToObject(jv, "trials", t->verify_trials);
-    cJSON_AddNumberToObject(jv, "max_norm_err", t->max_norm_err);
-    if (isfinite(t->p_value))
-        cJSON_AddNumberToObject(jv, "p_value", t->p_value);
-    else
-        cJSON_AddNullToObject(jv, "p_value");
-    cJSON *ta = cJSON_AddObjectToObject(doc, "tuned_as");
-    cJSON_AddStringToObject(ta, "einsum", t->einsum_text);
-    cJSON_AddStringToObject(ta, "opts", t->opts);
-    cJSON_AddStringToObject(ta, "kernel", t->kernel_name);
-    cJSON_AddBoolToObject(ta, "source_reproduced", bk->best.exact);
-    char *text = cJSON_Print(doc);
-    cJSON_Delete(doc);
-    return api_json_own(text);
+    cJSON_AddStringToObject(doc, "einsum", bk->e.text);
+    api_json_problem(doc, &bk->e);
+    report_best_json(&rb, doc);
+    return api_json_own(report_json_text(doc));
 }
 
 et_status api_deliver_verify(const et_device_info *info, const et_kernel *k,

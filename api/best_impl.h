@@ -29,9 +29,9 @@ struct et_best_kernel {
     et_db_race_pick race;
 };
 
-/* Sends a printf-formatted line to log (may be NULL) at level lvl. */
-void api_log(et_log_fn log, void *arg, et_log_level lvl, const char *fmt,
-             ...) __attribute__((format(printf, 4, 5)));
+/* Sends a printf-formatted line to log (may be NULL) at level lvl:
+ * api_logf (api_impl.h), under the name these files call it by. */
+#define api_log api_logf
 
 /* The name of bk's kernel rendered in the asker's names for the device's
  * backend into name (cap bytes); -1 when it cannot be rendered. */

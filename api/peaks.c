@@ -1,18 +1,17 @@
 /*
  * peaks.c - the device's peaks through the public API (et_peaks_report_*):
  * from the tuning database, the per-device cache file or measured
- * (tune/peaks_db.h, roofline/peaks.h), with the table and JSON of
- * `eintune peaks`; and the peaks measured again when a kernel `tune` or
- * `run` timed is above its roofline (api_roof_again).
+ * (tune/peaks_db.h, roofline/peaks.h), whose table and JSON (`eintune
+ * peaks`) report/ makes; and the peaks measured again when a kernel
+ * `tune` or `run` timed is above its roofline (api_roof_again).
  */
 #include "api/api_impl.h"
 
 #include "measure/remote.h"
+#include "report/report.h"
 #include "roofline/peaks.h"
-#include "roofline/report.h"
 #include "tune/peaks_db.h"
 
-#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,19 +148,12 @@ const char *et_peaks_report_source(const et_peaks_report *r)
 void et_peaks_report_print(const et_peaks_report *r, FILE *f)
 {
     if (r && f)
-        et_peaks_print(f, &r->p);
+        report_peaks_print(&r->p, f);
 }
 
 char *et_peaks_report_json(const et_peaks_report *r)
 {
-    if (!r)
-        return NULL;
-    cJSON *doc = et_peaks_to_json(&r->p);
-    if (!doc)
-        return NULL;
-    char *text = cJSON_Print(doc);
-    cJSON_Delete(doc);
-    return text;
+    return r ? report_peaks_json(&r->p) : NULL;
 }
 
 int api_roof_again(et_device *dev, et_db *db, const et_einsum *e,

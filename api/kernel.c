@@ -3,21 +3,20 @@
  * caller's device is described as the tuner saw it (measure/user_kernel.h),
  * the best kernel known for it is looked up (api_best_find: the stored
  * opts mapped onto the caller's einsum) or the caller's opts taken, the
- * kernel rendered for the device's own limits (transforms/) and built in
- * the caller's context. Launches set the arguments and enqueue under the
- * object's mutex, after checking what they would touch: each buffer must
- * hold the bytes its operand spans at the launch's sizes (the driver's
- * size of the caller's buffer, measure/user_kernel.h), so a short buffer
- * is refused before anything is enqueued.
+ * kernel rendered for the device's own limits and checked before it is
+ * handed out (tune/load.h), and built in the caller's context. Launches
+ * set the arguments and enqueue under the object's mutex, after checking
+ * what they would touch: each buffer must hold the bytes its operand
+ * spans at the launch's sizes (the driver's size of the caller's buffer,
+ * measure/user_kernel.h), so a short buffer is refused before anything is
+ * enqueued.
  */
 #include "api/api_impl.h"
 
 #include "measure/user_kernel.h"
-#include "measure/verify.h"
 #include "transforms/kernel.h"
-#include "tune/deliver.h"
+#include "tune/load.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,21 +25,15 @@
 
 struct et_loaded_kernel {
     et_backend_kind backend;
-    char opts[ET_DB_OPTS_LEN];
-    char name[160];
-    et_launch launch;
+    et_load_kernel lk;             /* the opts, the name, the launch, the
+                                    * open axis and its kernel (under
+                                    * lock) */
     int n_inputs;
     int n_idx;                     /* the problem's indices, to check sizes */
     char idx_name[ET_MAX_INDICES][ET_NAME_LEN];
     int64_t idx_size[ET_MAX_INDICES];
-    int open_axis;                 /* the axis taken at launch, -1 */
     et_operand opnd[ET_MAX_OPERANDS + 1]; /* the output, then the inputs:
                                     * what each buffer must hold */
-    bool reproduced;               /* the very kernel a trial verified */
-    int64_t tune_at;               /* open axis: the trial's tune-at size */
-    et_kernel *kern;               /* with an open axis: the kernel, for
-                                    * the geometry at other sizes (under
-                                    * lock) */
     pthread_mutex_t lock;          /* clSetKernelArg + enqueue */
     et_cl_user_kernel *cl;         /* OpenCL: the program and kernel */
     et_cu_user_kernel *cu;         /* CUDA: the module and the driver table */
@@ -56,7 +49,7 @@ static et_loaded_kernel *loaded_new(const et_problem *p, et_backend_kind b)
         return NULL;
     }
     k->backend = b;
-    k->open_axis = -1;
+    k->lk.open_axis = -1;
     k->n_inputs = p->e.n_ops;
     k->n_idx = p->e.n_idx;
     k->opnd[0] = p->e.out;
@@ -84,7 +77,6 @@ static et_status loaded_render(et_session *s, const et_problem *p,
     et_status st = ET_OK;
     et_opt *list = NULL;
     et_best *best = NULL;
-    et_kernel *kern = NULL;
     int n = 0;
 
     if (p->e.acc_dtype == ET_F64 && !info->target.has_fp64)
@@ -122,38 +114,15 @@ static et_status loaded_render(et_session *s, const et_problem *p,
         n = best->n_opts;
     }
 
-    /* an answer with an open axis runs the einsum with that axis open */
-    st = et_kernel_init(best ? &best->e : &p->e, &info->target, &kern);
-    if (st != ET_OK) {
-        api_fail(diag, st, ET_INPUT_NONE, "cannot build the kernel: %s",
-                 et_status_str(st));
-        goto cleanup;
-    }
-    char reason[512] = "";
-    st = et_kernel_apply_opts(kern, list, n, reason, sizeof reason);
-    if (st != ET_OK) {
-        api_fail(diag, st, ET_INPUT_OPTS, "%s", reason);
-        goto cleanup;
-    }
-    et_opts_format(list, n, k->opts, sizeof k->opts);
-    st = et_kernel_render(kern, info->target.backend, NULL, r);
-    if (st != ET_OK) {
-        api_fail(diag, st, ET_INPUT_NONE, "cannot render the kernel for %s: "
-                 "%s", info->name, et_status_str(st));
-        goto cleanup;
-    }
-    snprintf(k->name, sizeof k->name, "%s", r->name);
-    k->launch = r->launch;
-    k->open_axis = et_einsum_open_axis(&kern->e);
-    k->reproduced = best && et_deliver_reproduces(kern, info->target.backend,
-                                                  &best->trial);
-    k->tune_at = best ? et_deliver_tuned_at(&best->trial) : 0;
-    if (k->open_axis >= 0) {
-        k->kern = kern;
-        kern = NULL;
-    }
+    bool refused = false;
+    et_error err = {{0}};
+    st = et_load_render(&p->e, info, best, list, n, &k->lk, r, &refused,
+                        &err);
+    if (st != ET_OK && refused)
+        api_fail(diag, st, ET_INPUT_OPTS, "%s", err.msg);
+    else if (st != ET_OK)
+        api_fail_err(diag, st, ET_INPUT_NONE, &err);
 cleanup:
-    et_kernel_free(kern);
     if (best)
         free(best);
     else
@@ -161,161 +130,30 @@ cleanup:
     return st;
 }
 
-/* Runs the loaded kernel once on host data (the caller's context). */
-typedef et_status (*host_run_fn)(void *arg, et_loaded_kernel *k,
-                                 const et_launch *g, const void *const *in,
-                                 const size_t *in_bytes, int n_in, void *out,
-                                 size_t out_bytes, et_error *err);
-
-/* out_bytes of NaN in dtype t: an element the kernel never writes shows */
-static void fill_nan(void *out, et_dtype t, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        if (t == ET_F64)
-            ((double *)out)[i] = NAN;
-        else if (t == ET_F32)
-            ((float *)out)[i] = NAN;
-        else
-            ((uint16_t *)out)[i] = 0x7e00;
-    }
-}
-
-/* Verifies k at one size: the problem ref, launched with g. */
-static et_status loaded_verify_at(et_loaded_kernel *k, const et_einsum *ref,
-                                  const et_launch *g, int trials,
-                                  host_run_fn run, void *arg, double *max_err,
-                                  char *why, size_t cap, et_error *err)
-{
-    et_verify_opts vo;
-    memset(&vo, 0, sizeof vo);
-    vo.trials = trials;
-    et_verifier *v = NULL;
-    et_status st = et_verifier_init(ref, &vo, &v, err);
-    if (st != ET_OK)
-        return st;
-    void *outs[3] = {NULL, NULL, NULL};
-    size_t in_bytes[ET_MAX_OPERANDS];
-    const void *in[ET_MAX_OPERANDS];
-    int64_t n_out = et_einsum_operand_elems(ref, -1);
-    size_t out_bytes = (size_t)n_out * et_dtype_size(ref->out.dtype);
-    for (int op = 0; op < ref->n_ops; op++)
-        in_bytes[op] = (size_t)et_einsum_operand_elems(ref, op) *
-                       et_dtype_size(ref->op[op].dtype);
-    for (int r = 0; r < trials && st == ET_OK; r++) {
-        outs[r] = malloc(out_bytes ? out_bytes : 1);
-        if (!outs[r]) {
-            st = et_errorf(err, ET_ERR_NOMEM, "out of memory");
-            break;
-        }
-        fill_nan(outs[r], ref->out.dtype, n_out);
-        for (int op = 0; op < ref->n_ops; op++)
-            in[op] = et_verifier_input(v, r, op);
-        st = run(arg, k, g, in, in_bytes, ref->n_ops, outs[r], out_bytes,
-                 err);
-    }
-    if (st == ET_OK) {
-        et_verify_result vr;
-        memset(&vr, 0, sizeof vr);
-        st = et_verify_outputs(v, (const void *const *)outs, NULL, &vr);
-        if (st == ET_OK) {
-            if (vr.max_norm_err > *max_err)
-                *max_err = vr.max_norm_err;
-            if (vr.outcome != ET_OUTCOME_OK)
-                snprintf(why, cap, "%s", vr.reason);
-        }
-    }
-    for (int r = 0; r < 3; r++)
-        free(outs[r]);
-    et_verifier_free(v);
-    return st;
-}
-
-/*
- * The check of tune/deliver.h in the caller's context: a kernel that is
- * not the one a trial verified is run on inputs of its own at p's sizes,
- * and with an open axis at 1, 2, a prime below its tune-at size and that
- * size too, and compared with the reference. ET_ERR_BUILD when it fails.
- */
-static et_status loaded_verify(et_loaded_kernel *k, const et_problem *p,
-                               const et_device_info *info, host_run_fn run,
-                               void *arg, et_diag *diag)
-{
-    et_error err = {{0}};
-    char why[1024] = "";
-    double max_err = 0;
-    et_status st = ET_OK;
-    et_einsum *ref = malloc(sizeof *ref);
-    if (!ref)
-        return api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
-    int oa = k->open_axis;
-    int64_t sizes[ET_DELIVER_MAX_SIZES];
-    int n = 1;
-    if (oa >= 0) {
-        int64_t asked = p->e.idx[oa].size;
-        n = et_deliver_open_sizes(k->tune_at > 0 ? k->tune_at : asked,
-                                  &asked, 1, sizes);
-    }
-    for (int i = 0; i < n && st == ET_OK && !why[0]; i++) {
-        et_launch g = k->launch;
-        if (oa >= 0) {
-            st = et_kernel_set_open_size(k->kern, sizes[i], NULL);
-            if (st == ET_OK)
-                st = et_kernel_launch(k->kern, k->backend, &g);
-            if (st != ET_OK) {
-                et_errorf(&err, st, "no launch at %s=%lld",
-                          k->idx_name[oa], (long long)sizes[i]);
-                break;
-            }
-            et_deliver_problem_at(k->kern, oa, sizes[i], ref);
-        } else {
-            *ref = p->e;
-        }
-        st = loaded_verify_at(k, ref, &g, oa >= 0 ? 1 : 3, run, arg,
-                              &max_err, why, sizeof why, &err);
-        if (st == ET_OK && why[0] && oa >= 0) {
-            char tmp[sizeof why];
-            snprintf(tmp, sizeof tmp, "at %s=%lld: %.900s", k->idx_name[oa],
-                     (long long)sizes[i], why);
-            memcpy(why, tmp, sizeof tmp);
-        }
-    }
-    if (oa >= 0 && k->kern)
-        et_kernel_set_open_size(k->kern, p->e.idx[oa].size, NULL);
-    free(ref);
-    if (st != ET_OK)
-        return api_fail(diag, st, ET_INPUT_NONE,
-                        "cannot verify the kernel (%s) on %s: %s",
-                        k->opts[0] ? k->opts : "untransformed", info->name,
-                        err.msg);
-    if (why[0])
-        return api_fail(diag, ET_ERR_BUILD, ET_INPUT_NONE,
-                        "the kernel (%s) fails verification on %s: %s",
-                        k->opts[0] ? k->opts : "untransformed", info->name,
-                        why);
-    return ET_OK;
-}
-
+/* The kernel's run on host data in the caller's OpenCL context. */
 typedef struct cl_host_arg {
+    et_loaded_kernel *k;
     struct _cl_context *ctx;
     struct _cl_device_id *dev;
 } cl_host_arg;
 
-static et_status cl_host_run(void *arg, et_loaded_kernel *k,
-                             const et_launch *g, const void *const *in,
-                             const size_t *in_bytes, int n_in, void *out,
-                             size_t out_bytes, et_error *err)
+static et_status cl_host_run(void *arg, const et_launch *g,
+                             const void *const *in, const size_t *in_bytes,
+                             int n_in, void *out, size_t out_bytes,
+                             et_error *err)
 {
     const cl_host_arg *a = arg;
-    return et_cl_user_run_host(k->cl, a->ctx, a->dev, g, in, in_bytes, n_in,
-                               out, out_bytes, err);
+    return et_cl_user_run_host(a->k->cl, a->ctx, a->dev, g, in, in_bytes,
+                               n_in, out, out_bytes, err);
 }
 
-static et_status cu_host_run(void *arg, et_loaded_kernel *k,
-                             const et_launch *g, const void *const *in,
-                             const size_t *in_bytes, int n_in, void *out,
-                             size_t out_bytes, et_error *err)
+/* The kernel's (arg) run on host data in the caller's CUDA context. */
+static et_status cu_host_run(void *arg, const et_launch *g,
+                             const void *const *in, const size_t *in_bytes,
+                             int n_in, void *out, size_t out_bytes,
+                             et_error *err)
 {
-    (void)arg;
+    const et_loaded_kernel *k = arg;
     return et_cu_user_run_host(k->cu, g, in, in_bytes, n_in, out, out_bytes,
                                err);
 }
@@ -367,11 +205,14 @@ et_status api_cl_kernel_load(et_session *s, const et_problem *p,
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto cleanup;
     }
-    if (!k->reproduced && !o->no_verify) {
-        cl_host_arg ha = {ctx, dev};
-        st = loaded_verify(k, p, info, cl_host_run, &ha, diag);
-        if (st != ET_OK)
+    if (!k->lk.reproduced && !o->no_verify) {
+        cl_host_arg ha = {k, ctx, dev};
+        st = et_load_verify(&k->lk, &p->e, k->backend, info->name,
+                            cl_host_run, &ha, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
             goto cleanup;
+        }
     }
     *out = k;
     k = NULL;
@@ -423,10 +264,13 @@ et_status api_cu_kernel_load(et_session *s, const et_problem *p, int device,
         api_fail_err(diag, st, ET_INPUT_NONE, &err);
         goto cleanup;
     }
-    if (!k->reproduced && !o->no_verify) {
-        st = loaded_verify(k, p, info, cu_host_run, NULL, diag);
-        if (st != ET_OK)
+    if (!k->lk.reproduced && !o->no_verify) {
+        st = et_load_verify(&k->lk, &p->e, k->backend, info->name,
+                            cu_host_run, k, &err);
+        if (st != ET_OK) {
+            api_fail_err(diag, st, ET_INPUT_NONE, &err);
             goto cleanup;
+        }
     }
     *out = k;
     k = NULL;
@@ -451,7 +295,7 @@ static et_status launch_check(const et_loaded_kernel *k, et_backend_kind b,
                         k->n_inputs, n_inputs);
     if (sizes)
         for (int i = 0; i < k->n_idx; i++) {
-            if (i == k->open_axis) {
+            if (i == k->lk.open_axis) {
                 if (sizes[i] < 1)
                     return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                                     "sizes[%d] (open axis '%s') is %lld: "
@@ -485,9 +329,9 @@ static uint64_t operand_bytes(const et_loaded_kernel *k, int a,
     uint64_t n = 1, bytes = 0;
     for (int r = 0; r < o->rank; r++) {
         int64_t d = o->dim[r];
-        if (sizes && k->open_axis >= 0 && o->idx[r] == k->open_axis &&
-            d == k->idx_size[k->open_axis])
-            d = sizes[k->open_axis];
+        if (sizes && k->lk.open_axis >= 0 && o->idx[r] == k->lk.open_axis &&
+            d == k->idx_size[k->lk.open_axis])
+            d = sizes[k->lk.open_axis];
         if (__builtin_mul_overflow(n, (uint64_t)d, &n)) {
             *elems = UINT64_MAX;
             return UINT64_MAX;
@@ -541,20 +385,20 @@ static et_status check_bytes(const et_loaded_kernel *k, const int64_t *sizes,
 static et_status launch_geom(et_loaded_kernel *k, const int64_t *sizes,
                              et_launch *geom, et_diag *diag)
 {
-    *geom = k->launch;
-    if (!sizes || k->open_axis < 0 ||
-        sizes[k->open_axis] == k->idx_size[k->open_axis])
+    *geom = k->lk.launch;
+    if (!sizes || k->lk.open_axis < 0 ||
+        sizes[k->lk.open_axis] == k->idx_size[k->lk.open_axis])
         return ET_OK;
-    et_status st = et_kernel_set_open_size(k->kern, sizes[k->open_axis],
+    et_status st = et_kernel_set_open_size(k->lk.kern, sizes[k->lk.open_axis],
                                            diag);
     if (st == ET_OK)
-        st = et_kernel_launch(k->kern, k->backend, geom);
+        st = et_kernel_launch(k->lk.kern, k->backend, geom);
     if (st != ET_OK)
         return api_fail(diag, st == ET_ERR_UNSUPPORTED ? st : ET_ERR_INPUT,
                         ET_INPUT_OPTION,
-                        "no launch of %s for %s = %lld: %s", k->name,
-                        k->idx_name[k->open_axis],
-                        (long long)sizes[k->open_axis],
+                        "no launch of %s for %s = %lld: %s", k->lk.name,
+                        k->idx_name[k->lk.open_axis],
+                        (long long)sizes[k->lk.open_axis],
                         diag && diag->msg[0] ? diag->msg
                                              : et_status_str(st));
     return ET_OK;
@@ -661,17 +505,18 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
 
 const char *et_loaded_kernel_opts(const et_loaded_kernel *k)
 {
-    return k ? k->opts : "";
+    return k ? k->lk.opts : "";
 }
 
 const char *et_loaded_kernel_name(const et_loaded_kernel *k)
 {
-    return k ? k->name : "";
+    return k ? k->lk.name : "";
 }
 
 size_t et_loaded_kernel_zero_bytes(const et_loaded_kernel *k)
 {
-    return k && k->launch.zero_bytes > 0 ? (size_t)k->launch.zero_bytes : 0;
+    return k && k->lk.launch.zero_bytes > 0 ? (size_t)k->lk.launch.zero_bytes
+                                            : 0;
 }
 
 void et_loaded_kernel_free(et_loaded_kernel *k)
@@ -680,7 +525,7 @@ void et_loaded_kernel_free(et_loaded_kernel *k)
         return;
     et_cl_user_free(k->cl);
     et_cu_user_free(k->cu);
-    et_kernel_free(k->kern);
+    et_kernel_free(k->lk.kern);
     pthread_mutex_destroy(&k->lock);
     free(k);
 }

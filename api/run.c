@@ -1,29 +1,22 @@
 /*
  * run.c - running a kernel on the caller's host arrays (et_runner_* and
  * the one-call et_run): what `eintune run` does, step by step so that a
- * front end can write its output before verifying and timing.
+ * front end can write its output before verifying and timing. The
+ * arguments, the device and database opened (or a session's), the best
+ * kernel looked up and the opts mapped; tune/runner.h builds, runs,
+ * checks, verifies and times the kernel.
  *
  * All device work goes through an isolated device (a worker process, see
  * measure/remote.h): a kernel that hangs or crashes the driver costs the
  * run, never the caller's process.
- *
- * Verification is two things: a check of the output on the caller's own
- * inputs against the extended-precision reference, element by element
- * within the rigorous bound (et_runner_check_output), and the statistical
- * verification of the tuner (R input sets drawn by the verifier, the
- * untransformed kernel as the baseline of the one-sided test:
- * et_runner_verify).
  */
 #include "api/best_impl.h"
 
 #include "db/db.h"
 #include "measure/remote.h"
-#include "measure/timing.h"
-#include "measure/verify.h"
 #include "roofline/report.h"
-#include "transforms/kernel.h"
-#include "tune/deliver.h"
 #include "tune/peaks_db.h"
+#include "tune/runner.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -38,15 +31,8 @@ struct et_runner {
     et_device *dev;
     bool shared;                /* db and dev are a session's: not closed */
     et_best *best;              /* found by et_runner_find_best */
-    et_kernel *kern;
-    et_rendered rend;
-    et_program *prog;
-    et_buffer *buf[ET_MAX_OPERANDS + 1]; /* output first, then inputs */
-    int n_bufs;
-    et_verifier *ver;
-    int checked, verified, timed, have_roof;
-    et_run_verification v;
-    et_timing timing;
+    et_krun k;                  /* the kernel, its runs and figures */
+    int have_roof;
     et_roofline roof;
     char roof_note[256];      /* the peaks were measured again: why */
 };
@@ -98,6 +84,10 @@ et_status api_runner_open(et_session *s, const et_problem *p,
                                                   : ET_INPUT_NONE, &err);
         goto fail;
     }
+    r->k.e = r->e;
+    r->k.dev = r->dev;
+    r->k.log = o->log;
+    r->k.log_arg = o->log_arg;
     api_log(o->log, o->log_arg, ET_LOG_INFO, "device %s (%s)",
             r->dev->info.name, r->dev->info.spec);
     if (r->e->acc_dtype == ET_F64 && !r->dev->info.target.has_fp64) {
@@ -173,18 +163,24 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
     return ET_OK;
 }
 
-/* Builds program of rendered kernel rd on the runner's device. */
-static et_status build(et_runner *r, const et_rendered *rd, et_program **p,
-                       et_diag *diag)
+/* A failure of tune/runner.h in diag: its status and message, about
+ * input in (ET_INPUT_NONE but for refused opts). */
+static et_status run_fail(et_diag *diag, et_status st, const et_error *err)
 {
-    et_error err = {{0}};
-    et_status st = et_program_build(r->dev, rd->source, rd->name, p, &err);
-    if (st != ET_OK)
-        return api_fail(diag, st, ET_INPUT_NONE, "cannot build kernel %s: %s",
-                        rd->name, err.msg);
-    if (err.msg[0])
-        api_log(r->o.log, r->o.log_arg, ET_LOG_DEBUG,
-                "compiler output for %s:\n%s", rd->name, err.msg);
+    if (st == ET_ERR_REFUSED)
+        return api_fail(diag, st, ET_INPUT_OPTS, "%s", err->msg);
+    return api_fail_err(diag, st, ET_INPUT_NONE, err);
+}
+
+/* A NULL among the inputs of the problem's n_ops: ET_ERR_INPUT naming it
+ * for fn. */
+static et_status inputs_check(const et_runner *r, const void *const *in,
+                              const char *fn, et_diag *diag)
+{
+    for (int i = 0; i < r->e->n_ops; i++)
+        if (!in[i])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "%s: in[%d] (input %d) is NULL", fn, i, i);
     return ET_OK;
 }
 
@@ -195,7 +191,7 @@ et_status et_runner_build(et_runner *r, et_diag *diag)
         diag = &local;
     api_diag_clear(diag);
     API_NEED(diag, r, "r");
-    if (r->kern)
+    if (r->k.kern)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "the kernel is built already");
     et_opt *opts = calloc(ET_MAX_OPTS, sizeof *opts);
@@ -214,64 +210,12 @@ et_status et_runner_build(et_runner *r, et_diag *diag)
             goto out;
         }
     }
-    char reason[512] = "";
-    /* an answer with an open axis runs the einsum with that axis open */
-    if (et_kernel_init(r->best ? &r->best->e : r->e, &r->dev->info.target,
-                       &r->kern) != ET_OK) {
-        st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
-                      "cannot build the kernel IR");
-        goto out;
-    }
-    st = et_kernel_apply_opts(r->kern, opts, n_opts, reason, sizeof reason);
-    if (st != ET_OK) {
-        api_fail(diag, ET_ERR_REFUSED, ET_INPUT_OPTS, "%s", reason);
-        st = ET_ERR_REFUSED;
-        goto out;
-    }
-    if (et_kernel_render(r->kern, r->dev->info.target.backend, NULL,
-                         &r->rend) != ET_OK) {
-        st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
-                      "cannot render the kernel");
-        goto out;
-    }
-    api_log(r->o.log, r->o.log_arg, ET_LOG_DEBUG, "kernel %s", r->rend.name);
-    st = build(r, &r->rend, &r->prog, diag);
-    if (st == ET_OK && r->best &&
-        !et_deliver_reproduces(r->kern, r->dev->info.target.backend,
-                               &r->best->trial)) {
-        /* not the very kernel the trial verified (opts tuned at other
-         * sizes, an open entry, a renaming): verified at these sizes
-         * before use (tune/deliver.h) */
-        et_run_verification v;
-        memset(&v, 0, sizeof v);
-        st = et_runner_verify(r, &v, diag);
-        if (st == ET_OK && v.outcome != ET_OUTCOME_OK)
-            st = api_fail(diag, ET_ERR_BUILD, ET_INPUT_NONE,
-                          "the kernel (%s, tuned as %s%s%s) fails "
-                          "verification at these sizes: %s",
-                          r->best->opts[0] ? r->best->opts : "untransformed",
-                          r->best->trial.einsum_text,
-                          r->best->tuned_at[0] ? " at " : "",
-                          r->best->tuned_at, v.reason);
-        if (st == ET_OK && r->best->tuned_at[0])
-            api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
-                    "the kernel tuned at %s, applied at %s: %s",
-                    r->best->tuned_at, r->best->applied_at, v.summary);
-        else if (st == ET_OK)
-            api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
-                    "the kernel (tuned as %s) at these sizes: %s",
-                    r->best->trial.einsum_text, v.summary);
-        if (st != ET_OK) {
-            et_program_free(r->dev, r->prog);
-            r->prog = NULL;
-            et_rendered_free(&r->rend);
-        }
-    }
+    et_error err = {{0}};
+    r->k.best = r->best;
+    st = et_krun_build(&r->k, opts, n_opts, &err);
+    if (st != ET_OK)
+        run_fail(diag, st, &err);
 out:
-    if (st != ET_OK) {
-        et_kernel_free(r->kern);
-        r->kern = NULL;
-    }
     free(opts);
     return st;
 }
@@ -283,50 +227,15 @@ et_status et_runner_exec(et_runner *r, void *out, const void *const *in,
     API_NEED(diag, r, "r");
     API_NEED(diag, out, "out");
     API_NEED(diag, in, "in");
-    if (!r->prog)
+    if (!r->k.prog)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "no kernel built (et_runner_build)");
-    for (int i = 0; i < r->e->n_ops; i++)
-        if (!in[i])
-            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
-                            "%s: in[%d] (input %d) is NULL", __func__, i, i);
-    const et_einsum *e = r->e;
-    et_error err = {{0}};
-    et_status st = ET_OK;
-    size_t out_bytes = (size_t)et_einsum_operand_elems(e, -1) *
-                       et_dtype_size(e->out.dtype);
-    if (r->n_bufs == 0) {
-        for (int i = 0; i < 1 + e->n_ops; i++) {
-            size_t bytes = i == 0 ? out_bytes
-                                  : (size_t)et_einsum_operand_elems(e, i - 1) *
-                                        et_dtype_size(e->op[i - 1].dtype);
-            st = et_buffer_alloc(r->dev, bytes ? bytes : 1, &r->buf[i], &err);
-            if (st != ET_OK)
-                return api_fail_err(diag, st, ET_INPUT_NONE, &err);
-            r->n_bufs = i + 1;
-        }
-    }
-    for (int i = 1; i < r->n_bufs; i++) {
-        size_t bytes = (size_t)et_einsum_operand_elems(e, i - 1) *
-                       et_dtype_size(e->op[i - 1].dtype);
-        st = et_buffer_write(r->dev, r->buf[i], 0, in[i - 1], bytes, &err);
-        if (st != ET_OK)
-            return api_fail_err(diag, st, ET_INPUT_NONE, &err);
-    }
-    st = et_launch_kernel(r->dev, r->prog, &r->rend.launch, r->buf, NULL,
-                          r->n_bufs, NULL, &err);
-    if (st == ET_OK)
-        st = et_buffer_read(r->dev, r->buf[0], 0, out, out_bytes, &err);
+    et_status st = inputs_check(r, in, __func__, diag);
     if (st != ET_OK)
-        return api_fail(diag, st, ET_INPUT_NONE, "kernel %s failed: %s",
-                        r->rend.name, err.msg);
-    return ET_OK;
-}
-
-/* Unit roundoff of a dtype as accumulated here (f16 computes in f32). */
-static double unit_roundoff(et_dtype t)
-{
-    return t == ET_F64 ? ldexp(1.0, -53) : ldexp(1.0, -24);
+        return st;
+    et_error err = {{0}};
+    st = et_krun_exec(&r->k, out, in, &err);
+    return st != ET_OK ? run_fail(diag, st, &err) : ET_OK;
 }
 
 et_status et_runner_check_output(et_runner *r, const void *const *in,
@@ -338,81 +247,23 @@ et_status et_runner_check_output(et_runner *r, const void *const *in,
     API_NEED(diag, in, "in");
     API_NEED(diag, out, "out");
     API_NEED(diag, v, "v");
-    for (int i = 0; i < r->e->n_ops; i++)
-        if (!in[i])
-            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
-                            "%s: in[%d] (input %d) is NULL", __func__, i, i);
-    const et_einsum *e = r->e;
-    int64_t n = et_einsum_operand_elems(e, -1);
-    long double *ref = malloc((size_t)n * sizeof *ref);
-    long double *absv = malloc((size_t)n * sizeof *absv);
-    et_status st = ET_OK;
+    et_status st = inputs_check(r, in, __func__, diag);
+    if (st != ET_OK)
+        return st;
     v->output_checked = 0;
     v->output_ok = 0;
     v->output_max_norm_err = 0;
     v->output_reason[0] = '\0';
-    if (!ref || !absv) {
-        st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE,
-                      "out of memory for the reference");
-        goto done;
-    }
-    if (et_reference_eval(e, in, ref, absv) != ET_OK) {
-        st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
-                      "the reference evaluator failed");
-        goto done;
-    }
-    int64_t terms = 1;
-    for (int i = e->n_out; i < e->n_idx; i++)
-        terms *= e->idx[i].size;
-    double u = unit_roundoff(e->acc_dtype);
-    double u_out = e->out.dtype == e->acc_dtype ? 0.0
-                                                : unit_roundoff(e->out.dtype);
-    double nn = (double)(terms + e->n_ops - 2);
-    if (nn < 0)
-        nn = 0;
-    /* past n*u >= 1 the bound is vacuous (a sum of 2^24 or more f32
-     * terms): every finite result passes, as in measure/verify.c */
-    double gamma = nn * u < 1 ? nn * u / (1.0 - nn * u) : INFINITY;
-    double max_err = 0;
-    int ok = 1;
-    for (int64_t i = 0; i < n; i++) {
-        double got = e->out.dtype == ET_F64 ? ((const double *)out)[i]
-                                            : ((const float *)out)[i];
-        long double rv = ref[i];
-        double bound = u_out * fabs((double)rv);
-        if (absv[i] != 0)
-            bound += gamma * (double)absv[i];
-        double err = fabs((double)((long double)got - rv));
-        double ne;
-        if (!isfinite(got) && isfinite((double)rv))
-            ne = INFINITY;
-        else if (bound > 0)
-            ne = err / bound;
-        else
-            ne = err > 0 ? INFINITY : 0;
-        if (ne > max_err)
-            max_err = ne;
-        if (ne > 1 && ok) {
-            snprintf(v->output_reason, sizeof v->output_reason,
-                     "element %lld: got %.17g, reference %.17Lg, normalized "
-                     "error %.3g > 1",
-                     (long long)i, got, rv, ne);
-            ok = 0;
-        }
-    }
+    et_error err = {{0}};
+    st = et_krun_check_output(&r->k, in, out, &err);
+    if (st != ET_OK)
+        return run_fail(diag, st, &err);
     v->output_checked = 1;
-    v->output_ok = ok;
-    v->output_max_norm_err = max_err;
-    r->checked = 1;
-    r->v.output_checked = 1;
-    r->v.output_ok = ok;
-    r->v.output_max_norm_err = max_err;
-    snprintf(r->v.output_reason, sizeof r->v.output_reason, "%s",
-             v->output_reason);
-done:
-    free(ref);
-    free(absv);
-    return st;
+    v->output_ok = r->k.output_ok;
+    v->output_max_norm_err = r->k.output_max_norm_err;
+    snprintf(v->output_reason, sizeof v->output_reason, "%s",
+             r->k.output_reason);
+    return ET_OK;
 }
 
 et_status et_runner_verify(et_runner *r, et_run_verification *v,
@@ -421,85 +272,22 @@ et_status et_runner_verify(et_runner *r, et_run_verification *v,
     api_diag_clear(diag);
     API_NEED(diag, r, "r");
     API_NEED(diag, v, "v");
-    if (!r->kern)
+    if (!r->k.kern)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "no kernel built (et_runner_build)");
     et_error err = {{0}};
-    et_kernel *base = NULL;
-    et_rendered rend_base;
-    et_program *prog_base = NULL;
-    et_verify_result vr;
-    memset(&rend_base, 0, sizeof rend_base);
-    memset(&vr, 0, sizeof vr);
-    et_status st;
-    if (!r->ver) {
-        st = et_verifier_init(r->e, NULL, &r->ver, &err);
-        if (st != ET_OK) {
-            api_fail_err(diag, st, ET_INPUT_NONE, &err);
-            goto out;
-        }
-    }
-    et_backend_kind bk = r->dev->info.target.backend;
-    if (et_kernel_init(r->e, &r->dev->info.target, &base) != ET_OK) {
-        st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
-                      "cannot build the kernel IR");
-        goto out;
-    }
-    if (et_kernel_render(base, bk, NULL, &rend_base) != ET_OK) {
-        st = api_fail(diag, ET_ERR_INTERNAL, ET_INPUT_NONE,
-                      "cannot render the untransformed kernel");
-        goto out;
-    }
-    st = build(r, &rend_base, &prog_base, diag);
+    et_status st = et_krun_verify(&r->k, &err);
     if (st != ET_OK)
-        goto out;
-    st = et_verifier_baseline_kernel(r->ver, r->dev, prog_base,
-                                     &rend_base.launch, &vr, &err);
-    if (st != ET_OK || vr.outcome != ET_OUTCOME_OK) {
-        api_fail(diag, st != ET_OK ? st : ET_ERR_INTERNAL, ET_INPUT_NONE,
-                 "the untransformed kernel failed: %s",
-                 st != ET_OK ? err.msg : vr.reason);
-        if (st == ET_OK)
-            st = ET_ERR_INTERNAL;
-        goto out;
-    }
-    st = et_verify_kernel(r->ver, r->dev, r->prog, &r->rend.launch, &vr,
-                          &err);
-    if (st != ET_OK) {
-        api_fail(diag, st, ET_INPUT_NONE,
-                 "verification could not run: %s", err.msg);
-        goto out;
-    }
-    r->verified = 1;
-    r->v.verified = 1;
-    r->v.outcome = vr.outcome;
-    r->v.trials = vr.trials;
-    r->v.max_norm_err = vr.max_norm_err;
-    r->v.p_value = vr.p_value;
-    snprintf(r->v.reason, sizeof r->v.reason, "%s", vr.reason);
-    et_verify_summary(&vr, r->v.summary, sizeof r->v.summary);
+        return run_fail(diag, st, &err);
+    const et_verify_result *vr = &r->k.vr;
     v->verified = 1;
-    v->outcome = r->v.outcome;
-    v->trials = r->v.trials;
-    v->max_norm_err = r->v.max_norm_err;
-    v->p_value = r->v.p_value;
-    memcpy(v->reason, r->v.reason, sizeof v->reason);
-    memcpy(v->summary, r->v.summary, sizeof v->summary);
-out:
-    if (prog_base)
-        et_program_free(r->dev, prog_base);
-    et_rendered_free(&rend_base);
-    et_kernel_free(base);
-    return st;
-}
-
-static double total_gops(const et_einsum *e, double median_s)
-{
-    int64_t ops[ET_DTYPE_COUNT], total = 0;
-    et_einsum_ops(e, ops);
-    for (int t = 0; t < ET_DTYPE_COUNT; t++)
-        total += ops[t];
-    return median_s > 0 ? (double)total / median_s / 1e9 : 0;
+    v->outcome = vr->outcome;
+    v->trials = vr->trials;
+    v->max_norm_err = vr->max_norm_err;
+    v->p_value = vr->p_value;
+    snprintf(v->reason, sizeof v->reason, "%s", vr->reason);
+    snprintf(v->summary, sizeof v->summary, "%s", r->k.summary);
+    return ET_OK;
 }
 
 et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag)
@@ -508,28 +296,21 @@ et_status et_runner_time(et_runner *r, et_run_timing *t, et_diag *diag)
     API_NEED(diag, t, "t");
     memset(t, 0, sizeof *t);
     API_NEED(diag, r, "r");
-    if (!r->n_bufs)
+    if (!r->k.n_bufs)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "nothing ran yet (et_runner_exec)");
     et_error err = {{0}};
-    et_timing tm;
-    et_result tr;
-    memset(&tm, 0, sizeof tm);
-    memset(&tr, 0, sizeof tr);
-    et_status st = et_time_kernel(r->dev, r->prog, &r->rend.launch, r->buf,
-                                  NULL, r->n_bufs, NULL, &tm, &tr, &err);
+    et_status st = et_krun_time(&r->k, &err);
     if (st != ET_OK)
-        return api_fail(diag, st, ET_INPUT_NONE, "timing failed: %s",
-                        err.msg);
-    r->timing = tm;
-    r->timed = 1;
-    t->time_s = tm.median_s;
-    t->ci95_s[0] = tm.low_s;
-    t->ci95_s[1] = tm.high_s;
-    t->cv = tm.cv;
-    t->runs = tm.runs;
-    t->gops = total_gops(r->e, tm.median_s);
-    et_timing_format(&tm, t->summary, sizeof t->summary);
+        return run_fail(diag, st, &err);
+    const et_timing *tm = &r->k.timing;
+    t->time_s = tm->median_s;
+    t->ci95_s[0] = tm->low_s;
+    t->ci95_s[1] = tm->high_s;
+    t->cv = tm->cv;
+    t->runs = tm->runs;
+    t->gops = et_krun_gops(r->e, tm->median_s);
+    et_timing_format(tm, t->summary, sizeof t->summary);
     return ET_OK;
 }
 
@@ -540,7 +321,7 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
     if (drawn)
         *drawn = 0;
     API_NEED(diag, r, "r");
-    if (!r->timed)
+    if (!r->k.timed)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_NONE,
                         "not timed yet (et_runner_time)");
     et_error err = {{0}};
@@ -548,7 +329,7 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
     et_peaks_get_opts po;
     memset(&po, 0, sizeof po);
     char why[256] = "";
-    double median = r->timing.median_s;
+    double median = r->k.timing.median_s;
     if (drawn)
         *drawn = 0;
     if (et_peaks_get_db(r->dev, r->db, &po, &pk, &err) != ET_OK) {
@@ -563,7 +344,7 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
     }
     r->have_roof = 1;
     /* a kernel above the roofline: the peaks are measured again */
-    api_roof_again(r->dev, r->db, r->e, median, r->timing.high_s, &pk,
+    api_roof_again(r->dev, r->db, r->e, median, r->k.timing.high_s, &pk,
                    &r->roof, "this kernel", r->roof_note,
                    sizeof r->roof_note, r->o.log, r->o.log_arg);
     if (table)
@@ -573,8 +354,8 @@ et_status et_runner_roofline(et_runner *r, FILE *table, const char *plot,
                             (double)r->roof.ops_total / median / 1e9};
         char title[ET_MAX_TEXT + 300], sub[2600], opts[2048] = "";
         api_problem_title(r->e, title, sizeof title);
-        if (r->kern)
-            et_opts_format(r->kern->opts, r->kern->n_opts, opts,
+        if (r->k.kern)
+            et_opts_format(r->k.kern->opts, r->k.kern->n_opts, opts,
                            sizeof opts);
         snprintf(sub, sizeof sub, "%.255s (%s)   %.2000s, median %.4g ms",
                  r->dev->info.name,
@@ -623,10 +404,10 @@ void et_runner_info(const et_runner *r, et_run_info *out)
     snprintf(out->driver, sizeof out->driver, "%s", info->driver_version);
     if (r->db)
         snprintf(out->db, sizeof out->db, "%s", et_db_path(r->db));
-    if (r->kern) {
-        et_opts_format(r->kern->opts, r->kern->n_opts, out->opts,
+    if (r->k.kern) {
+        et_opts_format(r->k.kern->opts, r->k.kern->n_opts, out->opts,
                        sizeof out->opts);
-        snprintf(out->kernel, sizeof out->kernel, "%s", r->rend.name);
+        snprintf(out->kernel, sizeof out->kernel, "%s", r->k.rend.name);
     }
 }
 
@@ -648,24 +429,24 @@ char *et_runner_json(const et_runner *r, const char *output)
     cJSON_AddStringToObject(doc, "opts", info.opts);
     cJSON_AddStringToObject(doc, "kernel", info.kernel);
     cJSON_AddStringToObject(doc, "output", output ? output : "");
-    if (r->checked || r->verified) {
+    if (r->k.checked || r->k.verified) {
         cJSON *jv = cJSON_AddObjectToObject(doc, "verified");
-        if (r->checked)
+        if (r->k.checked)
             cJSON_AddNumberToObject(jv, "output_max_norm_err",
-                                    r->v.output_max_norm_err);
-        if (r->verified) {
-            cJSON_AddNumberToObject(jv, "trials", r->v.trials);
-            cJSON_AddNumberToObject(jv, "max_norm_err", r->v.max_norm_err);
-            if (isfinite(r->v.p_value))
-                cJSON_AddNumberToObject(jv, "p_value", r->v.p_value);
+                                    r->k.output_max_norm_err);
+        if (r->k.verified) {
+            cJSON_AddNumberToObject(jv, "trials", r->k.vr.trials);
+            cJSON_AddNumberToObject(jv, "max_norm_err", r->k.vr.max_norm_err);
+            if (isfinite(r->k.vr.p_value))
+                cJSON_AddNumberToObject(jv, "p_value", r->k.vr.p_value);
             else
                 cJSON_AddNullToObject(jv, "p_value");
             cJSON_AddStringToObject(jv, "status",
-                                    et_outcome_name(r->v.outcome));
+                                    et_outcome_name(r->k.vr.outcome));
         }
     }
-    if (r->timed) {
-        const et_timing *t = &r->timing;
+    if (r->k.timed) {
+        const et_timing *t = &r->k.timing;
         cJSON_AddNumberToObject(doc, "time_s", t->median_s);
         cJSON *ci = cJSON_AddArrayToObject(doc, "ci95_s");
         cJSON_AddItemToArray(ci, cJSON_CreateNumber(t->low_s));
@@ -688,20 +469,9 @@ void et_runner_free(et_runner *r)
 {
     if (!r)
         return;
-    if (r->dev) {
-        if (r->ver)
-            et_verifier_release(r->ver);
-        for (int i = 0; i < r->n_bufs; i++)
-            if (r->buf[i])
-                et_buffer_free(r->dev, r->buf[i]);
-        if (r->prog)
-            et_program_free(r->dev, r->prog);
-        if (!r->shared)
-            et_device_close(r->dev);
-    }
-    et_verifier_free(r->ver);
-    et_rendered_free(&r->rend);
-    et_kernel_free(r->kern);
+    et_krun_release(&r->k);
+    if (r->dev && !r->shared)
+        et_device_close(r->dev);
     free(r->best);
     if (!r->shared)
         et_db_close(r->db);
@@ -756,7 +526,7 @@ et_status api_run(et_session *s, const et_problem *p,
         st = et_runner_time(r, &res->timing, diag);
         res->timed = st == ET_OK;
     }
-    if (r->kern) {
+    if (r->k.kern) {
         et_run_info info;
         et_runner_info(r, &info);
         memcpy(res->opts, info.opts, sizeof res->opts);

@@ -140,31 +140,12 @@ et_status et_runner_find_best(et_runner *r, et_best_info *info, int *found,
                                : NULL,
                            info);
     }
-    if (r->best->source == ET_BEST_FALLBACK)
-        api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
-                "best known: %s (tuned as %s at %s, applied at %s: "
-                "verified here before use)",
-                r->best->opts[0] ? r->best->opts : "untransformed",
-                r->best->trial.einsum_text, r->best->tuned_at,
-                r->best->applied_at);
-    else if (r->best->source == ET_BEST_OPEN)
-        api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
-                "best known: %s (tuned as %s with open axis %s at %s, "
-                "%.4g ms there; applied at %s)",
-                r->best->opts[0] ? r->best->opts : "untransformed",
-                r->best->trial.einsum_text,
-                r->best->e.idx[r->best->open_axis].name, r->best->tuned_at,
-                r->best->trial.median_s * 1e3, r->best->applied_at);
-    else
-        api_log(r->o.log, r->o.log_arg, ET_LOG_INFO,
-                "best known: %s (tuned as %s, %.4g ms)",
-                r->best->opts[0] ? r->best->opts : "untransformed",
-                r->best->trial.einsum_text, r->best->trial.median_s * 1e3);
+    et_krun_say_best(&r->k, r->best);
     return ET_OK;
 }
 
-/* A failure of tune/runner.h in diag: its status and message, about
- * input in (ET_INPUT_NONE but for refused opts). */
+/* A failure of tune/runner.h in diag: its status and message, about no
+ * input but for refused opts (ET_INPUT_OPTS). */
 static et_status run_fail(et_diag *diag, et_status st, const et_error *err)
 {
     if (st == ET_ERR_REFUSED)

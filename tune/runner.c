@@ -35,6 +35,25 @@ static void say(const et_krun *r, et_log_level lvl, const char *fmt, ...)
     r->log(r->log_arg, lvl, buf);
 }
 
+void et_krun_say_best(const et_krun *r, const et_best *b)
+{
+    const char *opts = b->opts[0] ? b->opts : "untransformed";
+    if (b->source == ET_BEST_FALLBACK)
+        say(r, ET_LOG_INFO,
+            "best known: %s (tuned as %s at %s, applied at %s: "
+            "verified here before use)",
+            opts, b->trial.einsum_text, b->tuned_at, b->applied_at);
+    else if (b->source == ET_BEST_OPEN)
+        say(r, ET_LOG_INFO,
+            "best known: %s (tuned as %s with open axis %s at %s, "
+            "%.4g ms there; applied at %s)",
+            opts, b->trial.einsum_text, b->e.idx[b->open_axis].name,
+            b->tuned_at, b->trial.median_s * 1e3, b->applied_at);
+    else
+        say(r, ET_LOG_INFO, "best known: %s (tuned as %s, %.4g ms)", opts,
+            b->trial.einsum_text, b->trial.median_s * 1e3);
+}
+
 /* Builds program of rendered kernel rd on the run's device. */
 static et_status build(et_krun *r, const et_rendered *rd, et_program **p,
                        et_error *err)

@@ -51,6 +51,11 @@ typedef struct et_krun {
     et_timing timing;
 } et_krun;
 
+/* Logs the best known kernel b found for r->e ("best known: OPTS (tuned
+ * as E, 0.123 ms)"; where it was tuned and applied for one tuned at other
+ * sizes or with an open axis). */
+void et_krun_say_best(const et_krun *r, const et_best *b);
+
 /*
  * Builds the kernel of r->e (r->best's einsum with an open axis when
  * r->best is set) with opts[0..n_opts-1] applied, rendered for the

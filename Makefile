@@ -100,6 +100,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 LIBDIR     ?= $(PREFIX)/lib
 LIBEXECDIR ?= $(PREFIX)/libexec/eintune
 MANDIR     ?= $(PREFIX)/share/man
+PYTHONDIR  ?= $(PREFIX)/lib/python3/dist-packages
+PY_SRC     := $(wildcard python/eintune/*.py)
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 .PHONY: all test test-mpi deps asan asan-mpi fuzz valgrind valgrind-device valgrind-worker \
@@ -156,8 +158,12 @@ $(BUILD)/tests/%.so: tests/so/%.c
 # the first OpenCL device, PoCL's here), passed as ET_TEST_DEVICE
 # (tests/suite_device.h); tests/run.sh stops at once when it is not there.
 DEVICE ?=
+# The Python package's tests (tests/python/run.sh, pytest) run last and
+# count in the total; skipped with a message without python3, numpy and
+# pytest.
 test: deps $(BIN) $(WORKER) $(SOLIB) $(TEST_BIN) $(TEST_SO)
-	@BUILD=$(BUILD) ET_TEST_DEVICE='$(DEVICE)' sh tests/run.sh $(TEST_BIN)
+	@BUILD=$(BUILD) ET_TEST_DEVICE='$(DEVICE)' sh tests/run.sh $(TEST_BIN) \
+	    tests/python/run.sh
 
 # The MPI tests (tests/mpi/, mpirun on this machine's PoCL device: a few
 # minutes), kept out of `make test`; .ci/run runs them after it.
@@ -179,7 +185,8 @@ INSTALLED := $(BINDIR)/eintune $(INCLUDEDIR)/eintune.h \
              $(LIBDIR)/libeintune.so.$(MAJOR).$(MINOR).$(PATCH) \
              $(LIBDIR)/$(SONAME) $(LIBDIR)/libeintune.so \
              $(LIBDIR)/libeintune.a $(PKGCONFIGDIR)/eintune.pc \
-             $(LIBEXECDIR)/eintune-worker $(MANDIR)/man1/eintune.1
+             $(LIBEXECDIR)/eintune-worker $(MANDIR)/man1/eintune.1 \
+             $(addprefix $(PYTHONDIR)/eintune/,$(notdir $(PY_SRC)))
 install: $(BIN) $(WORKER) $(LIB) $(SOLIB)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) \
 	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -202,10 +209,14 @@ install: $(BIN) $(WORKER) $(LIB) $(SOLIB)
 	    > $(DESTDIR)$(PKGCONFIGDIR)/eintune.pc
 	install -m 755 $(WORKER) $(DESTDIR)$(LIBEXECDIR)/eintune-worker
 	install -m 644 man/eintune.1 $(DESTDIR)$(MANDIR)/man1/eintune.1
+	install -d $(DESTDIR)$(PYTHONDIR)/eintune
+	install -m 644 $(PY_SRC) $(DESTDIR)$(PYTHONDIR)/eintune/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+	rm -rf $(DESTDIR)$(PYTHONDIR)/eintune/__pycache__
+	-rmdir $(DESTDIR)$(PYTHONDIR)/eintune 2>/dev/null
 
 # Installs the Debian packages that are missing; silent when all are there.
 deps:

@@ -5,7 +5,7 @@ set -eu
 PKGS="make gcc pkg-config libyaml-dev libgsl-dev libsqlite3-dev libcjson-dev
 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo libcmocka-dev
 clang libclang-rt-14-dev python3-numpy libcairo2-dev libclblast-dev libopenblas-dev
-man-db openmpi-bin libopenmpi-dev abigail-tools binutils"
+man-db openmpi-bin libopenmpi-dev abigail-tools binutils python3-pytest python3-pyopencl"
 missing=""
 for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -247,7 +247,7 @@ class Problem:
             else:
                 names = [_dtype_name(d) for d in
                          (dtype.split(",") if isinstance(dtype, str)
-                          else [dtype])] * 1
+                          else [dtype])]
                 if len(names) == 1:
                     names = names * n
             codes = []

@@ -18,6 +18,10 @@ if [ -z "$py" ]; then
          "(python3-numpy, python3-pytest: make deps)"
     exit 0
 fi
+if [ "${ET_TEST_OPENCL:-1}" = 0 ]; then
+    echo "tests/python: skipped: no OpenCL device (the package's tests use one)"
+    exit 0
+fi
 BUILD_DIR=${ET_BUILD_DIR:-$(pwd)/${BUILD:-build}}
 EINTUNE_LIBRARY=${EINTUNE_LIBRARY:-$BUILD_DIR/libeintune.so}
 POCL_CACHE_DIR=${POCL_CACHE_DIR:-$BUILD_DIR/pocl-cache}

@@ -107,3 +107,21 @@ def test_error_and_not_found_types():
     assert issubclass(eintune.NotFound, eintune.Error)
     e = eintune.Error(1, "boom")
     assert str(e) == "boom" and e.caret == "" and e.position == -1
+
+
+def test_public_names_have_docstrings():
+    import inspect
+    missing = []
+    for name in eintune.__all__:
+        obj = getattr(eintune, name)
+        if name.startswith("__") or isinstance(obj, str):
+            continue
+        if not inspect.getdoc(obj):
+            missing.append(name)
+        if inspect.isclass(obj):
+            for m, v in vars(obj).items():
+                if not m.startswith("_") and callable(v) or \
+                        isinstance(v, property):
+                    if not m.startswith("_") and not inspect.getdoc(v):
+                        missing.append("%s.%s" % (name, m))
+    assert missing == []

@@ -220,6 +220,54 @@ et_status et_problem_set_tune_at(et_problem *p, const char *spec,
     return st;
 }
 
+et_status et_problem_set_batch(et_problem *p, const char *rows,
+                               et_diag *diag)
+{
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    API_NEED(diag, p, "p");
+    API_NEED(diag, rows, "rows");
+    et_rows *r = malloc(sizeof *r);
+    et_einsum *e = malloc(sizeof *e);
+    et_status st = ET_OK;
+    if (!r || !e) {
+        st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
+        goto done;
+    }
+    st = api_input_status(diag, et_rows_parse(rows, p->e.n_ops, r, diag),
+                          ET_INPUT_BATCH);
+    if (st != ET_OK)
+        goto done;
+    bool rowed[ET_MAX_OPERANDS];
+    for (int k = 0; k < p->e.n_ops; k++)
+        rowed[k] = et_rows_rowed(r, k);
+    st = api_input_status(diag,
+                          et_einsum_batch(&p->e, r->n_rows, rowed, e, diag),
+                          ET_INPUT_EINSUM);
+    if (st != ET_OK)
+        goto done;
+    p->e = *e;
+    p->rows = *r;
+done:
+    free(r);
+    free(e);
+    return st;
+}
+
+int et_problem_n_rows(const et_problem *p)
+{
+    return p ? p->e.n_rows : 0;
+}
+
+const char *et_problem_row_name(const et_problem *p, int r, int k)
+{
+    if (!p || r < 0 || r >= p->rows.n_rows || k < 0 || k >= p->rows.n_ops)
+        return "";
+    return p->rows.name[r][k];
+}
+
 et_status et_shape_expand(const char *spec, char **out, int *n,
                           et_diag *diag)
 {

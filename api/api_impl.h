@@ -21,6 +21,7 @@
 
 struct et_problem {
     et_einsum e;
+    et_rows rows; /* a batched problem's array names (n_rows 0: none) */
 };
 
 /* Clears d (when non-NULL) for a new call: pos -1, status ET_OK. */

@@ -114,6 +114,9 @@ int cli_exit_status(et_status st, const et_diag *d);
  * echoed: "einsum", "--shape" or "--dtype". */
 void cli_problem_diag(const et_diag *d, const char *einsum,
                       const char *shape, const char *dtype);
+/* A diagnostic of et_problem_set_batch: under --batch's text or the
+ * einsum's. */
+void cli_batch_diag(const et_diag *d, const char *einsum, const char *batch);
 
 /* Resets getopt for a subcommand's argv. */
 void cli_getopt_reset(void);

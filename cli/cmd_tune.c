@@ -16,7 +16,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune tune EINSUM --shape SPEC [--dtype SPEC] [--space FILE]\n"
-        "                    [--tune-at SPEC] [--opts '..']\n"
+        "                    [--tune-at SPEC] [--batch ROWS] [--opts '..']\n"
         "                    [--search beam|random|grid]\n"
         "                    [--budget N] [--time-limit SEC] [--beam-width K]\n"
         "                    [--seed N] [--seeds N | --no-seed] [--retime]\n"
@@ -40,6 +40,10 @@ static void usage(FILE *f)
         "                    (default 1024); candidates are also verified\n"
         "                    at x=1 and at the largest prime below it\n"
         "  --dtype SPEC      f16, f32 or f64, or one per operand (default f64)\n"
+        "  --batch ROWS      a batched einsum: the operands of each row,\n"
+        "                    \"u,Dr; u,Ds; u,Dt\"; one kernel computes every\n"
+        "                    row's output, reading an array named in several\n"
+        "                    rows once (docs/einsum.md)\n"
         "  --space FILE      YAML transform space (default: a built-in\n"
         "                    tinygrad-style action pool that fits any einsum)\n"
         "  --opts '..'       fixed opts the search builds on\n"
@@ -402,6 +406,7 @@ out:
 typedef struct tune_args {
     const char *text;         /* EINSUM */
     const char *shape, *dtype, *space_path, *opts_text, *plot, *tune_at;
+    const char *batch;        /* --batch: a batched einsum's rows */
     et_tune_options to;       /* the flags that set run options */
 } tune_args;
 
@@ -426,6 +431,7 @@ static int parse_args(int argc, char **argv, tune_args *a)
         {"seeds", required_argument, 0, 2012},
         {"no-seed", no_argument, 0, 2013},
         {"model", required_argument, 0, 2014},
+        {"batch", required_argument, 0, 2015},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -439,6 +445,7 @@ static int parse_args(int argc, char **argv, tune_args *a)
         case 's': a->shape = optarg; break;
         case 't': a->dtype = optarg; break;
         case 2001: a->space_path = optarg; break;
+        case 2015: a->batch = optarg; break;
         case 2002: a->opts_text = optarg; break;
         case 2003:
             if (strcmp(optarg, "beam") && strcmp(optarg, "random") &&
@@ -582,6 +589,10 @@ int cmd_tune(int argc, char **argv)
         if (a.tune_at &&
             et_problem_set_tune_at(probs[i], a.tune_at, &d) != ET_OK) {
             cli_diag("--tune-at", a.tune_at, &d);
+            goto done;
+        }
+        if (a.batch && et_problem_set_batch(probs[i], a.batch, &d) != ET_OK) {
+            cli_batch_diag(&d, a.text, a.batch);
             goto done;
         }
     }

@@ -383,6 +383,14 @@ void cli_problem_diag(const et_diag *d, const char *einsum,
         cli_diag("einsum", einsum, d);
 }
 
+void cli_batch_diag(const et_diag *d, const char *einsum, const char *batch)
+{
+    if (d->input == ET_INPUT_BATCH)
+        cli_diag("--batch", batch, d);
+    else
+        cli_diag("einsum", einsum, d);
+}
+
 void cli_getopt_reset(void)
 {
     optind = 1;

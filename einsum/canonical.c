@@ -26,6 +26,10 @@
  * has the size "*" ("a=*"): its tokens carry -1 in place of the size, so
  * the form does not depend on the size the axis is worked at.
  *
+ * A batched einsum (einsum.h) starts with "rows|"; its row axis is the
+ * output's first index, so always "a"; rows are data along it, so their
+ * order is not in the form.
+ *
  * The structure form (et_einsum_structure) is the same search with every
  * size left out of the tokens and the text:
  * "acd,dc->abc|f64,f64->f64". Einsums that differ only by names, operand
@@ -258,6 +262,8 @@ static void canonical_form(const et_einsum *e, bool structure, char *buf,
 
     size_t n = 0;
     char nb[16], num[48];
+    if (e->n_rows)
+        put(buf, cap, &n, "rows|");
     for (int p = 0; p < e->n_ops; p++) {
         const et_operand *op = &e->op[c.best_order[p]];
         if (p > 0)
@@ -326,6 +332,10 @@ et_status et_einsum_from_canonical(const char *form, et_einsum *e,
                                    et_diag *d)
 {
     char text[ET_MAX_TEXT];
+    /* a batched einsum: its row axis is the output's first index, a */
+    bool rows = strncmp(form, "rows|", 5) == 0;
+    if (rows)
+        form += 5;
     const char *bar1 = strchr(form, '|');
     const char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
     if (!bar1 || !bar2 || (size_t)(bar1 - form) >= sizeof text)
@@ -411,6 +421,12 @@ et_status et_einsum_from_canonical(const char *form, et_einsum *e,
         nm = canon_name(e->idx[x].name, &j);
         if (nm >= 0 && open[nm])
             e->idx[x].open = true;
+    }
+    if (rows) {
+        if (e->n_out < 1 || e->idx[0].size < 2 || e->idx[0].size > ET_MAX_ROWS)
+            return et_diag_fail(d, -1, "canonical rows: the first output "
+                                       "index is no row axis");
+        e->n_rows = (int)e->idx[0].size;
     }
     return ET_OK;
 }

@@ -90,7 +90,7 @@ static const char *const input_names[] = {
     [ET_INPUT_SHAPE] = "shape",  [ET_INPUT_DTYPE] = "dtype",
     [ET_INPUT_OPTS] = "opts",    [ET_INPUT_SPACE] = "space",
     [ET_INPUT_FILE] = "file",    [ET_INPUT_OPTION] = "option",
-    [ET_INPUT_DEVICE] = "device",
+    [ET_INPUT_DEVICE] = "device", [ET_INPUT_BATCH] = "batch",
 };
 _Static_assert(sizeof input_names / sizeof input_names[0] == ET_INPUT_COUNT,
                "input_names covers et_input");

@@ -158,6 +158,8 @@ typedef struct et_einsum {
     et_index idx[ET_MAX_INDICES];
     et_dtype acc_dtype;      /* widest operand dtype, f32 at least */
     char text[ET_MAX_TEXT];  /* normalized explicit form, e.g. "ik,kj->ij" */
+    int n_rows;              /* a batched einsum's rows (>= 2), else 0:
+                              * see "batched einsums" below */
 } et_einsum;
 
 /*
@@ -230,6 +232,50 @@ int64_t et_einsum_ops_path(const et_einsum *e);
 
 /* Compulsory bytes: every input read once, the output written once. */
 int64_t et_einsum_bytes(const et_einsum *e);
+
+/* ---- batched einsums (rows.c) ------------------------------------------ */
+
+/*
+ * A batched einsum computes several rows of one subscript, each with its
+ * own operands and output, in one kernel. It is an et_einsum with n_rows
+ * >= 2 whose index 0 is the row axis: an output index of size n_rows,
+ * the first dimension of the output and of every rowed operand (an
+ * operand whose array differs between rows); shared operands do not have
+ * it. Host arrays of a rowed operand hold the rows one after another (the
+ * row axis outermost), so the reference and the counts treat the einsum
+ * as any other; a kernel takes one pointer per row (transforms/kernel.h).
+ * e->text names the row axis by a capital letter ("xj,Rij->Rxi").
+ */
+#define ET_MAX_ROWS 16
+#define ET_ROW_NAME_LEN 32
+
+/* A parsed batch spec "u,Dr; u,Ds; u,Dt": per row the operands' array
+ * names, and their byte positions in the spec for diagnostics. */
+typedef struct et_rows {
+    int n_rows;
+    int n_ops;
+    char name[ET_MAX_ROWS][ET_MAX_OPERANDS][ET_ROW_NAME_LEN];
+    int pos[ET_MAX_ROWS][ET_MAX_OPERANDS];
+} et_rows;
+
+/* Parses a batch spec for an einsum of n_ops operands: at least 2 rows,
+ * each naming n_ops arrays; a name stands at one operand position; some
+ * position differs between rows. ET_ERR_INPUT with d->pos into spec. */
+et_status et_rows_parse(const char *spec, int n_ops, et_rows *r, et_diag *d);
+/* Is operand position k rowed (its name differs between rows)? */
+bool et_rows_rowed(const et_rows *r, int k);
+
+/*
+ * The batched einsum of base (resolved, no open axis, letters only) with
+ * n_rows rows and the positions rowed[k] rowed. ET_ERR_INPUT (d->msg).
+ */
+et_status et_einsum_batch(const et_einsum *base, int n_rows,
+                          const bool *rowed, et_einsum *e, et_diag *d);
+/* Is operand k (-1: the output) rowed? False for an unbatched einsum. */
+bool et_einsum_op_rowed(const et_einsum *e, int k);
+/* Elements of one row's array of operand k (-1: the output): all of them
+ * for a shared operand. */
+int64_t et_einsum_row_elems(const et_einsum *e, int k);
 
 /* ---- canonical form and matcher ---------------------------------------- */
 

@@ -71,7 +71,9 @@ extern "C" {
  *    et_database_row), which a program only reads.
  * A result the caller provides (et_best_info, et_tune_summary, et_diag...)
  * never grows: what a later version adds comes through an accessor or a
- * new function. abi/ holds the recorded ABI; .ci/run checks it.
+ * new function. An enum gains values just before its _COUNT sentinel,
+ * which counts the values of this header and is no value a call takes or
+ * returns. abi/ holds the recorded ABI; .ci/run checks it.
  */
 #define ET_SIZED(type) .size = sizeof(type)
 
@@ -129,11 +131,12 @@ typedef enum et_input {
     ET_INPUT_OPTION,    /* a field of an options struct, or an argument of
                          * the call (a NULL, a buffer too short) */
     ET_INPUT_DEVICE,    /* a device spec ("opencl:0") */
+    ET_INPUT_BATCH,     /* a batch spec ("u,Dr; u,Ds; u,Dt") */
     ET_INPUT_COUNT
 } et_input;
 
 /* "einsum", "shape", "dtype", "opts", "space", "file", "option",
- * "device", or "" for ET_INPUT_NONE. */
+ * "device", "batch", or "" for ET_INPUT_NONE. */
 ET_API const char *et_input_name(et_input in);
 
 /*
@@ -233,6 +236,28 @@ ET_API int et_problem_index_open(const et_problem *p, int i);
  * or a letter that is not an open axis. */
 ET_API et_status et_problem_set_tune_at(et_problem *p, const char *spec,
                                         et_diag *diag);
+
+/*
+ * Batched einsums (docs/einsum.md): several rows of p's subscript, each
+ * with its own operands and output, tuned and run as one kernel. rows
+ * names every row's operands: "u,Dr; u,Ds; u,Dt" (rows separated by ';',
+ * names by ','; 2 to 16 rows). A name is one array, at one operand
+ * position; a position where every row names the same array is shared
+ * (read once for all rows), any other is rowed; every row has its own
+ * output. The problem becomes the einsum with a row axis, a capital
+ * letter from R on that p does not use, in front of the output and of
+ * the rowed operands ("xj,ij->xi" with the rows above: "xj,Rij->Rxi");
+ * a rowed operand's or the output's host array holds the rows one after
+ * another. ET_ERR_INPUT (ET_INPUT_BATCH, diag->pos into rows) for a
+ * malformed spec; ET_INPUT_EINSUM for an einsum that cannot be batched
+ * (an open axis, '...', batched already).
+ */
+ET_API et_status et_problem_set_batch(et_problem *p, const char *rows,
+                                      et_diag *diag);
+/* Rows of a batched problem (0 when not batched); the array name of
+ * operand k in row r (k = -1: "" for the output), "" out of range. */
+ET_API int et_problem_n_rows(const et_problem *p);
+ET_API const char *et_problem_row_name(const et_problem *p, int r, int k);
 
 /*
  * Several problems in one shape spec: an index's size may be a list

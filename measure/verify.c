@@ -6,6 +6,7 @@
 
 #include "measure/inputs.h"
 #include "measure/remote.h"
+#include "transforms/kernel.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
@@ -21,9 +22,9 @@ typedef struct trial_data {
     long double *ref;
     double *bound;
     int64_t *pick;             /* sample positions */
-    /* device copies */
-    et_guarded d_in[ET_MAX_OPERANDS];
-    et_guarded d_out;
+    /* device copies, one per kernel argument (transforms/kernel.h: a
+     * batched kernel's rows are arguments of their own) */
+    et_guarded d_arg[ET_MAX_ARGS];
 } trial_data;
 
 struct et_verifier {
@@ -31,6 +32,10 @@ struct et_verifier {
     et_verify_opts o;
     int64_t n_out;             /* output elements */
     int64_t n_pick;            /* sample size per trial */
+    /* the kernels' buffer arguments: operand (-1 the output) and row */
+    int n_args;
+    int arg_op[ET_MAX_ARGS];
+    int arg_row[ET_MAX_ARGS];
     trial_data *t;
     /* the device the copies live on */
     et_device *dev;
@@ -80,6 +85,12 @@ et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
     if (v->o.effect <= 0)
         v->o.effect = 2.0;
     v->n_out = et_einsum_operand_elems(e, -1);
+    if (!et_kernel_args(e, &v->n_args, v->arg_op, v->arg_row)) {
+        free(v);
+        return et_errorf(err, ET_ERR_UNSUPPORTED,
+                         "the kernel would take more than %d arrays",
+                         ET_MAX_ARGS);
+    }
     v->n_pick = v->n_out < v->o.sample ? v->n_out : v->o.sample;
     v->t = calloc((size_t)v->o.trials, sizeof *v->t);
     if (!v->t) {
@@ -457,12 +468,25 @@ void et_verifier_release(et_verifier *v)
         return;
     for (int r = 0; r < v->o.trials; r++) {
         trial_data *t = &v->t[r];
-        for (int k = 0; k < v->e.n_ops; k++)
-            et_guarded_free(v->dev, &t->d_in[k]);
-        et_guarded_free(v->dev, &t->d_out);
+        for (int a = 0; a < v->n_args; a++)
+            et_guarded_free(v->dev, &t->d_arg[a]);
     }
     v->dev = NULL;
     v->uploaded = false;
+}
+
+/* Bytes of argument a's array, and the first of the rows before it (0
+ * for an array that is not a row). */
+static size_t arg_bytes(const et_verifier *v, int a)
+{
+    int k = v->arg_op[a];
+    et_dtype t = k < 0 ? v->e.out.dtype : v->e.op[k].dtype;
+    return (size_t)et_einsum_row_elems(&v->e, k) * et_dtype_size(t);
+}
+
+static size_t arg_first(const et_verifier *v, int a)
+{
+    return v->arg_row[a] < 0 ? 0 : (size_t)v->arg_row[a];
 }
 
 /* Makes sure every trial's inputs are on dev (re-uploading after a worker
@@ -475,19 +499,17 @@ static et_status upload(et_verifier *v, et_device *dev, et_error *err)
     v->dev = dev;
     v->epoch = et_device_epoch(dev);
     et_status st = ET_OK;
-    size_t out_bytes =
-        (size_t)v->n_out * et_dtype_size(v->e.out.dtype);
     for (int r = 0; r < v->o.trials && st == ET_OK; r++) {
         trial_data *t = &v->t[r];
-        for (int k = 0; k < v->e.n_ops && st == ET_OK; k++) {
-            size_t bytes = (size_t)et_einsum_operand_elems(&v->e, k) *
-                           et_dtype_size(v->e.op[k].dtype);
-            st = et_guarded_alloc(dev, bytes, &t->d_in[k], err);
-            if (st == ET_OK)
-                st = et_guarded_write(dev, &t->d_in[k], t->in[k], err);
+        for (int a = 0; a < v->n_args && st == ET_OK; a++) {
+            int k = v->arg_op[a];
+            size_t bytes = arg_bytes(v, a);
+            st = et_guarded_alloc(dev, bytes, &t->d_arg[a], err);
+            if (st == ET_OK && k >= 0)
+                st = et_guarded_write(
+                    dev, &t->d_arg[a],
+                    (const char *)t->in[k] + arg_first(v, a) * bytes, err);
         }
-        if (st == ET_OK)
-            st = et_guarded_alloc(dev, out_bytes, &t->d_out, err);
     }
     if (st != ET_OK) {
         et_verifier_release(v);
@@ -501,13 +523,11 @@ static int fill_args(const et_verifier *v, int r, et_buffer **args,
                      size_t *offsets)
 {
     const trial_data *t = &v->t[r];
-    args[0] = t->d_out.buf;
-    offsets[0] = t->d_out.guard;
-    for (int k = 0; k < v->e.n_ops; k++) {
-        args[1 + k] = t->d_in[k].buf;
-        offsets[1 + k] = t->d_in[k].guard;
+    for (int a = 0; a < v->n_args; a++) {
+        args[a] = t->d_arg[a].buf;
+        offsets[a] = t->d_arg[a].guard;
     }
-    return 1 + v->e.n_ops;
+    return v->n_args;
 }
 
 et_status et_verifier_args(et_verifier *v, et_device *dev, et_buffer **args,
@@ -530,36 +550,47 @@ static et_status run_trials(et_verifier *v, et_device *dev, et_program *p,
     et_status st = upload(v, dev, err);
     if (st != ET_OK)
         return st;
-    et_buffer *args[ET_MAX_OPERANDS + 1];
-    size_t offsets[ET_MAX_OPERANDS + 1];
+    et_buffer *args[ET_MAX_ARGS];
+    size_t offsets[ET_MAX_ARGS];
     for (int r = 0; r < v->o.trials; r++) {
         trial_data *t = &v->t[r];
         faults[r] = NULL;
-        st = et_guarded_fill_nan(dev, &t->d_out, v->e.out.dtype, err);
+        for (int a = 0; a < v->n_args && st == ET_OK; a++)
+            if (v->arg_op[a] < 0)
+                st = et_guarded_fill_nan(dev, &t->d_arg[a], v->e.out.dtype,
+                                         err);
         if (st != ET_OK)
             break;
         int nargs = fill_args(v, r, args, offsets);
         st = et_launch_kernel(dev, p, geom, args, offsets, nargs, NULL, err);
         if (st != ET_OK)
             break;
-        st = et_guarded_read(dev, &t->d_out, outs[r], err);
+        for (int a = 0; a < v->n_args && st == ET_OK; a++)
+            if (v->arg_op[a] < 0)
+                st = et_guarded_read(dev, &t->d_arg[a],
+                                     (char *)outs[r] +
+                                         arg_first(v, a) * arg_bytes(v, a),
+                                     err);
         if (st != ET_OK)
             break;
-        /* the output's guards, then the inputs' */
-        for (int b = -1; b < v->e.n_ops && !faults[r]; b++) {
-            const et_guarded *g = b < 0 ? &t->d_out : &t->d_in[b];
+        /* the output's guards, then the inputs' (arguments in order) */
+        for (int a = 0; a < v->n_args && !faults[r]; a++) {
+            int b = v->arg_op[a];
             bool intact;
-            char where[400];
-            st = et_guarded_check(dev, g, &intact, where, sizeof where, err);
+            char where[400], row[32] = "";
+            st = et_guarded_check(dev, &t->d_arg[a], &intact, where,
+                                  sizeof where, err);
             if (st != ET_OK)
                 break;
+            if (v->arg_row[a] >= 0)
+                snprintf(row, sizeof row, " (row %d)", v->arg_row[a]);
             if (!intact) {
                 if (b < 0)
                     snprintf(fault_text[r], sizeof fault_text[r],
-                             "output %s", where);
+                             "output%s %s", row, where);
                 else
                     snprintf(fault_text[r], sizeof fault_text[r],
-                             "input %d %s", b, where);
+                             "input %d%s %s", b, row, where);
                 faults[r] = fault_text[r];
             }
         }
@@ -669,8 +700,8 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
      * bound cannot be chosen, so it is not verified. Verifying it first
      * cost three launches of the slowest kernels of a search. */
     if (topts && topts->bound_s > 0) {
-        et_buffer *pa[ET_MAX_OPERANDS + 1];
-        size_t po[ET_MAX_OPERANDS + 1];
+        et_buffer *pa[ET_MAX_ARGS];
+        size_t po[ET_MAX_ARGS];
         int pn = 0;
         int warm = topts->warmups > 0 ? topts->warmups : 2;
         double s = 0;
@@ -714,8 +745,8 @@ et_status et_evaluate_kernel(et_verifier *v, et_device *dev,
                       ev->verify.reason);
         goto done;
     }
-    et_buffer *args[ET_MAX_OPERANDS + 1];
-    size_t offsets[ET_MAX_OPERANDS + 1];
+    et_buffer *args[ET_MAX_ARGS];
+    size_t offsets[ET_MAX_ARGS];
     int nargs = 0;
     st = et_verifier_args(v, dev, args, offsets, &nargs, err);
     if (st != ET_OK) {

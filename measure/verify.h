@@ -109,7 +109,8 @@ et_status et_verifier_set_baseline(et_verifier *v, const void *const *outs,
 bool et_verifier_has_baseline(const et_verifier *v);
 
 /*
- * Runs program p (arguments: output, input 0, input 1, ...) once per trial
+ * Runs program p (arguments: output, input 0, input 1, ..., a batched
+ * einsum's rows each an argument: et_kernel_args) once per trial
  * on dev, with guarded buffers and a NaN-filled output, and checks the
  * outputs. Returns ET_OK when every launch ran (the verdict is
  * res->outcome); a failing device call returns its status with err filled
@@ -128,7 +129,8 @@ et_status et_verifier_baseline_kernel(et_verifier *v, et_device *dev,
 /*
  * The device arguments of trial 0 (uploading them if needed), for timing
  * the kernel on the data it was verified on. args and offsets need room for
- * 1 + number of operands entries; they stay valid until the next call on v.
+ * ET_MAX_ARGS entries (the kernel's arguments, transforms/kernel.h); they
+ * stay valid until the next call on v.
  */
 et_status et_verifier_args(et_verifier *v, et_device *dev, et_buffer **args,
                            size_t *offsets, int *nargs, et_error *err);

@@ -81,7 +81,10 @@ static et_status run_and_compare(et_device *dev, const et_kernel *k,
 {
     const et_einsum *e = &k->e;
     int nops = e->n_ops;
-    et_buffer *bufs[ET_MAX_OPERANDS + 1] = {0};
+    /* host[0] the output, host[1 + k] operand k, each whole (a batched
+     * einsum's rows one after another); bufs[a] kernel argument a (a row
+     * of a rowed array, else the whole array) */
+    et_buffer *bufs[ET_MAX_ARGS] = {0};
     void *host[ET_MAX_OPERANDS + 1] = {0};
     long double *ref = NULL, *abs_terms = NULL;
     et_error err = {{0}};
@@ -97,14 +100,6 @@ static et_status run_and_compare(et_device *dev, const et_kernel *k,
         }
         for (int64_t i = 0; i < ne; i++)
             draw(&rs, e->op[op].dtype, host[op + 1], i);
-        st = et_buffer_alloc(dev, (size_t)ne * es, &bufs[op + 1], &err);
-        if (st == ET_OK)
-            st = et_buffer_write(dev, bufs[op + 1], 0, host[op + 1],
-                                 (size_t)ne * es, &err);
-        if (st != ET_OK) {
-            say(msg, cap, "input buffer: %s", err.msg);
-            goto done;
-        }
     }
     int64_t no = et_einsum_operand_elems(e, -1);
     size_t os = et_dtype_size(e->out.dtype);
@@ -121,24 +116,38 @@ static et_status run_and_compare(et_device *dev, const et_kernel *k,
         else
             ((double *)host[0])[i] = NAN;
     }
-    st = et_buffer_alloc(dev, (size_t)no * os, &bufs[0], &err);
-    if (st == ET_OK)
-        st = et_buffer_write(dev, bufs[0], 0, host[0], (size_t)no * os, &err);
-    if (st != ET_OK) {
-        say(msg, cap, "output buffer: %s", err.msg);
-        goto done;
+    for (int a = 0; a < r->n_args; a++) {
+        int op = r->arg_operand[a];
+        size_t es = et_dtype_size(op < 0 ? e->out.dtype : e->op[op].dtype);
+        size_t bytes = (size_t)et_einsum_row_elems(e, op) * es;
+        size_t at = r->arg_row[a] < 0 ? 0 : (size_t)r->arg_row[a] * bytes;
+        st = et_buffer_alloc(dev, bytes, &bufs[a], &err);
+        if (st == ET_OK)
+            st = et_buffer_write(dev, bufs[a], 0, (char *)host[op + 1] + at,
+                                 bytes, &err);
+        if (st != ET_OK) {
+            say(msg, cap, "argument %d's buffer: %s", a, err.msg);
+            goto done;
+        }
     }
     /* a kernel that adds into a zeroed output (SPLIT) runs twice: the
      * second result is only right if the launch zeroed it again */
     for (int run = 0; run < (r->launch.zero_bytes ? 2 : 1); run++) {
-        st = et_launch_kernel(dev, prog, &r->launch, bufs, NULL, nops + 1,
+        st = et_launch_kernel(dev, prog, &r->launch, bufs, NULL, r->n_args,
                               NULL, &err);
         if (st != ET_OK) {
             say(msg, cap, "launch: %s\n%s", err.msg, r->source);
             goto done;
         }
     }
-    st = et_buffer_read(dev, bufs[0], 0, host[0], (size_t)no * os, &err);
+    for (int a = 0; a < r->n_args && st == ET_OK; a++) {
+        if (r->arg_operand[a] >= 0)
+            continue;
+        size_t bytes = (size_t)et_einsum_row_elems(e, -1) * os;
+        size_t at = r->arg_row[a] < 0 ? 0 : (size_t)r->arg_row[a] * bytes;
+        st = et_buffer_read(dev, bufs[a], 0, (char *)host[0] + at, bytes,
+                            &err);
+    }
     if (st != ET_OK) {
         say(msg, cap, "read: %s", err.msg);
         goto done;
@@ -170,13 +179,29 @@ static et_status run_and_compare(et_device *dev, const et_kernel *k,
     }
     st = ET_OK;
 done:
-    for (int i = 0; i <= nops; i++) {
-        if (bufs[i])
-            et_buffer_free(dev, bufs[i]);
+    for (int a = 0; a < ET_MAX_ARGS; a++)
+        if (bufs[a])
+            et_buffer_free(dev, bufs[a]);
+    for (int i = 0; i <= nops; i++)
         free(host[i]);
-    }
     free(ref);
     free(abs_terms);
+    return st;
+}
+
+et_status kc_check_rendered(et_device *dev, const et_kernel *k,
+                            const et_rendered *r, unsigned seed, char *msg,
+                            size_t cap)
+{
+    et_program *prog = NULL;
+    et_error err = {{0}};
+    et_status st = et_program_build(dev, r->source, r->name, &prog, &err);
+    if (st != ET_OK)
+        say(msg, cap, "build: %s\n%s", err.msg, r->source);
+    else
+        st = run_and_compare(dev, k, r, prog, seed, msg, cap);
+    if (prog)
+        et_program_free(dev, prog);
     return st;
 }
 

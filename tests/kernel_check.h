@@ -29,6 +29,12 @@ et_device *kc_device(void);
 et_status kc_check_kernel(et_device *dev, const et_kernel *k, unsigned seed,
                           char *msg, size_t cap);
 
+/* As kc_check_kernel for a rendering r of k the caller made (its
+ * arguments as r says: a test may change them to see the check fail). */
+et_status kc_check_rendered(et_device *dev, const et_kernel *k,
+                            const et_rendered *r, unsigned seed, char *msg,
+                            size_t cap);
+
 /*
  * Parses einsum/shape/dtype and opts, applies the opts and checks as
  * above. A refused opt returns ET_ERR_REFUSED with the reason in msg.

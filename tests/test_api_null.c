@@ -760,6 +760,26 @@ static int c_problem_init_arrays(int nul, et_diag *d)
     return et_problem_init_arrays(A(0, EINSUM), 2, A(2, ndim), A(3, dims),
                                   A(4, dt), A(5, &p), A(6, d));
 }
+static int c_problem_set_batch(int nul, et_diag *d)
+{
+    et_problem *p = NULL;
+    et_diag pd;
+    need(et_problem_init("xj,ij->xi", "x=8,i=2,j=2", "f32", &p, &pd) == ET_OK,
+         "et_problem_init (batch)", &pd);
+    et_status st = et_problem_set_batch(A(0, p), A(1, "u,D; u,E"), A(2, d));
+    et_problem_free(p);
+    return st;
+}
+static int c_problem_n_rows(int nul, et_diag *d)
+{
+    (void)d;
+    return et_problem_n_rows(A(0, prob())) >= 0 ? 0 : 1;
+}
+static int c_problem_row_name(int nul, et_diag *d)
+{
+    (void)d;
+    return et_problem_row_name(A(0, prob()), 0, 0) ? 0 : 1;
+}
 static int c_problem_n_operands(int nul, et_diag *d)
 {
     (void)d;
@@ -1625,6 +1645,9 @@ static const call g_calls[] = {
     {"et_problem_index_size", 2, "p", c_problem_index_size},
     {"et_problem_index_open", 2, "p", c_problem_index_open},
     {"et_problem_set_tune_at", 3, "diag", c_problem_set_tune_at},
+    {"et_problem_set_batch", 3, "diag", c_problem_set_batch},
+    {"et_problem_n_rows", 1, "p", c_problem_n_rows},
+    {"et_problem_row_name", 3, "p", c_problem_row_name},
     {"et_shape_expand", 4, "diag", c_shape_expand},
     {"et_free", 1, "ptr", c_free},
     {"et_codegen", 5, "opts diag", c_codegen},

@@ -177,6 +177,13 @@ bool et_kernel_staged(const et_kernel *k, int op)
 {
     if (!k->stage || (k->prefetch_axis >= 0 && k->prefetch_op[op]))
         return false;
+    /* a rowed operand of a kernel whose work-items read every row: one
+     * pointer per row, no tile across them */
+    bool rowed = et_einsum_op_rowed(&k->e, op);
+    for (int p = 0; p < k->n_parts; p++)
+        if (rowed && k->part[p].axis == 0 &&
+            k->part[p].kind == ET_PART_UPCAST)
+            return false;
     for (int p = 0; p < k->n_parts; p++)
         if ((k->part[p].kind == ET_PART_LOCAL ||
              k->part[p].kind == ET_PART_GROUP ||
@@ -434,6 +441,57 @@ static et_status common_rules(const et_kernel *k, et_opt_call *c)
 
 /* Applies o to k in place (k is a scratch copy); refusal leaves garbage.
  * What an opt is and does comes from its descriptor (opts.c). */
+/* Does the row axis of batched k have an UPCAST part? */
+static bool rows_upcast(const et_kernel *k)
+{
+    for (int p = 0; p < k->n_parts; p++)
+        if (k->part[p].axis == 0 && k->part[p].kind == ET_PART_UPCAST)
+            return true;
+    return false;
+}
+
+/*
+ * A batched kernel's rows (kernel.h): a row is a pointer of its own, so
+ * the row axis is either global (each work-group one row) or UPCAST whole
+ * (each work-item every row: a shared operand's value loaded once for
+ * all); a rowed operand is prefetched only where a work-group reads one
+ * row; SPLIT would zero every row's output and is not offered.
+ */
+static et_status row_rules(const et_kernel *k, et_opt_call *c)
+{
+    if (!k->e.n_rows)
+        return ET_OK;
+    const char *R = k->e.idx[0].name;
+    et_opt_kind kind = c->o->kind;
+    if (kind == ET_OPT_SPLIT)
+        return et_opt_refuse(c, "SPLIT does not apply to a batched einsum "
+                                "(its rows' outputs would all need zeroing)");
+    if (kind == ET_OPT_PREFETCH && rows_upcast(k) &&
+        c->o->operand >= 0 && c->o->operand < k->e.n_ops &&
+        et_einsum_op_rowed(&k->e, c->o->operand))
+        return et_opt_refuse(c, "PREFETCH: operand %d is rowed and the row "
+                                "axis %s is UPCAST (a work-group reads "
+                                "every row)", c->o->operand, R);
+    if (c->a != 0 || kind == ET_OPT_SWAP)
+        return ET_OK;
+    if (kind != ET_OPT_UPCAST)
+        return et_opt_refuse(c, "the row axis %s is global or UPCAST whole "
+                                "(each row's arrays are pointers of their "
+                                "own)", R);
+    if (k->part[k->outer[0]].size != k->e.n_rows ||
+        (c->o->amt != 0 && c->o->amt != k->e.n_rows))
+        return et_opt_refuse(c, "UPCAST of the row axis %s takes all its %d "
+                                "rows (amount 0 or %d)", R, k->e.n_rows,
+                             k->e.n_rows);
+    for (int op = 0; op < k->e.n_ops; op++)
+        if (k->prefetch_axis >= 0 && k->prefetch_op[op] &&
+            et_einsum_op_rowed(&k->e, op))
+            return et_opt_refuse(c, "UPCAST of the row axis %s: rowed "
+                                    "operand %d is prefetched (a work-group "
+                                    "reads one row)", R, op);
+    return ET_OK;
+}
+
 static et_status apply(et_kernel *k, const et_opt *o, char *reason,
                        size_t cap)
 {
@@ -446,6 +504,8 @@ static et_status apply(et_kernel *k, const et_opt *o, char *reason,
     if (!c.d)
         return et_opt_refuse(&c, "unknown opt");
     et_status st = common_rules(k, &c);
+    if (st == ET_OK)
+        st = row_rules(k, &c);
     if (st == ET_OK)
         st = c.d->rules(k, &c);
     if (st != ET_OK)

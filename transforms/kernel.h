@@ -304,14 +304,29 @@ typedef struct et_render_opts {
     const char *name;
 } et_render_opts;
 
+/*
+ * A kernel's buffer arguments: the output, then the operands in order.
+ * A batched kernel (einsum.h) takes one argument per row for the output
+ * and for each rowed operand (out_0, out_1, ..., in1_0, in1_1, ...): row
+ * r's array, the rows' elements r*E/R .. (r+1)*E/R-1 of the einsum's
+ * stacked operand of E elements. At most ET_MAX_ARGS.
+ */
+#define ET_MAX_ARGS 64
+
 typedef struct et_rendered {
     char *source;            /* malloc'd; release with et_rendered_free */
     char name[160];          /* kernel name, a valid identifier */
     et_launch launch;
     int64_t local_bytes;     /* local / shared memory the kernel declares */
-    int n_args;              /* 1 + number of operands */
-    int arg_operand[ET_MAX_OPERANDS + 1]; /* -1 = output, else operand k */
+    int n_args;              /* buffer arguments */
+    int arg_operand[ET_MAX_ARGS]; /* -1 = output, else operand k */
+    int arg_row[ET_MAX_ARGS];     /* the row of a rowed array, else -1 */
 } et_rendered;
+
+/* The buffer arguments of e's kernels, as et_rendered gives them: *n
+ * entries of operand[] and row[] (arrays of ET_MAX_ARGS). False when
+ * there would be more than ET_MAX_ARGS. */
+bool et_kernel_args(const et_einsum *e, int *n, int *operand, int *row);
 
 /*
  * The default kernel name: "r" (a reduction) or "E" (none), then the size

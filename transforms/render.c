@@ -41,6 +41,8 @@
 
 #define LIMIT_INT31 ((int64_t)0x7fffffff)
 
+/* Address coefficients. A batched kernel's row axis (index 0) has none:
+ * a row is a pointer of its own (rd_ptr_name). */
 static void compute_coefs(ctx *c)
 {
     const et_einsum *e = &c->k->e;
@@ -49,15 +51,89 @@ static void compute_coefs(ctx *c)
         const et_operand *o = &e->op[op];
         int64_t stride = 1;
         for (int d = o->rank - 1; d >= 0; d--) {
+            if (e->n_rows && o->idx[d] == 0)
+                continue;
             if (o->dim[d] != 1)
                 c->coef[op][o->idx[d]] += stride;
             stride *= o->dim[d];
         }
     }
     int64_t stride = 1;
-    for (int a = e->n_out - 1; a >= 0; a--) {
+    for (int a = e->n_out - 1; a >= (e->n_rows ? 1 : 0); a--) {
         c->coef[c->n_ops][a] = stride;
         stride *= e->idx[a].size;
+    }
+}
+
+bool et_kernel_args(const et_einsum *e, int *n, int *operand, int *row)
+{
+    int m = 0;
+    for (int op = -1; op < e->n_ops; op++) {
+        int rows = et_einsum_op_rowed(e, op) ? e->n_rows : 1;
+        for (int r = 0; r < rows; r++) {
+            if (m == ET_MAX_ARGS)
+                return false;
+            operand[m] = op;
+            row[m] = rows > 1 ? r : -1;
+            m++;
+        }
+    }
+    *n = m;
+    return true;
+}
+
+/* The row mode of a batched kernel (render_impl.h's ctx). */
+static void choose_row_mode(ctx *c)
+{
+    const et_kernel *k = c->k;
+    c->row_mode = 0;
+    c->row_part = -1;
+    if (!k->e.n_rows)
+        return;
+    c->row_mode = 1;
+    for (int p = 0; p < k->n_parts; p++)
+        if (k->part[p].axis == 0 && k->part[p].kind == ET_PART_UPCAST) {
+            c->row_mode = 2;
+            c->row_part = p;
+        }
+}
+
+/* Argument a's name: "out", "in1", "out_2", "in1_2". */
+static void arg_name(const et_rendered *r, int a, char *buf, size_t cap)
+{
+    const char *base = r->arg_operand[a] < 0 ? "out" : "in";
+    char num[16] = "";
+    if (r->arg_operand[a] >= 0)
+        snprintf(num, sizeof num, "%d", r->arg_operand[a]);
+    if (r->arg_row[a] >= 0)
+        snprintf(buf, cap, "%s%s_%d", base, num, r->arg_row[a]);
+    else
+        snprintf(buf, cap, "%s%s", base, num);
+}
+
+/* Row mode 1: each work-item's row pointers, chosen once by its row. */
+static void emit_row_pointers(ctx *c, const et_rendered *r)
+{
+    const et_kernel *k = c->k;
+    const char *row = k->part[k->outer[0]].name;
+    rd_line(&c->s, "// this work-item's row: its arrays");
+    for (int a = 0; a < r->n_args; a++) {
+        int op = r->arg_operand[a];
+        if (r->arg_row[a] != 0)
+            continue;
+        char nm[16], decl[128];
+        arg_name(r, a, nm, sizeof nm);
+        nm[strlen(nm) - 2] = '\0'; /* without "_0" */
+        et_dtype t = op < 0 ? k->e.out.dtype : k->e.op[op].dtype;
+        snprintf(decl, sizeof decl, op < 0 ? c->D->out_ptr : c->D->in_ptr,
+                 rd_store_type(c, t), nm);
+        et_sbuf sel;
+        char selb[1024];
+        et_sbuf_fixed(&sel, selb, sizeof selb);
+        for (int q = 0; q < k->e.n_rows - 1; q++)
+            et_sbuf_printf(&sel, "%s == %d ? %s_%d : ", row, q, nm, q);
+        et_sbuf_printf(&sel, "%s_%d", nm, k->e.n_rows - 1);
+        rd_line(&c->s, "%s = %s;", decl, selb);
     }
 }
 
@@ -157,9 +233,19 @@ static void emit_header(ctx *c)
     rd_put(s, "\n");
     if (c->D->launch_note)
         rd_put(s, "%s", c->D->launch_note);
-    rd_put(s, "// args: out");
-    for (int op = 0; op < k->e.n_ops; op++)
-        rd_put(s, ", in%d", op);
+    rd_put(s, "// args: ");
+    int an, aop[ET_MAX_ARGS], arow[ET_MAX_ARGS];
+    if (et_kernel_args(&k->e, &an, aop, arow))
+        for (int a = 0; a < an; a++) {
+            if (aop[a] < 0 && arow[a] >= 0)
+                rd_put(s, "%sout_%d", a ? ", " : "", arow[a]);
+            else if (aop[a] < 0)
+                rd_put(s, "out");
+            else if (arow[a] >= 0)
+                rd_put(s, ", in%d_%d", aop[a], arow[a]);
+            else
+                rd_put(s, ", in%d", aop[a]);
+        }
     if (c->open_axis >= 0)
         rd_put(s, ", n_%s", k->e.idx[c->open_axis].name);
     rd_put(s, "\n");
@@ -280,20 +366,26 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     else
         et_kernel_name(k, out->name, sizeof out->name);
     out->local_bytes = et_kernel_local_bytes(k);
-    out->n_args = k->e.n_ops + 1;
-    out->arg_operand[0] = -1;
-    for (int op = 0; op < k->e.n_ops; op++)
-        out->arg_operand[op + 1] = op;
+    if (!et_kernel_args(&k->e, &out->n_args, out->arg_operand,
+                        out->arg_row)) {
+        st = ET_ERR_UNSUPPORTED;
+        goto done;
+    }
+    choose_row_mode(c);
 
     rd_out *s = &c->s;
     emit_header(c);
     rd_put(s, "%s %s(", c->D->kernel_kw, out->name);
-    rd_put(s, c->D->out_ptr, rd_store_type(c, k->e.out.dtype), "out");
-    for (int op = 0; op < k->e.n_ops; op++) {
+    for (int a = 0; a < out->n_args; a++) {
         char nm[16];
-        snprintf(nm, sizeof nm, "in%d", op);
-        rd_put(s, ", ");
-        rd_put(s, c->D->in_ptr, rd_store_type(c, k->e.op[op].dtype), nm);
+        int op = out->arg_operand[a];
+        arg_name(out, a, nm, sizeof nm);
+        if (a)
+            rd_put(s, ", ");
+        if (op < 0)
+            rd_put(s, c->D->out_ptr, rd_store_type(c, k->e.out.dtype), nm);
+        else
+            rd_put(s, c->D->in_ptr, rd_store_type(c, k->e.op[op].dtype), nm);
     }
     if (c->open_axis >= 0)
         rd_put(s, ", %s n_%s", c->D->long_type,
@@ -311,6 +403,8 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
         rd_line(s, "%s %s red[%lld];", c->D->local_kw, c->acc,
                 (long long)(c->wg * nacc));
     rd_emit_ids(c);
+    if (c->row_mode == 1)
+        emit_row_pointers(c, out);
     /* before anything else is live: PoCL keeps the values that live
      * across a barrier in per-work-item memory, not in registers */
     rd_choose_vector(c); /* before the copies: it decides their layout */

@@ -8,44 +8,48 @@
 
 #include <stdio.h>
 
-static void ocl_half_load(char *buf, size_t cap, const char *cast, int op,
-                          const char *addr)
+static void ocl_half_load(char *buf, size_t cap, const char *cast,
+                          const char *ptr, const char *addr)
 {
-    snprintf(buf, cap, "%svload_half(%s, in%d)", cast, addr, op);
+    snprintf(buf, cap, "%svload_half(%s, %s)", cast, addr, ptr);
 }
 
-static void cuda_half_load(char *buf, size_t cap, const char *cast, int op,
-                           const char *addr)
+static void cuda_half_load(char *buf, size_t cap, const char *cast,
+                           const char *ptr, const char *addr)
 {
-    snprintf(buf, cap, "%set_half_to_float(in%d[%s])", cast, op, addr);
+    snprintf(buf, cap, "%set_half_to_float(%s[%s])", cast, ptr, addr);
 }
 
 static void ocl_vector_load(rd_out *s, const char *acc, int64_t n,
-                            const char *name, int op, const char *addr)
+                            const char *name, const char *ptr,
+                            const char *addr)
 {
-    rd_line(s, "%s%lld %s = vload%lld(0, in%d + %s);", acc, (long long)n,
-            name, (long long)n, op, addr);
+    rd_line(s, "%s%lld %s = vload%lld(0, %s + %s);", acc, (long long)n,
+            name, (long long)n, ptr, addr);
 }
 
 static void cuda_vector_load(rd_out *s, const char *acc, int64_t n,
-                             const char *name, int op, const char *addr)
+                             const char *name, const char *ptr,
+                             const char *addr)
 {
-    rd_line(s, "%s%lld %s = *(const %s%lld*)(in%d + %s);", acc,
-            (long long)n, name, acc, (long long)n, op, addr);
+    rd_line(s, "%s%lld %s = *(const %s%lld*)(%s + %s);", acc,
+            (long long)n, name, acc, (long long)n, ptr, addr);
 }
 
 static void ocl_vector_store(rd_out *s, const char *type, int64_t n,
-                             const char *list, const char *addr)
+                             const char *list, const char *ptr,
+                             const char *addr)
 {
-    rd_line(s, "vstore%lld((%s%lld)(%s), 0, out + %s);", (long long)n, type,
-            (long long)n, list, addr);
+    rd_line(s, "vstore%lld((%s%lld)(%s), 0, %s + %s);", (long long)n, type,
+            (long long)n, list, ptr, addr);
 }
 
 static void cuda_vector_store(rd_out *s, const char *type, int64_t n,
-                              const char *list, const char *addr)
+                              const char *list, const char *ptr,
+                              const char *addr)
 {
-    rd_line(s, "*(%s%lld*)(out + %s) = make_%s%lld(%s);", type, (long long)n,
-            addr, type, (long long)n, list);
+    rd_line(s, "*(%s%lld*)(%s + %s) = make_%s%lld(%s);", type, (long long)n,
+            ptr, addr, type, (long long)n, list);
 }
 
 const dialect rd_dialects[] = {

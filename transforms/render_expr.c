@@ -188,9 +188,27 @@ void rd_const_parts(const ctx *c, plist *l, int op)
         l->p[l->n++] = r.p[i];
 }
 
-/* Expression converting the stored value at address `addr` of operand op. */
-void rd_load_expr(const ctx *c, int op, const char *addr, char *buf,
-                  size_t cap)
+void rd_ptr_name(const ctx *c, int op, const plist *l, const int64_t *vals,
+                 char *buf, size_t cap)
+{
+    const char *base = op < 0 ? "out" : "in";
+    char num[16] = "";
+    if (op >= 0)
+        snprintf(num, sizeof num, "%d", op);
+    if (c->row_mode == 2 && et_einsum_op_rowed(&c->k->e, op)) {
+        int64_t row = 0;
+        for (int i = 0; l && i < l->n; i++)
+            if (l->p[i] == c->row_part)
+                row = vals[c->row_part];
+        snprintf(buf, cap, "%s%s_%lld", base, num, (long long)row);
+    } else {
+        snprintf(buf, cap, "%s%s", base, num);
+    }
+}
+
+/* Expression converting the stored value at ptr[addr] of operand op. */
+void rd_load_expr(const ctx *c, int op, const char *ptr, const char *addr,
+                  char *buf, size_t cap)
 {
     et_dtype t = c->k->e.op[op].dtype;
     et_dtype acc = c->k->e.acc_dtype;
@@ -198,9 +216,9 @@ void rd_load_expr(const ctx *c, int op, const char *addr, char *buf,
                            ? ""
                            : (acc == ET_F64 ? "(double)" : "(float)");
     if (t == ET_F16) {
-        c->D->half_load(buf, cap, cast, op, addr);
+        c->D->half_load(buf, cap, cast, ptr, addr);
     } else {
-        snprintf(buf, cap, "%sin%d[%s]", cast, op, addr);
+        snprintf(buf, cap, "%s%s[%s]", cast, ptr, addr);
     }
 }
 

@@ -91,8 +91,10 @@ static void generic_operand(rd_out *s, const et_einsum *e, const dialect *D,
                            ? ""
                            : (e->acc_dtype == ET_F64 ? "(double)"
                                                      : "(float)");
+    char ptr[16];
+    snprintf(ptr, sizeof ptr, "in%d", k);
     if (o->dtype == ET_F16)
-        D->half_load(val, cap, cast, k, a_text);
+        D->half_load(val, cap, cast, ptr, a_text);
     else
         snprintf(val, cap, "%sin%d[%s]", cast, k, a_text);
 }
@@ -157,7 +159,7 @@ et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
     memset(out, 0, sizeof *out);
     if ((unsigned)b >= ET_BACKEND_COUNT || e->n_ops < 1)
         return ET_ERR_INPUT;
-    if (e->n_idx > ET_LAUNCH_MAX_SCALARS)
+    if (e->n_rows || e->n_idx > ET_LAUNCH_MAX_SCALARS)
         return ET_ERR_UNSUPPORTED;
     const dialect *D = &rd_dialects[b];
     rd_out s;
@@ -186,8 +188,8 @@ et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
     for (int a = 0; a < out->launch.n_scalars; a++)
         out->launch.scalar[a] = e->idx[a].size;
     out->n_args = e->n_ops + 1;
-    out->arg_operand[0] = -1;
+    out->arg_operand[0] = out->arg_row[0] = -1;
     for (int k = 0; k < e->n_ops; k++)
-        out->arg_operand[k + 1] = k;
+        out->arg_operand[k + 1] = k, out->arg_row[k + 1] = -1;
     return ET_OK;
 }

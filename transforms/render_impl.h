@@ -68,15 +68,16 @@ typedef struct dialect {
     bool rounded_grid;
     /* vector accumulators (see rd_choose_vector) */
     bool vector_accumulators;
-    /* into buf: the f16 element in<op>[addr] converted, after `cast` */
-    void (*half_load)(char *buf, size_t cap, const char *cast, int op,
-                      const char *addr);
-    /* declares `<acc>n name` loaded from in<op> + addr */
+    /* into buf: the f16 element ptr[addr] converted, after `cast` */
+    void (*half_load)(char *buf, size_t cap, const char *cast,
+                      const char *ptr, const char *addr);
+    /* declares `<acc>n name` loaded from ptr + addr */
     void (*vector_load)(rd_out *s, const char *acc, int64_t n,
-                        const char *name, int op, const char *addr);
-    /* stores the n values `list` (comma-separated) at out + addr */
+                        const char *name, const char *ptr, const char *addr);
+    /* stores the n values `list` (comma-separated) at ptr + addr */
     void (*vector_store)(rd_out *s, const char *type, int64_t n,
-                         const char *list, const char *addr);
+                         const char *list, const char *ptr,
+                         const char *addr);
 } dialect;
 
 /* Indexed by et_backend_kind. */
@@ -114,6 +115,12 @@ typedef struct ctx {
      * other operands times the partial sums into the accumulators */
     int factor_axis;
     int phase;
+    /* a batched kernel's rows (kernel.h): 0 not batched; 1 the row axis
+     * global, each work-item's pointers chosen once by its row; 2 the row
+     * axis UPCAST whole (row_part), a row's pointers named per
+     * combination: in<k>_<row>, out_<row> */
+    int row_mode;
+    int row_part;
 } ctx;
 
 /* Which parts rd_sum_terms keeps. */
@@ -158,8 +165,12 @@ void rd_combo_name(const ctx *c, char *buf, size_t cap, const char *base,
                    const plist *l, const int64_t *vals);
 void rd_plist_kind(const ctx *c, plist *l, et_part_kind kind, int op);
 void rd_const_parts(const ctx *c, plist *l, int op);
-void rd_load_expr(const ctx *c, int op, const char *addr, char *buf,
-                  size_t cap);
+/* The pointer operand op (-1: the output) is read or written through for
+ * the combination vals of l: "in<op>", "out", or a row's pointer. */
+void rd_ptr_name(const ctx *c, int op, const plist *l, const int64_t *vals,
+                 char *buf, size_t cap);
+void rd_load_expr(const ctx *c, int op, const char *ptr, const char *addr,
+                  char *buf, size_t cap);
 int rd_vector_part(const ctx *c, int op, const plist *consts);
 void rd_addr_base(const ctx *c, int op, char *buf, size_t cap);
 bool rd_mask_expr(const ctx *c, int op, const plist *consts,

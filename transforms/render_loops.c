@@ -314,7 +314,9 @@ static void emit_loads(ctx *c, int op)
             rd_combo_name(c, vn, sizeof vn, bn, &rest, vals);
             rd_addr_str(addr, sizeof addr, base,
                         rd_addr_off(c, op, &consts, vals));
-            c->D->vector_load(s, c->acc, n, vn, op, addr);
+            char ptr[32];
+            rd_ptr_name(c, op, &consts, vals, ptr, sizeof ptr);
+            c->D->vector_load(s, c->acc, n, vn, ptr, addr);
             for (int64_t v = 0; v < n; v++) {
                 vals[vp] = v;
                 snprintf(bn, sizeof bn, "a%d", op);
@@ -330,7 +332,9 @@ static void emit_loads(ctx *c, int op)
         snprintf(bn, sizeof bn, "a%d", op);
         rd_combo_name(c, name, sizeof name, bn, &consts, vals);
         rd_addr_str(addr, sizeof addr, base, rd_addr_off(c, op, &consts, vals));
-        rd_load_expr(c, op, addr, expr, sizeof expr);
+        char ptr[32];
+        rd_ptr_name(c, op, &consts, vals, ptr, sizeof ptr);
+        rd_load_expr(c, op, ptr, addr, expr, sizeof expr);
         if (rd_mask_expr(c, op, &consts, vals, mask, sizeof mask))
             rd_line(s, "%s %s = (%s) ? %s : %s;", c->acc, name, mask, expr,
                     c->zero);

@@ -136,7 +136,9 @@ void rd_emit_prefetch_copy(ctx *c, int op)
         }
     }
     char expr[1536];
-    rd_load_expr(c, op, ab.len ? addr : "0", expr, sizeof expr);
+    char ptr[32];
+    rd_ptr_name(c, op, NULL, NULL, ptr, sizeof ptr);
+    rd_load_expr(c, op, ptr, ab.len ? addr : "0", expr, sizeof expr);
     if (mb.len)
         rd_line(s, "tile_in%d[cp] = (%s) ? %s : %s;", op, mask, expr, c->zero);
     else

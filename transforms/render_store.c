@@ -15,7 +15,7 @@ void rd_emit_stores(ctx *c)
     rd_out *s = &c->s;
     plist ups;
     rd_plist_kind(c, &ups, ET_PART_UPCAST, -2);
-    char base[512], addr[600], mask[512], accn[256];
+    char base[512], addr[600], mask[512], accn[256], ptr[32];
     if (rd_emit_vstores_direct(c))
         return;
     rd_addr_base(c, -1, base, sizeof base);
@@ -34,11 +34,12 @@ void rd_emit_stores(ctx *c)
             rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
             rd_addr_str(addr, sizeof addr, "out_addr",
                         rd_addr_off(c, -1, &ups, vals));
+            rd_ptr_name(c, -1, &ups, vals, ptr, sizeof ptr);
             if (rd_mask_expr(c, -1, &ups, vals, mask, sizeof mask))
-                rd_line(s, "if (%s) %s(out + %s, %s%s);", mask, add, addr, cast,
-                        accn);
+                rd_line(s, "if (%s) %s(%s + %s, %s%s);", mask, add, ptr, addr,
+                        cast, accn);
             else
-                rd_line(s, "%s(out + %s, %s%s);", add, addr, cast, accn);
+                rd_line(s, "%s(%s + %s, %s%s);", add, ptr, addr, cast, accn);
         }
         return;
     }
@@ -64,7 +65,8 @@ void rd_emit_stores(ctx *c)
                 rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
                 et_sbuf_printf(&lb, "%s%s", v ? ", " : "", accn);
             }
-            c->D->vector_store(s, ot, n, list, addr);
+            rd_ptr_name(c, -1, &ups, vals, ptr, sizeof ptr);
+            c->D->vector_store(s, ot, n, list, ptr, addr);
         }
         return;
     }
@@ -74,10 +76,11 @@ void rd_emit_stores(ctx *c)
         rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
         rd_addr_str(addr, sizeof addr, "out_addr",
                     rd_addr_off(c, -1, &ups, vals));
+        rd_ptr_name(c, -1, &ups, vals, ptr, sizeof ptr);
         if (rd_mask_expr(c, -1, &ups, vals, mask, sizeof mask))
-            rd_line(s, "if (%s) out[%s] = %s%s;", mask, addr, cast, accn);
+            rd_line(s, "if (%s) %s[%s] = %s%s;", mask, ptr, addr, cast, accn);
         else
-            rd_line(s, "out[%s] = %s%s;", addr, cast, accn);
+            rd_line(s, "%s[%s] = %s%s;", ptr, addr, cast, accn);
     }
 }
 

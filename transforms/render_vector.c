@@ -195,6 +195,8 @@ void rd_emit_direct_vec_loads(ctx *c, int op)
                 off += ts[rest.p[i]] * vals[rest.p[i]];
         else
             off = rd_addr_off(c, op, &rest, vals);
+        if (!tile)
+            rd_ptr_name(c, op, &rest, vals, ptr, sizeof ptr);
         char vb[16], vname[256], name[300], ty[32], addr[600];
         snprintf(vb, sizeof vb, "vec%d", op);
         rd_combo_name(c, vname, sizeof vname, vb, &rest, vals);
@@ -670,14 +672,16 @@ bool rd_emit_vstores_direct(ctx *c)
         rd_combo_fill(c, &accl, ci, vals);
         rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
         int64_t off = rd_addr_off(c, -1, &accl, vals);
+        char ptr[32];
+        rd_ptr_name(c, -1, &accl, vals, ptr, sizeof ptr);
         for (int q = 0; q < nch; q++) {
             chunk_name(vname, sizeof vname, vbase, nch, st[q]);
             rd_addr_str(addr, sizeof addr, "out_addr", off + st[q]);
             if (w[q] == 1)
-                rd_line(s, "out[%s] = %s;", addr, vname);
+                rd_line(s, "%s[%s] = %s;", ptr, addr, vname);
             else
-                rd_line(s, "vstore%lld(%s, 0, out + %s);", (long long)w[q],
-                        vname, addr);
+                rd_line(s, "vstore%lld(%s, 0, %s + %s);", (long long)w[q],
+                        vname, ptr, addr);
         }
     }
     return true;

@@ -62,8 +62,8 @@ et_status et_tune_race_time(et_device *dev, et_verifier *ver,
         if (st != ET_OK)
             *failed = i;
     }
-    et_buffer *args[ET_MAX_OPERANDS + 1];
-    size_t offsets[ET_MAX_OPERANDS + 1];
+    et_buffer *args[ET_MAX_ARGS];
+    size_t offsets[ET_MAX_ARGS];
     int nargs = 0;
     if (st == ET_OK)
         st = et_verifier_args(ver, dev, args, offsets, &nargs, err);

@@ -652,8 +652,8 @@ et_status et_tune_baseline(et_device *dev, et_verifier *ver,
         st = ET_ERR_INTERNAL;
         goto done;
     }
-    et_buffer *args[ET_MAX_OPERANDS + 1];
-    size_t offsets[ET_MAX_OPERANDS + 1];
+    et_buffer *args[ET_MAX_ARGS];
+    size_t offsets[ET_MAX_ARGS];
     int nargs = 0;
     st = et_verifier_args(ver, dev, args, offsets, &nargs, err);
     if (st != ET_OK)

@@ -1,0 +1,230 @@
+/*
+ * rows.c - batched einsums: several rows of one subscript, each with its
+ * own operands and its own output, computed by one kernel.
+ *
+ * A batch spec names the operands of every row: "u,Dr; u,Ds; u,Dt" (rows
+ * separated by ';', names by ','). A name is one array: it stands at one
+ * operand position in every row it appears in. A position where every
+ * row names the same array is shared (read once for all rows); any other
+ * position is rowed: each row reads its own array there. The output is
+ * always rowed.
+ *
+ * The batched einsum (et_einsum_batch) is the one subscript with a row
+ * axis added: index 0, an output index of size n_rows, the first
+ * dimension of the output and of every rowed operand, named by the first
+ * capital letter from R on that the subscript does not use. "xj,ij->xi"
+ * with rows "u,Dr; u,Ds; u,Dt" becomes "xj,Rij->Rxi", R = 3, position 1
+ * rowed. Every later layer works on that einsum as on any other (counts,
+ * the reference on rows laid out one after another, the canonical form
+ * marked "rows|"); the kernel alone treats the row axis apart: it takes
+ * one pointer per row of a rowed operand and of the output
+ * (transforms/kernel.h).
+ */
+#include "einsum/einsum.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool name_char(char c, bool first)
+{
+    return isalpha((unsigned char)c) || c == '_' ||
+           (!first && isdigit((unsigned char)c));
+}
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+et_status et_rows_parse(const char *spec, int n_ops, et_rows *r, et_diag *d)
+{
+    memset(r, 0, sizeof *r);
+    if (!spec)
+        return et_diag_fail(d, -1, "no batch spec");
+    const char *p = skip_ws(spec);
+    if (!*p)
+        return et_diag_fail(d, 0, "empty batch spec: give the operands of "
+                                  "each row, e.g. \"u,Dr; u,Ds\"");
+    for (;;) {
+        if (r->n_rows == ET_MAX_ROWS)
+            return et_diag_fail(d, (int)(p - spec),
+                                "more than %d rows", ET_MAX_ROWS);
+        int row = r->n_rows, k = 0;
+        for (;;) {
+            p = skip_ws(p);
+            if (!name_char(*p, true))
+                return et_diag_fail(d, (int)(p - spec),
+                                    "expected an array name (a letter or "
+                                    "'_', then letters, digits, '_')");
+            if (k == n_ops)
+                return et_diag_fail(d, (int)(p - spec),
+                                    "row %d names more than the einsum's "
+                                    "%d operand%s", row, n_ops,
+                                    n_ops == 1 ? "" : "s");
+            const char *s = p;
+            while (name_char(*p, false))
+                p++;
+            if ((size_t)(p - s) >= ET_ROW_NAME_LEN)
+                return et_diag_fail(d, (int)(s - spec),
+                                    "array name longer than %d characters",
+                                    ET_ROW_NAME_LEN - 1);
+            memcpy(r->name[row][k], s, (size_t)(p - s));
+            r->name[row][k][p - s] = '\0';
+            r->pos[row][k] = (int)(s - spec);
+            k++;
+            p = skip_ws(p);
+            if (*p != ',')
+                break;
+            p++;
+        }
+        if (k != n_ops)
+            return et_diag_fail(d, (int)(p - spec),
+                                "row %d names %d operand%s; the einsum "
+                                "has %d", row, k, k == 1 ? "" : "s", n_ops);
+        r->n_rows++;
+        if (*p == ';') {
+            p = skip_ws(p + 1);
+            if (!*p)
+                break; /* a trailing ';' */
+            continue;
+        }
+        if (*p)
+            return et_diag_fail(d, (int)(p - spec),
+                                "expected ',' between names or ';' "
+                                "between rows");
+        break;
+    }
+    r->n_ops = n_ops;
+    if (r->n_rows < 2)
+        return et_diag_fail(d, 0, "a batch has at least 2 rows (one row is "
+                                  "the einsum itself: give no batch)");
+    /* a name stands at one position */
+    for (int a = 0; a < r->n_rows; a++)
+        for (int k = 0; k < n_ops; k++)
+            for (int b = 0; b < r->n_rows; b++)
+                for (int j = 0; j < n_ops; j++)
+                    if (j != k && strcmp(r->name[a][k], r->name[b][j]) == 0)
+                        return et_diag_fail(
+                            d, r->pos[b][j],
+                            "'%s' is operand %d in row %d and operand %d "
+                            "in row %d: an array stands at one position "
+                            "(one shape, one dtype)",
+                            r->name[a][k], k, a, j, b);
+    int n_rowed = 0;
+    for (int k = 0; k < n_ops; k++)
+        n_rowed += et_rows_rowed(r, k);
+    if (n_rowed == 0)
+        return et_diag_fail(d, 0, "every row names the same arrays: the "
+                                  "rows would compute the same output");
+    return ET_OK;
+}
+
+bool et_rows_rowed(const et_rows *r, int k)
+{
+    for (int a = 1; a < r->n_rows; a++)
+        if (strcmp(r->name[a][k], r->name[0][k]) != 0)
+            return true;
+    return false;
+}
+
+/* The index numbers of e shifted by one, the row axis (index 0) first in
+ * the output and in the rowed operands. */
+static et_status add_row_axis(const et_einsum *base, int n_rows,
+                              const bool *rowed, char letter, et_einsum *e,
+                              et_diag *d)
+{
+    if (base->n_idx + 1 > ET_MAX_INDICES)
+        return et_diag_fail(d, -1, "too many indices for a batch");
+    *e = *base;
+    e->n_rows = n_rows;
+    e->n_idx = base->n_idx + 1;
+    e->n_out = base->n_out + 1;
+    memset(&e->idx[0], 0, sizeof e->idx[0]);
+    e->idx[0].name[0] = letter;
+    e->idx[0].size = n_rows;
+    for (int i = 0; i < base->n_idx; i++)
+        e->idx[i + 1] = base->idx[i];
+    bool all = true;
+    for (int k = 0; k <= base->n_ops; k++) {
+        const et_operand *b = k < base->n_ops ? &base->op[k] : &base->out;
+        et_operand *o = k < base->n_ops ? &e->op[k] : &e->out;
+        bool rw = k == base->n_ops || rowed[k];
+        if (k < base->n_ops)
+            all = all && rw;
+        if (rw && b->rank + 1 > ET_MAX_RANK)
+            return et_diag_fail(d, -1, "operand %d: rank too large for a "
+                                       "batch", k);
+        int s = rw ? 1 : 0;
+        o->rank = b->rank + s;
+        if (rw) {
+            o->idx[0] = 0;
+            o->dim[0] = n_rows;
+        }
+        for (int q = 0; q < b->rank; q++) {
+            o->idx[q + s] = b->idx[q] + 1;
+            o->dim[q + s] = b->dim[q];
+        }
+    }
+    e->idx[0].role = all ? ET_ROLE_BATCH : ET_ROLE_FREE;
+    return ET_OK;
+}
+
+et_status et_einsum_batch(const et_einsum *base, int n_rows,
+                          const bool *rowed, et_einsum *e, et_diag *d)
+{
+    if (base->n_rows)
+        return et_diag_fail(d, -1, "the einsum is batched already");
+    if (n_rows < 2 || n_rows > ET_MAX_ROWS)
+        return et_diag_fail(d, -1, "a batch has 2 to %d rows", ET_MAX_ROWS);
+    if (et_einsum_open_axis(base) >= 0)
+        return et_diag_fail(d, -1, "a batched einsum has no open axis yet: "
+                                   "give every size");
+    for (int i = 0; i < base->n_idx; i++)
+        if (base->idx[i].name[0] == '_' || base->idx[i].name[1])
+            return et_diag_fail(d, -1, "a batched einsum names every "
+                                       "dimension with a letter (no '...')");
+    static const char pick[] = "RSTUVWXYZABCDEFGHIJKLMNOPQ";
+    char letter = 0;
+    for (const char *c = pick; *c && !letter; c++)
+        if (et_einsum_index_find(base, (char[]){*c, 0}) < 0)
+            letter = *c;
+    if (!letter)
+        return et_diag_fail(d, -1, "no capital letter is free to name the "
+                                   "row axis");
+    et_status st = add_row_axis(base, n_rows, rowed, letter, e, d);
+    if (st != ET_OK)
+        return st;
+    /* the text: the subscript with the row letter in front of the rowed
+     * terms */
+    char t[ET_MAX_TEXT];
+    size_t n = 0;
+    for (int k = 0; k <= e->n_ops && n + ET_MAX_RANK + 4 < sizeof t; k++) {
+        const et_operand *o = k < e->n_ops ? &e->op[k] : &e->out;
+        if (k == e->n_ops)
+            t[n++] = '-', t[n++] = '>';
+        else if (k)
+            t[n++] = ',';
+        for (int q = 0; q < o->rank; q++)
+            t[n++] = e->idx[o->idx[q]].name[0];
+    }
+    t[n] = '\0';
+    snprintf(e->text, sizeof e->text, "%s", t);
+    return ET_OK;
+}
+
+bool et_einsum_op_rowed(const et_einsum *e, int k)
+{
+    if (!e->n_rows)
+        return false;
+    const et_operand *o = k < 0 ? &e->out : &e->op[k];
+    return o->rank > 0 && o->idx[0] == 0;
+}
+
+int64_t et_einsum_row_elems(const et_einsum *e, int k)
+{
+    int64_t n = et_einsum_operand_elems(e, k);
+    return et_einsum_op_rowed(e, k) ? n / e->n_rows : n;
+}

@@ -1,0 +1,426 @@
+/*
+ * test_batched.c - batched einsums (einsum/rows.c, docs/einsum.md): the
+ * batch spec and its errors, the batched einsum's structure, counts and
+ * canonical form (rows reordered and arrays renamed give the same key),
+ * and its kernels: every opt kind on a batched nest, in both row modes
+ * (the row axis global, or UPCAST whole), run on the suite's device and
+ * compared element by element, row by row, with the long-double
+ * reference; their CUDA renderings compiled with NVRTC; the row rules'
+ * refusals; a kernel whose rows are passed in the wrong order caught; a
+ * tuning run through the public API that verifies every output.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "eintune.h"
+#include "einsum/einsum.h"
+#include "tests/kernel_check.h"
+#include "transforms/kernel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char msg[65536];
+
+/* The batched einsum of text/shape/dtype with rows `rows`. */
+static et_status batched(const char *text, const char *shape,
+                         const char *dtype, const char *rows, et_einsum *e,
+                         et_diag *d)
+{
+    et_einsum base;
+    et_rows r;
+    memset(d, 0, sizeof *d);
+    et_status st = et_einsum_from_strings(text, shape, dtype, &base, d);
+    if (st == ET_OK)
+        st = et_rows_parse(rows, base.n_ops, &r, d);
+    if (st != ET_OK)
+        return st;
+    bool rowed[ET_MAX_OPERANDS];
+    for (int k = 0; k < base.n_ops; k++)
+        rowed[k] = et_rows_rowed(&r, k);
+    return et_einsum_batch(&base, r.n_rows, rowed, e, d);
+}
+
+/* ---- the spec ------------------------------------------------------------- */
+
+static void spec_fails(const char *rows, int n_ops, int pos, const char *say)
+{
+    et_rows r;
+    et_diag d;
+    memset(&d, 0, sizeof d);
+    assert_int_equal(et_rows_parse(rows, n_ops, &r, &d), ET_ERR_INPUT);
+    if (!strstr(d.msg, say))
+        fail_msg("'%s': message '%s' lacks '%s'", rows, d.msg, say);
+    assert_int_equal(d.pos, pos);
+}
+
+static void test_spec(void **state)
+{
+    (void)state;
+    et_rows r;
+    et_diag d;
+    assert_int_equal(et_rows_parse(" u , Dr ;u,Ds; u,Dt ;", 2, &r, &d), ET_OK);
+    assert_int_equal(r.n_rows, 3);
+    assert_string_equal(r.name[2][1], "Dt");
+    assert_string_equal(r.name[0][0], "u");
+    assert_false(et_rows_rowed(&r, 0));
+    assert_true(et_rows_rowed(&r, 1));
+
+    spec_fails("u,Dr; u", 2, 7, "row 1 names 1 operand");
+    spec_fails("u,Dr,x; u,Ds", 2, 5, "more than the einsum's 2");
+    spec_fails("u,Dr", 2, 0, "at least 2 rows");
+    spec_fails("u,Dr; Dr,u", 2, 9, "an array stands at one position");
+    spec_fails("u,Dr; u,Dr", 2, 0, "the same arrays");
+    spec_fails("u,D-r; u,Ds", 2, 3, "expected ','");
+    spec_fails("u,Dr; 9,Ds", 2, 6, "expected an array name");
+    spec_fails("", 2, 0, "empty batch spec");
+
+    /* the public call: ET_INPUT_BATCH with the position, the problem
+     * unchanged */
+    et_problem *p = NULL;
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=8,i=4,j=4", "f32", &p,
+                                     &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u", &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_BATCH);
+    assert_int_equal(d.pos, 7);
+    assert_int_equal(et_problem_n_rows(p), 0);
+    assert_string_equal(et_problem_einsum(p), "xj,ij->xi");
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds; u,Dt", &d), ET_OK);
+    assert_int_equal(et_problem_n_rows(p), 3);
+    assert_string_equal(et_problem_einsum(p), "xj,Rij->Rxi");
+    assert_string_equal(et_problem_row_name(p, 1, 1), "Ds");
+    assert_string_equal(et_problem_row_name(p, 3, 1), "");
+    /* batched twice, or with an open axis: refused, about the einsum */
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_EINSUM);
+    et_problem_free(p);
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=*,i=4,j=4", "f32", &p,
+                                     &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_ERR_INPUT);
+    assert_non_null(strstr(d.msg, "open axis"));
+    et_problem_free(p);
+}
+
+/* ---- the batched einsum --------------------------------------------------- */
+
+static void test_structure(void **state)
+{
+    (void)state;
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(batched("xj,ij->xi", "x=100,i=20,j=20", "f64",
+                             "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
+    assert_int_equal(e.n_rows, 3);
+    assert_string_equal(e.text, "xj,Rij->Rxi");
+    assert_string_equal(e.idx[0].name, "R");
+    assert_int_equal(e.idx[0].size, 3);
+    assert_int_equal(e.n_out, 3);
+    assert_false(et_einsum_op_rowed(&e, 0));
+    assert_true(et_einsum_op_rowed(&e, 1));
+    assert_true(et_einsum_op_rowed(&e, -1));
+    assert_int_equal(et_einsum_operand_elems(&e, 1), 3 * 400);
+    assert_int_equal(et_einsum_row_elems(&e, 1), 400);
+    assert_int_equal(et_einsum_row_elems(&e, 0), 100 * 20);
+    assert_int_equal(et_einsum_row_elems(&e, -1), 100 * 20);
+    /* the shared operand's bytes once, every row's own */
+    assert_int_equal(et_einsum_bytes(&e),
+                     8 * (100 * 20 + 3 * 400 + 3 * 100 * 20));
+    /* a letter the einsum uses is not the row axis' */
+    assert_int_equal(batched("Rj,ij->Ri", "R=10,i=4,j=4", "f64", "u,A; u,B",
+                             &e, &d), ET_OK);
+    assert_string_equal(e.text, "Rj,Sij->SRi");
+}
+
+static void test_canonical(void **state)
+{
+    (void)state;
+    et_einsum a, b, c, plain, back;
+    et_diag d;
+    char ca[512], cb[512], cc[512], cp[512], cback[512];
+    assert_int_equal(batched("xj,ij->xi", "x=64,i=8,j=8", "f32",
+                             "u,Dr; u,Ds; u,Dt", &a, &d), ET_OK);
+    /* rows reordered, arrays renamed */
+    assert_int_equal(batched("xj,ij->xi", "x=64,i=8,j=8", "f32",
+                             "v,Dt; v,Dr; v,Ds", &b, &d), ET_OK);
+    /* indices renamed, operands reordered */
+    assert_int_equal(batched("ab,yb->ya", "y=64,a=8,b=8", "f32",
+                             "P,w; Q,w; S,w", &c, &d), ET_OK);
+    et_einsum_canonical(&a, ca, sizeof ca);
+    et_einsum_canonical(&b, cb, sizeof cb);
+    et_einsum_canonical(&c, cc, sizeof cc);
+    assert_string_equal(ca, cb);
+    assert_string_equal(ca, cc);
+    assert_true(strncmp(ca, "rows|", 5) == 0);
+    /* the same einsum with the rows as one stacked array is another
+     * problem (its kernel takes one pointer) */
+    assert_int_equal(et_einsum_from_strings("xj,Rij->Rxi", "x=64,i=8,j=8,R=3",
+                                            "f32", &plain, &d), ET_OK);
+    et_einsum_canonical(&plain, cp, sizeof cp);
+    assert_string_not_equal(ca, cp);
+    assert_string_equal(ca + 5, cp);
+    /* rebuilt from the form */
+    assert_int_equal(et_einsum_from_canonical(ca, &back, &d), ET_OK);
+    assert_int_equal(back.n_rows, 3);
+    et_einsum_canonical(&back, cback, sizeof cback);
+    assert_string_equal(ca, cback);
+    /* the structure form keeps the rows too */
+    et_einsum_structure(&a, ca, sizeof ca);
+    et_einsum_structure(&plain, cp, sizeof cp);
+    assert_string_not_equal(ca, cp);
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+
+typedef struct bcase {
+    const char *einsum, *shape, *rows;
+} bcase;
+
+static const bcase bcases[] = {
+    /* the gradient: u shared by the rows */
+    {"xj,ij->xi", "x=37,i=8,j=12", "u,Dr; u,Ds; u,Dt"},
+    /* every operand rowed (matmuls side by side) */
+    {"ik,kj->ij", "i=12,k=10,j=8", "A,B; C,D"},
+    /* three operands, one rowed: geometric factors per row */
+    {"xr,rij,xj->xi", "x=20,r=3,i=8,j=8", "g0,D,u; g1,D,u; g2,D,u"},
+};
+
+/* Opt sequences, in the global row mode (the row axis left alone) and
+ * again with UPCAST(R,0) in front (every row in one work-item). Between
+ * them every opt kind but SPLIT, which a batched einsum refuses. */
+static const char *const bopts[] = {
+    "",
+    "UPCAST(i,4)",
+    "UPCAST(i,4) UNROLL(j,4)",
+    "LOCAL(i,4) UPCAST(j,2)",
+    "GROUP(j,4)",
+    "GROUPTOP(j,2)",
+    "PADTO(i,16) LOCAL(i,16)",
+    "SWAP(i,R)",
+    "NOLOCALS UPCAST(i,2)",
+    "LOCAL(i,4) PREFETCH(0,j,4)",
+    "STAGE",
+    "LOCAL(i,4) STAGE UNROLL(j,2)",
+    "HOIST UPCAST(i,2)",
+    "FACTOR UNROLL(j,2)",
+    "LOOP(i,2) STAGE",
+    "UPCAST(i,8) UNROLL(j,2)", /* vector accumulators where i is 8 */
+};
+
+static int n_checked, n_cuda;
+static bool nvrtc_absent;
+
+/* Applies `opts` to case c's kernel in dtype dt and checks it on dev
+ * (and NVRTC). Opts the case cannot take (an axis it lacks, a size that
+ * does not divide) are skipped, and so are those a row rule refuses
+ * (PREFETCH of a rowed operand when every work-item reads every row):
+ * test_row_rules asserts those. */
+static void check_case(et_device *dev, const bcase *c, const char *dt,
+                       const char *opts, int *failures)
+{
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(batched(c->einsum, c->shape, dt, c->rows, &e, &d), ET_OK);
+    et_opt o[ET_MAX_OPTS];
+    int n = 0;
+    if (et_opts_parse(opts, o, ET_MAX_OPTS, &n, &d) != ET_OK)
+        fail_msg("opts '%s': %s", opts, d.msg);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    char why[512];
+    if (et_kernel_apply_opts(k, o, n, why, sizeof why) != ET_OK) {
+        et_kernel_free(k);
+        return;
+    }
+    if (kc_check_kernel(dev, k, 7, msg, sizeof msg) != ET_OK) {
+        print_error("%s [%s] %s '%s': %s\n", c->einsum, c->rows, dt, opts,
+                    msg);
+        (*failures)++;
+    } else {
+        n_checked++;
+    }
+    if (!nvrtc_absent) {
+        et_status st = kc_cuda_compile(k, msg, sizeof msg);
+        if (st == ET_ERR_UNSUPPORTED) {
+            nvrtc_absent = true;
+        } else if (st != ET_OK) {
+            print_error("CUDA %s '%s': %s\n", c->einsum, opts, msg);
+            (*failures)++;
+        } else {
+            n_cuda++;
+        }
+    }
+    et_kernel_free(k);
+}
+
+static void test_kernels(void **state)
+{
+    (void)state;
+    et_device *dev = kc_device();
+    if (!dev)
+        skip();
+    int failures = 0;
+    for (size_t c = 0; c < sizeof bcases / sizeof bcases[0]; c++)
+        for (size_t q = 0; q < sizeof bopts / sizeof bopts[0]; q++)
+            for (int mode = 0; mode < 2; mode++) {
+                char opts[512];
+                snprintf(opts, sizeof opts, "%s%s", mode ? "UPCAST(R,0) " : "",
+                         bopts[q]);
+                /* the dtype alternates, so both are covered */
+                check_case(dev, &bcases[c], (c + q + mode) % 2 ? "f32" : "f64",
+                           opts, &failures);
+            }
+    print_message("batched kernels: %d verified, %d CUDA renderings "
+                  "compiled%s\n", n_checked, n_cuda,
+                  nvrtc_absent ? " (libnvrtc absent)" : "");
+    assert_int_equal(failures, 0);
+    /* most sequences apply to every case: a rule refusing them all would
+     * leave this suite checking nothing */
+    assert_true(n_checked >= 60);
+}
+
+static void refused(const char *opts, const char *say)
+{
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+                             "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
+    et_opt o[ET_MAX_OPTS];
+    int n = 0;
+    assert_int_equal(et_opts_parse(opts, o, ET_MAX_OPTS, &n, &d), ET_OK);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    char why[512] = "";
+    assert_int_equal(et_kernel_apply_opts(k, o, n, why, sizeof why),
+                     ET_ERR_REFUSED);
+    if (!strstr(why, say))
+        fail_msg("'%s': reason '%s' lacks '%s'", opts, why, say);
+    et_kernel_free(k);
+}
+
+static void test_row_rules(void **state)
+{
+    (void)state;
+    refused("LOCAL(R,3)", "global or UPCAST whole");
+    refused("LOOP(R,3)", "global or UPCAST whole");
+    refused("PADTO(R,4)", "global or UPCAST whole");
+    refused("UPCAST(R,1)", "takes all its 3 rows");
+    refused("UPCAST(R,3) UPCAST(R,0)", "takes all its 3 rows");
+    refused("SPLIT(j,2)", "SPLIT does not apply to a batched einsum");
+    refused("UPCAST(R,0) PREFETCH(1,j,4)", "operand 1 is rowed");
+    refused("LOCAL(x,4) PREFETCH(1,j,4) UPCAST(R,0)", "is prefetched");
+    /* STAGE leaves a rowed operand out when every work-item reads every
+     * row, keeps it when a work-group reads one */
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+                             "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    et_opt st = et_opt_make(ET_OPT_STAGE, "", 0);
+    assert_int_equal(et_kernel_apply_opt(k, &st, NULL, 0), ET_OK);
+    assert_true(et_kernel_staged(k, 1));
+    et_opt up = et_opt_make(ET_OPT_UPCAST, "R", 0);
+    assert_int_equal(et_kernel_apply_opt(k, &up, NULL, 0), ET_OK);
+    assert_false(et_kernel_staged(k, 1));
+    et_kernel_free(k);
+    /* the generic kernel of dispatch tables has no rows yet */
+    et_rendered r;
+    assert_int_equal(et_kernel_render_generic(&e, ET_BACKEND_OPENCL, &r),
+                     ET_ERR_UNSUPPORTED);
+}
+
+/* The arguments: one per row of the output and of each rowed operand;
+ * rows passed in the wrong order are caught by the element check. */
+static void test_args_and_wrong_rows(void **state)
+{
+    (void)state;
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(batched("xj,ij->xi", "x=16,i=4,j=4", "f64",
+                             "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    et_opt up = et_opt_make(ET_OPT_UPCAST, "R", 0);
+    assert_int_equal(et_kernel_apply_opt(k, &up, NULL, 0), ET_OK);
+    et_rendered r;
+    assert_int_equal(et_kernel_render(k, ET_BACKEND_OPENCL, NULL, &r), ET_OK);
+    /* out_0 out_1 out_2 in0 in1_0 in1_1 in1_2 */
+    assert_int_equal(r.n_args, 7);
+    static const int op[] = {-1, -1, -1, 0, 1, 1, 1};
+    static const int row[] = {0, 1, 2, -1, 0, 1, 2};
+    for (int a = 0; a < 7; a++) {
+        assert_int_equal(r.arg_operand[a], op[a]);
+        assert_int_equal(r.arg_row[a], row[a]);
+    }
+    assert_non_null(strstr(r.source, "in1_2"));
+    assert_non_null(strstr(r.source, "out_1"));
+    et_device *dev = kc_device();
+    if (dev) {
+        assert_int_equal(kc_check_rendered(dev, k, &r, 3, msg, sizeof msg),
+                         ET_OK);
+        /* the host's rows 0 and 1 of Dr/Ds passed the other way round */
+        r.arg_row[4] = 1;
+        r.arg_row[5] = 0;
+        assert_int_not_equal(kc_check_rendered(dev, k, &r, 3, msg,
+                                               sizeof msg), ET_OK);
+        assert_non_null(strstr(msg, "element"));
+    }
+    et_rendered_free(&r);
+    et_kernel_free(k);
+}
+
+/* A tuning run through the public API: the best verified kernel of the
+ * batched problem, with every row's output checked. */
+static void test_tune(void **state)
+{
+    (void)state;
+    if (!kc_device())
+        skip();
+    char db[] = "/tmp/et_batched_XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(db);
+    et_problem *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=256,i=10,j=10", "f32",
+                                     &p, &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds; u,Dt", &d), ET_OK);
+    et_tune_options o = {0};
+    o.db = db;
+    o.budget = 6;
+    o.race = -1;
+    et_tune_report *rep = NULL;
+    et_status st = et_tune_run_full(p, &o, &rep, &d);
+    if (st != ET_OK)
+        fail_msg("tune: %s", d.msg);
+    et_tune_summary s;
+    et_tune_report_summary(rep, &s);
+    assert_true(s.found);
+    assert_int_equal(s.failures, 0);
+    /* every candidate answered was verified on all three outputs */
+    int n = et_tune_report_n_candidates(rep);
+    assert_true(n >= 1);
+    et_tune_report_free(rep);
+    et_problem_free(p);
+    unlink(db);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spec),
+        cmocka_unit_test(test_structure),
+        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_row_rules),
+        cmocka_unit_test(test_args_and_wrong_rows),
+        cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_tune),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

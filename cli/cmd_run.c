@@ -13,16 +13,22 @@
  */
 #include "cli/cli.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* as many operands as NumPy's einsum takes */
 #define RUN_MAX_INPUTS 32
+/* --batch: distinct arrays and rows */
+#define RUN_MAX_ARRAYS 64
+#define ET_RUN_MAX_ROWS 16
 
 static void run_usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune run EINSUM -i A.npy [-i B.npy ...] -o C.npy\n"
+        "       eintune run EINSUM --batch ROWS -i NAME=A.npy ... -o C0.npy\n"
+        "                   -o C1.npy ...\n"
         "                   [--opts '..' | --best [--exact]] [--verify] [--time]\n"
         "                   [--plot FILE] [--device D] [--db FILE]\n"
         "                   [--json FILE] [--quiet] [--verbose]\n"
@@ -31,6 +37,10 @@ static void run_usage(FILE *f)
         "and dtypes come from the files) and writes the output to -o as\n"
         ".npy (f32 or f64, the widest input dtype, f32 at least).\n"
         "\n"
+        "  --batch ROWS  a batched einsum (docs/einsum.md): the operands of\n"
+        "                each row, \"u,Dr; u,Ds; u,Dt\"; every array is one\n"
+        "                -i NAME=FILE, every row's output one -o, in row\n"
+        "                order; one kernel computes them all\n"
         "  --opts '..'   opts to apply, e.g. 'LOCAL(i,8) UPCAST(j,4)'\n"
         "  --best        the opts of the fastest verified kernel the tuning\n"
         "                database (--db FILE) knows for this einsum, its\n"
@@ -64,6 +74,9 @@ typedef struct run_args {
     const char *inputs[RUN_MAX_INPUTS];
     int n_inputs;
     const char *output;
+    const char *outputs[ET_RUN_MAX_ROWS]; /* --batch: one per row */
+    int n_outputs;
+    const char *batch;
     const char *opts;
     const char *plot;
     int best;
@@ -83,6 +96,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         {"plot", required_argument, 0, 2004},
         {"best", no_argument, 0, 2005},
         {"exact", no_argument, 0, 2006},
+        {"batch", required_argument, 0, 2007},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
@@ -97,7 +111,14 @@ static int parse_args(int argc, char **argv, run_args *a)
                                        RUN_MAX_INPUTS);
             a->inputs[a->n_inputs++] = optarg;
             break;
-        case 'o': a->output = optarg; break;
+        case 'o':
+            if (a->n_outputs >= ET_RUN_MAX_ROWS)
+                return cli_usage_error("run", "more than %d outputs",
+                                       ET_RUN_MAX_ROWS);
+            a->outputs[a->n_outputs++] = optarg;
+            a->output = optarg;
+            break;
+        case 2007: a->batch = optarg; break;
         case 2001: a->opts = optarg; break;
         case 2002: a->verify = 1; break;
         case 2003: a->time = 1; break;
@@ -118,6 +139,9 @@ static int parse_args(int argc, char **argv, run_args *a)
         return cli_usage_error("run", "missing inputs (-i FILE per operand)");
     if (!a->output)
         return cli_usage_error("run", "missing output (-o FILE)");
+    if (a->n_outputs > 1 && !a->batch)
+        return cli_usage_error("run", "one -o (several only with --batch, "
+                               "one per row)");
     if (a->plot && !a->time)
         return cli_usage_error("run", "--plot needs --time");
     if (a->best && a->opts)
@@ -128,8 +152,9 @@ static int parse_args(int argc, char **argv, run_args *a)
     static const char *const plot_exts[] = {".svg", ".png", NULL};
     if (a->plot && cli_check_output("run", "--plot", a->plot, plot_exts, 0))
         return EXIT_INPUT;
-    if (cli_check_output("run", "-o", a->output, NULL, 0))
-        return EXIT_INPUT;
+    for (int i = 0; i < a->n_outputs; i++)
+        if (cli_check_output("run", "-o", a->outputs[i], NULL, 0))
+            return EXIT_INPUT;
     return 0;
 }
 
@@ -139,14 +164,149 @@ typedef struct run_inputs {
     et_host_array in[RUN_MAX_INPUTS];
     const void *data[RUN_MAX_INPUTS];
     et_problem *p;
+    /* --batch: the rowed operands' rows one after another (data[k]) */
+    void *stacked[RUN_MAX_INPUTS];
 } run_inputs;
 
 static void inputs_free(run_inputs *ri, int n)
 {
     for (int k = 0; k < n; k++)
         et_host_array_free(&ri->in[k]);
+    for (int k = 0; k < RUN_MAX_INPUTS; k++)
+        free(ri->stacked[k]);
     et_problem_free(ri->p);
     ri->p = NULL;
+}
+
+/* --batch: the input NAME=FILE called name, -1 if none. */
+static int input_named(const run_args *a, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < a->n_inputs; i++)
+        if (strncmp(a->inputs[i], name, n) == 0 && a->inputs[i][n] == '=')
+            return i;
+    return -1;
+}
+
+static bool same_shape(const et_host_array *x, const et_host_array *y)
+{
+    if (x->dtype != y->dtype || x->ndim != y->ndim)
+        return false;
+    for (int d = 0; d < x->ndim; d++)
+        if (x->dims[d] != y->dims[d])
+            return false;
+    return true;
+}
+
+/* --batch: the named arrays read, the problem made from row 0's arrays
+ * and batched, every other row's arrays checked against row 0's and
+ * stacked after them. ri->in[i] holds -i number i. Returns 0 or the exit
+ * status after printing why. */
+static int load_batch(const run_args *a, run_inputs *ri)
+{
+    et_diag d;
+    for (int i = 0; i < a->n_inputs; i++) {
+        const char *eq = strchr(a->inputs[i], '=');
+        if (!eq || eq == a->inputs[i])
+            return cli_usage_error("run", "with --batch every input is "
+                                   "-i NAME=FILE, not '%s'", a->inputs[i]);
+        if (et_npy_load(eq + 1, &ri->in[i], &d) != ET_OK) {
+            cli_diag("input", NULL, &d);
+            return EXIT_INPUT;
+        }
+    }
+    int n_ops = 0;
+    if (et_einsum_count_operands(a->einsum, &n_ops, &d) != ET_OK) {
+        cli_diag("einsum", a->einsum, &d);
+        return EXIT_INPUT;
+    }
+    /* the problem is made from row 0's arrays (the names before the
+     * first ';'), then batched: et_problem_set_batch checks the spec */
+    int first[RUN_MAX_INPUTS];
+    const char *spec = a->batch;
+    char row0[1024];
+    size_t l = strcspn(spec, ";");
+    if (l >= sizeof row0)
+        return cli_error("run", EXIT_INPUT, "--batch: row 0 is too long");
+    memcpy(row0, spec, l);
+    row0[l] = '\0';
+    int ndim[RUN_MAX_INPUTS];
+    const int64_t *dims[RUN_MAX_INPUTS];
+    et_dtype dt[RUN_MAX_INPUTS];
+    char *save = NULL;
+    int k = 0;
+    for (char *t = strtok_r(row0, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ' || *t == '\t')
+            t++;
+        size_t tl = strlen(t);
+        while (tl && (t[tl - 1] == ' ' || t[tl - 1] == '\t'))
+            t[--tl] = '\0';
+        if (k >= n_ops) {
+            k++;
+            break;
+        }
+        int i = input_named(a, t);
+        if (i < 0)
+            return cli_error("run", EXIT_INPUT, "--batch names '%s': no "
+                             "-i %s=FILE", t, t);
+        first[k] = i;
+        ndim[k] = ri->in[i].ndim;
+        dims[k] = ri->in[i].dims;
+        dt[k] = ri->in[i].dtype;
+        k++;
+    }
+    if (k != n_ops ||
+        et_problem_init_arrays(a->einsum, n_ops, ndim, dims, dt, &ri->p,
+                               &d) != ET_OK) {
+        if (k != n_ops)
+            return cli_error("run", EXIT_INPUT, "--batch: row 0 names %s%d "
+                             "arrays; the einsum has %d operands",
+                             k > n_ops ? "more than " : "",
+                             k > n_ops ? n_ops : k, n_ops);
+        cli_diag("einsum", a->einsum, &d);
+        return EXIT_INPUT;
+    }
+    if (et_problem_set_batch(ri->p, a->batch, &d) != ET_OK) {
+        cli_batch_diag(&d, a->einsum, a->batch);
+        return EXIT_INPUT;
+    }
+    int R = et_problem_n_rows(ri->p);
+    if (a->n_outputs != R)
+        return cli_error("run", EXIT_INPUT, "--batch has %d rows: give one "
+                         "-o per row, %d given", R, a->n_outputs);
+    for (int op = 0; op < n_ops; op++) {
+        const et_host_array *h0 = &ri->in[first[op]];
+        size_t bytes = (size_t)et_host_array_elems(h0) *
+                       (h0->dtype == ET_F64 ? 8 : h0->dtype == ET_F32 ? 4 : 2);
+        bool rowed = false;
+        for (int r = 1; r < R; r++)
+            rowed = rowed || strcmp(et_problem_row_name(ri->p, r, op),
+                                    et_problem_row_name(ri->p, 0, op)) != 0;
+        if (!rowed) {
+            ri->data[op] = h0->data;
+            continue;
+        }
+        ri->stacked[op] = malloc(bytes * (size_t)R + 1);
+        if (!ri->stacked[op])
+            return cli_error("run", EXIT_RUN, "out of memory");
+        for (int r = 0; r < R; r++) {
+            const char *nm = et_problem_row_name(ri->p, r, op);
+            int i = input_named(a, nm);
+            if (i < 0)
+                return cli_error("run", EXIT_INPUT, "--batch names '%s': no "
+                                 "-i %s=FILE", nm, nm);
+            if (!same_shape(&ri->in[i], h0))
+                return cli_error("run", EXIT_INPUT, "'%s' (row %d, operand "
+                                 "%d) differs in shape or dtype from '%s' "
+                                 "(row 0)", nm, r, op,
+                                 et_problem_row_name(ri->p, 0, op));
+            memcpy((char *)ri->stacked[op] + (size_t)r * bytes,
+                   ri->in[i].data, bytes);
+        }
+        ri->data[op] = ri->stacked[op];
+    }
+    return 0;
 }
 
 /* Everything about the input, checked before a device is opened: the
@@ -154,6 +314,8 @@ static void inputs_free(run_inputs *ri, int n)
  * problem they make. Returns 0 or the exit status after printing why. */
 static int load_inputs(const run_args *a, run_inputs *ri)
 {
+    if (a->batch)
+        return load_batch(a, ri);
     et_diag d;
     int n_ops = 0;
     if (et_einsum_count_operands(a->einsum, &n_ops, &d) != ET_OK) {
@@ -292,6 +454,33 @@ static int time_run(et_runner *r, const char *plot)
     return 0;
 }
 
+/* Writes out to -o, or a batched output's rows each to its -o. Returns
+ * 0, or 1 after printing why. */
+static int write_outputs(const run_args *a, const et_host_array *out)
+{
+    et_diag d;
+    int R = a->batch ? a->n_outputs : 1;
+    for (int r = 0; r < R; r++) {
+        et_host_array row = *out;
+        if (a->batch) {
+            /* the row axis is the output's first dimension */
+            row.ndim = out->ndim - 1;
+            memmove(row.dims, out->dims + 1, sizeof row.dims[0] *
+                    (size_t)row.ndim);
+            size_t bytes = (size_t)et_host_array_elems(&row) *
+                           (out->dtype == ET_F64 ? 8 : 4);
+            row.data = (char *)out->data + (size_t)r * bytes;
+        }
+        const char *path = a->batch ? a->outputs[r] : a->output;
+        if (et_npy_save(path, &row, &d) != ET_OK) {
+            cli_diag("output", NULL, &d);
+            return 1;
+        }
+        cli_log(LOG_INFO, "run", "wrote %s", path);
+    }
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a = {0};
@@ -321,12 +510,10 @@ int cmd_run(int argc, char **argv)
         cli_error("run", EXIT_RUN, "%s", d.msg);
         goto done;
     }
-    /* Write the output before anything else can fail. */
-    if (et_npy_save(a.output, &out, &d) != ET_OK) {
-        cli_diag("output", NULL, &d);
+    /* Write the output before anything else can fail: a batched
+     * einsum's rows one file each */
+    if (write_outputs(&a, &out))
         goto done;
-    }
-    cli_log(LOG_INFO, "run", "wrote %s", a.output);
 
     int failed = 0;
     if (a.verify) {

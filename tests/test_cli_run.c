@@ -275,6 +275,143 @@ static void write_array(const char *name, int rank, const int64_t *dim,
     free(v);
 }
 
+/* An f64 array of values (i * mul + add) % 11 - 5, written as name. */
+static void write_seeded(const char *name, int rank, const int64_t *dim,
+                         int mul, int add, double **keep, char *path,
+                         size_t cap)
+{
+    snprintf(path, cap, "%s/%s", g_dir, name);
+    et_array a = {0};
+    a.dtype = ET_F64;
+    a.rank = rank;
+    int64_t n = 1;
+    for (int r = 0; r < rank; r++) {
+        a.dim[r] = dim[r];
+        n *= dim[r];
+    }
+    double *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (double)((i * mul + add) % 11) - 5;
+    a.data = v;
+    et_diag d;
+    assert_int_equal(et_npy_write(path, &a, &d), ET_OK);
+    *keep = v;
+}
+
+/* out (x by i) must be u (x by j) times D (i by j) transposed, exactly:
+ * small integers are exact in f64. */
+static void expect_gradient(const char *path, const double *u,
+                            const double *D, int64_t X, int64_t I, int64_t J)
+{
+    et_array o;
+    et_diag d;
+    if (et_npy_read(path, &o, &d) != ET_OK)
+        fail_msg("%s: %s", path, d.msg);
+    assert_int_equal(o.rank, 2);
+    assert_int_equal(o.dim[0], X);
+    assert_int_equal(o.dim[1], I);
+    const double *g = o.data;
+    for (int64_t x = 0; x < X; x++)
+        for (int64_t i = 0; i < I; i++) {
+            double want = 0;
+            for (int64_t j = 0; j < J; j++)
+                want += u[x * J + j] * D[i * J + j];
+            if (g[x * I + i] != want)
+                fail_msg("%s[%lld,%lld] = %g, want %g", path, (long long)x,
+                         (long long)i, g[x * I + i], want);
+        }
+    et_array_free(&o);
+}
+
+/* A batched einsum (--batch): named inputs, one output per row, each the
+ * row's own product; tuned once, then run with --best from the same
+ * database entry with the rows reordered and the arrays renamed; and
+ * the command's refusals. */
+static void test_batch_run(void **state)
+{
+    (void)state;
+    char bin[512], db[512], pu[512], pr[512], ps[512], pt[512];
+    char iu[600], ir[600], is[600], it[600], iv[600], o[3][512];
+    snprintf(bin, sizeof bin, "%s/eintune", build_dir());
+    snprintf(db, sizeof db, "%s/batch.db", g_dir);
+    const int64_t X = 37, I = 6, J = 5;
+    int64_t du[2] = {X, J}, dd[2] = {I, J};
+    double *u, *Dr, *Ds, *Dt;
+    write_seeded("u.npy", 2, du, 3, 1, &u, pu, sizeof pu);
+    write_seeded("Dr.npy", 2, dd, 5, 2, &Dr, pr, sizeof pr);
+    write_seeded("Ds.npy", 2, dd, 7, 3, &Ds, ps, sizeof ps);
+    write_seeded("Dt.npy", 2, dd, 2, 9, &Dt, pt, sizeof pt);
+    snprintf(iu, sizeof iu, "u=%s", pu);
+    snprintf(iv, sizeof iv, "v=%s", pu);
+    snprintf(ir, sizeof ir, "Dr=%s", pr);
+    snprintf(is, sizeof is, "Ds=%s", ps);
+    snprintf(it, sizeof it, "Dt=%s", pt);
+    for (int r = 0; r < 3; r++)
+        snprintf(o[r], sizeof o[r], "%s/g%d.npy", g_dir, r);
+
+    /* opts given: every row's output */
+    char *v1[] = {bin, "run", "xj,ij->xi", "--batch", "u,Dr; u,Ds; u,Dt",
+                  "-i", iu, "-i", ir, "-i", is, "-i", it, "-o", o[0],
+                  "-o", o[1], "-o", o[2], "--opts", "UPCAST(R,0) UPCAST(i,2)",
+                  "--verify", NULL};
+    assert_int_equal(spawn_wait(v1, "b1"), 0);
+    expect_gradient(o[0], u, Dr, X, I, J);
+    expect_gradient(o[1], u, Ds, X, I, J);
+    expect_gradient(o[2], u, Dt, X, I, J);
+
+    /* tuned, then answered from that entry with the rows reordered and
+     * u renamed v */
+    char *v2[] = {bin, "tune", "xj,ij->xi", "--batch", "u,Dr; u,Ds; u,Dt",
+                  "--shape", "x=37,i=6,j=5", "--budget", "4", "--race", "0",
+                  "--db", db, NULL};
+    assert_int_equal(spawn_wait(v2, "b2"), 0);
+    for (int r = 0; r < 3; r++)
+        unlink(o[r]);
+    char *v3[] = {bin, "run", "xj,ij->xi", "--batch", "v,Dt; v,Dr; v,Ds",
+                  "-i", iv, "-i", ir, "-i", is, "-i", it, "-o", o[0],
+                  "-o", o[1], "-o", o[2], "--best", "--exact", "--db", db,
+                  NULL};
+    assert_int_equal(spawn_wait(v3, "b3"), 0);
+    char *err = tag_file("b3", "err");
+    assert_non_null(strstr(err, "tuned as xj,Rij->Rxi"));
+    free(err);
+    expect_gradient(o[0], u, Dt, X, I, J);
+    expect_gradient(o[1], u, Dr, X, I, J);
+    expect_gradient(o[2], u, Ds, X, I, J);
+
+    /* refusals, exit 2: one -o for three rows; an input not NAME=FILE;
+     * a row's array of another shape; a malformed spec, with its caret */
+    char *v4[] = {bin, "run", "xj,ij->xi", "--batch", "u,Dr; u,Ds; u,Dt",
+                  "-i", iu, "-i", ir, "-i", is, "-i", it, "-o", o[0], NULL};
+    assert_int_equal(spawn_wait(v4, "b4"), 2);
+    err = tag_file("b4", "err");
+    assert_non_null(strstr(err, "one -o per row"));
+    free(err);
+    char *v5[] = {bin, "run", "xj,ij->xi", "--batch", "u,Dr; u,Ds",
+                  "-i", pu, "-i", ir, "-i", is, "-o", o[0], "-o", o[1], NULL};
+    assert_int_equal(spawn_wait(v5, "b5"), 2);
+    char ibad[600];
+    snprintf(ibad, sizeof ibad, "Ds=%s", pu);
+    char *v6[] = {bin, "run", "xj,ij->xi", "--batch", "u,Dr; u,Ds",
+                  "-i", iu, "-i", ir, "-i", ibad, "-o", o[0], "-o", o[1],
+                  NULL};
+    assert_int_equal(spawn_wait(v6, "b6"), 2);
+    err = tag_file("b6", "err");
+    assert_non_null(strstr(err, "differs in shape or dtype"));
+    free(err);
+    char *v7[] = {bin, "run", "xj,ij->xi", "--batch", "u,Dr; u,Dr,Ds",
+                  "-i", iu, "-i", ir, "-i", is, "-o", o[0], "-o", o[1], NULL};
+    assert_int_equal(spawn_wait(v7, "b7"), 2);
+    err = tag_file("b7", "err");
+    assert_non_null(strstr(err, "--batch"));
+    assert_non_null(strstr(err, "^"));
+    free(err);
+    free(u);
+    free(Dr);
+    free(Ds);
+    free(Dt);
+}
+
 static void test_failures(void **state)
 {
     (void)state;
@@ -605,6 +742,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numpy_cases),
         cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_batch_run),
         cmocka_unit_test(test_verify_time),
         cmocka_unit_test(test_roof_ceiling),
         cmocka_unit_test(test_output_checked_first),

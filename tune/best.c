@@ -37,6 +37,10 @@ static et_status pulled_back(const et_subscripts *sub, const et_einsum *e,
     /* an open axis stays open under the mapping */
     for (int p = 0; p < out->n_idx; p++)
         out->idx[p].open = e->idx[m->idx_map[p]].open;
+    /* and a batched einsum's row axis, the output's first index, stays
+     * its row axis */
+    if (e->n_rows && m->idx_map[0] == 0)
+        out->n_rows = e->n_rows;
     return ET_OK;
 }
 

@@ -135,32 +135,42 @@ et_status et_krun_exec(et_krun *r, void *out, const void *const *in,
                        et_error *err)
 {
     const et_einsum *e = r->e;
+    const et_rendered *rd = &r->rend;
     et_error e2 = {{0}};
     et_status st = ET_OK;
-    size_t out_bytes = (size_t)et_einsum_operand_elems(e, -1) *
-                       et_dtype_size(e->out.dtype);
+    /* argument a is operand k's array (-1 the output), or a row of it:
+     * the rows of a batched einsum's host arrays lie one after another */
+    size_t bytes[ET_MAX_ARGS], at[ET_MAX_ARGS];
+    for (int a = 0; a < rd->n_args; a++) {
+        int k = rd->arg_operand[a];
+        bytes[a] = (size_t)et_einsum_row_elems(e, k) *
+                   et_dtype_size(k < 0 ? e->out.dtype : e->op[k].dtype);
+        at[a] = rd->arg_row[a] < 0 ? 0 : (size_t)rd->arg_row[a] * bytes[a];
+    }
     if (r->n_bufs == 0) {
-        for (int i = 0; i < 1 + e->n_ops; i++) {
-            size_t bytes = i == 0 ? out_bytes
-                                  : (size_t)et_einsum_operand_elems(e, i - 1) *
-                                        et_dtype_size(e->op[i - 1].dtype);
-            st = et_buffer_alloc(r->dev, bytes ? bytes : 1, &r->buf[i], err);
+        for (int a = 0; a < rd->n_args; a++) {
+            st = et_buffer_alloc(r->dev, bytes[a] ? bytes[a] : 1, &r->buf[a],
+                                 err);
             if (st != ET_OK)
                 return st;
-            r->n_bufs = i + 1;
+            r->n_bufs = a + 1;
         }
     }
-    for (int i = 1; i < r->n_bufs; i++) {
-        size_t bytes = (size_t)et_einsum_operand_elems(e, i - 1) *
-                       et_dtype_size(e->op[i - 1].dtype);
-        st = et_buffer_write(r->dev, r->buf[i], 0, in[i - 1], bytes, err);
+    for (int a = 0; a < r->n_bufs; a++) {
+        int k = rd->arg_operand[a];
+        if (k < 0)
+            continue;
+        st = et_buffer_write(r->dev, r->buf[a], 0,
+                             (const char *)in[k] + at[a], bytes[a], err);
         if (st != ET_OK)
             return st;
     }
     st = et_launch_kernel(r->dev, r->prog, &r->rend.launch, r->buf, NULL,
                           r->n_bufs, NULL, &e2);
-    if (st == ET_OK)
-        st = et_buffer_read(r->dev, r->buf[0], 0, out, out_bytes, &e2);
+    for (int a = 0; a < r->n_bufs && st == ET_OK; a++)
+        if (rd->arg_operand[a] < 0)
+            st = et_buffer_read(r->dev, r->buf[a], 0, (char *)out + at[a],
+                                bytes[a], &e2);
     if (st != ET_OK)
         return et_errorf(err, st, "kernel %s failed: %s", r->rend.name,
                          e2.msg);

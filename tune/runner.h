@@ -34,7 +34,7 @@ typedef struct et_krun {
     et_kernel *kern;            /* built (et_krun_build) */
     et_rendered rend;
     et_program *prog;
-    et_buffer *buf[ET_MAX_OPERANDS + 1]; /* output first, then inputs */
+    et_buffer *buf[ET_MAX_ARGS]; /* one per kernel argument (rend's) */
     int n_bufs;
     et_verifier *ver;
     /* et_krun_check_output's figures */

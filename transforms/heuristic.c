@@ -81,7 +81,8 @@ static int64_t registers(const et_kernel *k, int64_t *regs)
  * whole axis then fits. False when with_batch and the batch axis got no
  * UPCAST.
  */
-static bool register_block(et_kernel *k, int batch, bool with_batch)
+static bool register_block(et_kernel *k, int batch, bool with_batch,
+                           bool rows_first)
 {
     const et_einsum *e = &k->e;
     int64_t regs;
@@ -98,7 +99,19 @@ static bool register_block(et_kernel *k, int batch, bool with_batch)
                 rows /= k->part[p].size;
             }
         }
-    for (int a = e->n_out - 1; a >= 0 && rows >= 2; a--) {
+    /* innermost first; a batched kernel's row axis (index 0) right after
+     * the first, so that each work-item computes every row and a shared
+     * operand's value serves them all */
+    int order[ET_MAX_INDICES], n_order = 0;
+    for (int a = e->n_out - 1; a >= 0; a--) {
+        if (e->n_rows && a == 0)
+            continue;
+        order[n_order++] = a;
+        if (e->n_rows && rows_first && n_order == 1)
+            order[n_order++] = 0;
+    }
+    for (int oi = 0; oi < n_order && rows >= 2; oi++) {
+        int a = order[oi];
         if (a == batch || e->idx[a].open)
             continue;
         const et_part *outer = &k->part[k->outer[a]];
@@ -151,14 +164,14 @@ static bool register_block(et_kernel *k, int batch, bool with_batch)
 /* The suggestions of one register block (with or without the batch axis
  * in it): the block and FACTOR, then with STAGE and the loop. */
 static int suggest(const et_kernel *k, int batch, bool with_batch,
-                   et_heuristic *out)
+                   bool rows_first, et_heuristic *out)
 {
     const et_einsum *e = &k->e;
     et_kernel *w = et_kernel_clone(k);
     if (!w)
         return 0;
     int n = 0;
-    if (!register_block(w, batch, with_batch)) {
+    if (!register_block(w, batch, with_batch, rows_first)) {
         et_kernel_free(w);
         return 0;
     }
@@ -185,11 +198,18 @@ int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
     const et_einsum *e = &k->e;
     if (e->n_out == 0)
         return 0;
-    /* the batch axis: the outermost, when no other global axis is larger */
-    int batch = e->n_out >= 2 ? 0 : -1;
-    for (int a = 1; a < e->n_out && batch >= 0; a++)
-        if (e->idx[a].size > e->idx[0].size)
+    /* the batch axis: the outermost, when no other global axis is larger
+     * (after a batched kernel's row axis) */
+    int first = e->n_rows ? 1 : 0;
+    int batch = e->n_out - first >= 2 ? first : -1;
+    for (int a = first + 1; a < e->n_out && batch >= 0; a++)
+        if (e->idx[a].size > e->idx[first].size)
             batch = -1;
-    int n = suggest(k, batch, false, out);
-    return n + suggest(k, batch, true, out + n);
+    int n = suggest(k, batch, false, false, out);
+    n += suggest(k, batch, true, false, out + n);
+    if (!e->n_rows)
+        return n;
+    /* a batched kernel: the same with every row in each work-item */
+    n += suggest(k, batch, false, true, out + n);
+    return n + suggest(k, batch, true, true, out + n);
 }

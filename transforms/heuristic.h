@@ -5,7 +5,8 @@
  *
  * The rules (et_kernel_heuristics):
  *   - the batch axis: the outermost global axis when there are two or more
- *     and none is larger (x of xik,kj->xij);
+ *     and none is larger (x of xik,kj->xij; a batched einsum's row axis
+ *     left out);
  *   - a register block: the other global axes, innermost (last in the
  *     output) first, are upcast whole while they fit the registers, the
  *     UPCAST parts the kernel already has counted in. With vectors (the
@@ -20,7 +21,10 @@
  *     the accumulators may take 1 KiB (256 B on CUDA). An axis too large
  *     for what is left is upcast by its largest divisor up to 16 that
  *     fits; a second block then upcasts the batch axis by its largest
- *     divisor that fits (when one does);
+ *     divisor that fits (when one does); for a batched einsum, the row
+ *     axis is left out of these, and both blocks are suggested again with
+ *     it right after the first axis, upcast whole (every row in each
+ *     work-item, a shared operand loaded once for all) when it fits;
  *   - FACTOR, when the kernel accepts it (three or more operands);
  *   - for each block, the first suggestion stops there; the second adds
  *     STAGE and LOOP(batch, n), n the largest divisor up to 64 of what
@@ -38,7 +42,7 @@
 
 #include "transforms/kernel.h"
 
-#define ET_HEURISTIC_MAX 4        /* suggestions at most */
+#define ET_HEURISTIC_MAX 8        /* suggestions at most */
 #define ET_HEURISTIC_MAX_OPTS 16  /* opts per suggestion at most */
 
 /* One suggestion: opts to apply after the kernel's own. Plain value. */

@@ -177,13 +177,6 @@ bool et_kernel_staged(const et_kernel *k, int op)
 {
     if (!k->stage || (k->prefetch_axis >= 0 && k->prefetch_op[op]))
         return false;
-    /* a rowed operand of a kernel whose work-items read every row: one
-     * pointer per row, no tile across them */
-    bool rowed = et_einsum_op_rowed(&k->e, op);
-    for (int p = 0; p < k->n_parts; p++)
-        if (rowed && k->part[p].axis == 0 &&
-            k->part[p].kind == ET_PART_UPCAST)
-            return false;
     for (int p = 0; p < k->n_parts; p++)
         if ((k->part[p].kind == ET_PART_LOCAL ||
              k->part[p].kind == ET_PART_GROUP ||
@@ -441,21 +434,13 @@ static et_status common_rules(const et_kernel *k, et_opt_call *c)
 
 /* Applies o to k in place (k is a scratch copy); refusal leaves garbage.
  * What an opt is and does comes from its descriptor (opts.c). */
-/* Does the row axis of batched k have an UPCAST part? */
-static bool rows_upcast(const et_kernel *k)
-{
-    for (int p = 0; p < k->n_parts; p++)
-        if (k->part[p].axis == 0 && k->part[p].kind == ET_PART_UPCAST)
-            return true;
-    return false;
-}
-
 /*
  * A batched kernel's rows (kernel.h): a row is a pointer of its own, so
  * the row axis is either global (each work-group one row) or UPCAST whole
  * (each work-item every row: a shared operand's value loaded once for
- * all); a rowed operand is prefetched only where a work-group reads one
- * row; SPLIT would zero every row's output and is not offered.
+ * all; a rowed operand's PREFETCH or STAGE tile then holds every row,
+ * each element copied through its row's pointer); SPLIT would zero every
+ * row's output and is not offered.
  */
 static et_status row_rules(const et_kernel *k, et_opt_call *c)
 {
@@ -466,12 +451,6 @@ static et_status row_rules(const et_kernel *k, et_opt_call *c)
     if (kind == ET_OPT_SPLIT)
         return et_opt_refuse(c, "SPLIT does not apply to a batched einsum "
                                 "(its rows' outputs would all need zeroing)");
-    if (kind == ET_OPT_PREFETCH && rows_upcast(k) &&
-        c->o->operand >= 0 && c->o->operand < k->e.n_ops &&
-        et_einsum_op_rowed(&k->e, c->o->operand))
-        return et_opt_refuse(c, "PREFETCH: operand %d is rowed and the row "
-                                "axis %s is UPCAST (a work-group reads "
-                                "every row)", c->o->operand, R);
     if (c->a != 0 || kind == ET_OPT_SWAP)
         return ET_OK;
     if (kind != ET_OPT_UPCAST)
@@ -483,12 +462,6 @@ static et_status row_rules(const et_kernel *k, et_opt_call *c)
         return et_opt_refuse(c, "UPCAST of the row axis %s takes all its %d "
                                 "rows (amount 0 or %d)", R, k->e.n_rows,
                              k->e.n_rows);
-    for (int op = 0; op < k->e.n_ops; op++)
-        if (k->prefetch_axis >= 0 && k->prefetch_op[op] &&
-            et_einsum_op_rowed(&k->e, op))
-            return et_opt_refuse(c, "UPCAST of the row axis %s: rowed "
-                                    "operand %d is prefetched (a work-group "
-                                    "reads one row)", R, op);
     return ET_OK;
 }
 

@@ -136,8 +136,20 @@ void rd_emit_prefetch_copy(ctx *c, int op)
         }
     }
     char expr[1536];
-    char ptr[32];
-    rd_ptr_name(c, op, NULL, NULL, ptr, sizeof ptr);
+    /* a rowed operand whose tile holds every row: the row's pointer by
+     * the element's row */
+    char ptr[512];
+    if (c->row_mode == 2 && et_einsum_op_rowed(&k->e, op)) {
+        et_sbuf pb;
+        et_sbuf_fixed(&pb, ptr, sizeof ptr);
+        et_sbuf_puts(&pb, "(");
+        for (int r = 0; r < k->e.n_rows - 1; r++)
+            et_sbuf_printf(&pb, "%s_ci == %d ? in%d_%d : ", k->e.idx[0].name,
+                           r, op, r);
+        et_sbuf_printf(&pb, "in%d_%d)", op, k->e.n_rows - 1);
+    } else {
+        rd_ptr_name(c, op, NULL, NULL, ptr, sizeof ptr);
+    }
     rd_load_expr(c, op, ptr, ab.len ? addr : "0", expr, sizeof expr);
     if (mb.len)
         rd_line(s, "tile_in%d[cp] = (%s) ? %s : %s;", op, mask, expr, c->zero);

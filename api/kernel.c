@@ -166,6 +166,16 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
     return api_cl_kernel_load(NULL, p, ctx, dev, o, out, diag);
 }
 
+/* A batched problem's kernels take one argument per row, which the
+ * launch calls do not carry yet. */
+static et_status not_batched(et_diag *diag, const char *fn)
+{
+    return api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_EINSUM,
+                    "%s: a batched einsum's kernel is not loaded into a "
+                    "caller's context yet (eintune run --batch runs it)",
+                    fn);
+}
+
 et_status api_cl_kernel_load(et_session *s, const et_problem *p,
                              struct _cl_context *ctx,
                              struct _cl_device_id *dev,
@@ -182,6 +192,8 @@ et_status api_cl_kernel_load(et_session *s, const et_problem *p,
     API_NEED(diag, p, "p");
     API_NEED(diag, ctx, "ctx");
     API_NEED(diag, dev, "dev");
+    if (p->e.n_rows)
+        return not_batched(diag, "et_cl_kernel_load");
     et_device_info *info = calloc(1, sizeof *info);
     et_loaded_kernel *k = loaded_new(p, ET_BACKEND_OPENCL);
     et_rendered r = {0};
@@ -242,6 +254,8 @@ et_status api_cu_kernel_load(et_session *s, const et_problem *p, int device,
     *out = NULL;
     API_OPTIONS(et_load_options, o, diag);
     API_NEED(diag, p, "p");
+    if (p->e.n_rows)
+        return not_batched(diag, "et_cu_kernel_load");
     et_device_info *info = calloc(1, sizeof *info);
     et_loaded_kernel *k = loaded_new(p, ET_BACKEND_CUDA);
     et_rendered r = {0};

@@ -408,6 +408,23 @@ static void test_tune(void **state)
     int n = et_tune_report_n_candidates(rep);
     assert_true(n >= 1);
     et_tune_report_free(rep);
+    /* found again; what does not take rows yet says so */
+    et_best_options bo = {0};
+    bo.db = db;
+    et_best_kernel *bk = NULL;
+    if (et_best_kernel_find(p, &bo, &bk, &d) != ET_OK)
+        fail_msg("best: %s", d.msg);
+    et_export_options xo = {0};
+    xo.dir = "/tmp";
+    assert_int_equal(et_best_kernel_export(bk, &xo, NULL, &d),
+                     ET_ERR_UNSUPPORTED);
+    assert_non_null(strstr(d.msg, "batched"));
+    et_best_kernel_free(bk);
+    et_loaded_kernel *lk = NULL;
+    assert_int_equal(et_cl_kernel_load(p, (struct _cl_context *)1,
+                                       (struct _cl_device_id *)1, NULL, &lk,
+                                       &d), ET_ERR_UNSUPPORTED);
+    assert_null(lk);
     et_problem_free(p);
     unlink(db);
 }

@@ -481,6 +481,26 @@ static int write_outputs(const run_args *a, const et_host_array *out)
     return 0;
 }
 
+/* Emits a run's JSON (et_runner_json's text, taken), for a batched run
+ * with "outputs": every row's file in row order ("output" is row 0's).
+ * Returns cli_json_emit's status. */
+static int emit_json(char *json, const run_args *a)
+{
+    cJSON *doc = a->batch && json ? cJSON_Parse(json) : NULL;
+    if (!doc) {
+        int bad = cli_json_emit_text(json);
+        et_free(json);
+        return bad;
+    }
+    et_free(json);
+    cJSON *arr = cJSON_AddArrayToObject(doc, "outputs");
+    for (int i = 0; arr && i < a->n_outputs; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(a->outputs[i]));
+    int bad = cli_json_emit(doc);
+    cJSON_Delete(doc);
+    return bad;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a = {0};
@@ -524,10 +544,8 @@ int cmd_run(int argc, char **argv)
     if (a.time && !failed && time_run(r, a.plot))
         goto done;
     if (g_cli.json) {
-        char *json = et_runner_json(r, a.output);
-        int bad = cli_json_emit_text(json);
-        et_free(json);
-        if (bad)
+        char *json = et_runner_json(r, a.batch ? a.outputs[0] : a.output);
+        if (emit_json(json, &a))
             goto done;
     }
     status = failed ? EXIT_RUN : 0;

@@ -299,6 +299,9 @@ static void test_bad_files(void **state)
         "tune_at: ");
     bad("- einsum: xj->xj\n  shape: x=*,j=4\n  tune_at: x=0\n", "3:12",
         "tune_at: ");
+    /* a batch spec checked at its value */
+    bad("- einsum: xj,ij->xi\n  shape: x=4,i=2,j=2\n  batch: \"u,D; u\"\n",
+        "3:10", "batch: row 1 names 1 operand");
     bad("einsum: ij->i\nshape: i=4\n", "1:1", "a campaign is a list");
     bad("", "1:1", "no problems");
     bad("- einsum: ij->i\n  shape: i=4,j=4\n  time-limit: 0\n", "3:15",
@@ -323,6 +326,24 @@ static void test_bad_files(void **state)
     free(err);
 }
 
+/* A batched problem: tuned as the batched einsum, under its key. */
+static void test_batched(void **state)
+{
+    (void)state;
+    write_file("rows.yaml", "- {einsum: \"xj,ij->xi\", shape: "
+                            "\"x=16,i=4,j=4\", dtype: f32, batch: \"u,Dr; "
+                            "u,Ds; u,Dt\", budget: 2, race: 0}\n");
+    assert_int_equal(campaign("rows", "rows.yaml", "rows.db", NULL), 0);
+    cJSON *a = json_of("rows");
+    const cJSON *p = problem(a, 0);
+    assert_string_equal(pstr(p, "state"), "tuned");
+    assert_string_equal(pstr(p, "einsum"), "xj,Rij->Rxi");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(p, "found")));
+    cJSON_Delete(a);
+    assert_int_equal(count("rows.db", "SELECT count(*) FROM einsums WHERE "
+                                      "canonical LIKE 'rows|%'"), 1);
+}
+
 int main(void)
 {
     const char *b = getenv("ET_BUILD_DIR");
@@ -343,6 +364,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_and_resume),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_batched),
     };
     int rc = cmocka_run_group_tests_name("campaign", tests, NULL, NULL);
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);

@@ -43,6 +43,7 @@ typedef struct campaign_problem {
     char einsum[1024];
     char shape[1024];
     char tune_at[256];          /* an open axis' tune-at size, "" default */
+    char batch[512];            /* a batched einsum's rows, "" none */
     char dtype[64];             /* "f64" when the file gave none */
     char space_given[512];      /* as the file wrote it, "" built-in */
     char space_path[1024];      /* resolved against the file's directory */

@@ -5,13 +5,14 @@
  *
  *   campaign := '[' problem* ']'            (a block or flow sequence)
  *   problem  := '{' key ':' value (',' key ':' value)* '}'
- *   key      := einsum | shape | tune_at | dtype | space | budget
+ *   key      := einsum | shape | tune_at | dtype | batch | space | budget
  *             | search | time-limit | seed | race
  *   einsum, shape: required; shape a "x=4,i=8" text or a mapping {x: 4};
  *   an open axis as on the command line ("x=*,i=8", or {x: "*"}: a bare
  *   * is YAML's alias); tune_at: "x=4096", the open axis' tune-at size
  *   (as --tune-at; refused without an open axis);
- *   dtype: "f32" or "f32,f64" (default f64); space: a space file, relative
+ *   dtype: "f32" or "f32,f64" (default f64); batch: a batched einsum's
+ *   rows, "u,Dr; u,Ds" (as --batch); space: a space file, relative
  *   to the campaign file's directory (default the built-in action pool);
  *   budget: 1..1000000 (default 100); search: beam, random or grid;
  *   time-limit: seconds > 0; seed: >= 0; race: 0..8 (0: no final race).
@@ -159,9 +160,10 @@ static void relative_to(const char *path, const char *rel, char *out,
 
 static const char *const keys[] = {"einsum", "shape",      "dtype",
                                    "space",  "budget",     "search",
-                                   "time-limit", "seed", "race", "tune_at"};
+                                   "time-limit", "seed", "race", "tune_at",
+                                   "batch"};
 enum { K_EINSUM, K_SHAPE, K_DTYPE, K_SPACE, K_BUDGET, K_SEARCH, K_TIME,
-       K_SEED, K_RACE, K_TUNE_AT, K_COUNT };
+       K_SEED, K_RACE, K_TUNE_AT, K_BATCH, K_COUNT };
 _Static_assert(sizeof keys / sizeof keys[0] == K_COUNT, "one name per key");
 
 /* The values of problem index's mapping n by key (NULL: not given). */
@@ -184,7 +186,7 @@ static et_status values_of(loader *L, yaml_node_t *n, int index,
                 which = i;
         if (which < 0)
             return ERR_AT(L, k, "unknown key '%.60s' (einsum, shape, "
-                          "tune_at, dtype, space, budget, search, "
+                          "tune_at, dtype, batch, space, budget, search, "
                           "time-limit, seed, race)", ks);
         if (val[which])
             return ERR_AT(L, k, "'%s' given twice", ks);
@@ -257,6 +259,37 @@ static et_status fields_of(loader *L, yaml_node_t *const val[K_COUNT],
 
 /* cp's einsum from its einsum, shape and dtype texts (cp->e allocated
  * even when they are refused); pd says why not. */
+/* batch: the rows of a batched einsum (einsum.h), applied to cp->e. */
+static et_status batch_of(loader *L, yaml_node_t *v, campaign_problem *cp)
+{
+    const char *t;
+    et_status st = scalar(L, v, "batch", &t);
+    if (st != ET_OK)
+        return st;
+    snprintf(cp->batch, sizeof cp->batch, "%s", t);
+    et_diag pd;
+    diag_clear(&pd);
+    et_rows *r = malloc(sizeof *r);
+    et_einsum *e = malloc(sizeof *e);
+    if (!r || !e) {
+        free(r);
+        free(e);
+        return ERR_AT(L, v, "out of memory");
+    }
+    st = et_rows_parse(t, cp->e->n_ops, r, &pd);
+    if (st == ET_OK) {
+        bool rowed[ET_MAX_OPERANDS];
+        for (int k = 0; k < cp->e->n_ops; k++)
+            rowed[k] = et_rows_rowed(r, k);
+        st = et_einsum_batch(cp->e, r->n_rows, rowed, e, &pd);
+    }
+    if (st == ET_OK)
+        *cp->e = *e;
+    free(r);
+    free(e);
+    return st == ET_OK ? ET_OK : ERR_AT(L, v, "batch: %s", pd.msg);
+}
+
 static et_status einsum_of(campaign_problem *cp, et_diag *pd)
 {
     diag_clear(pd);
@@ -339,6 +372,8 @@ static et_status load_problem(loader *L, yaml_node_t *n, int index,
         if (et_einsum_tune_at(cp->e, t, &pd) != ET_OK)
             return ERR_AT(L, val[K_TUNE_AT], "tune_at: %s", pd.msg);
     }
+    if (val[K_BATCH] && (st = batch_of(L, val[K_BATCH], cp)) != ET_OK)
+        return st;
     if (!cp->dtype[0])
         snprintf(cp->dtype, sizeof cp->dtype, "f64");
     if ((st = space_of(L, val[K_SPACE], cp)) != ET_OK)

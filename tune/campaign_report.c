@@ -143,7 +143,8 @@ et_campaign_report *campaign_report_new(const et_campaign *c)
         et_campaign_entry *e = &r->e[i];
         e->index = i;
         e->line = cp->line;
-        snprintf(e->einsum, sizeof e->einsum, "%s", cp->einsum);
+        snprintf(e->einsum, sizeof e->einsum, "%s",
+                 cp->batch[0] ? cp->e->text : cp->einsum);
         snprintf(e->shape, sizeof e->shape, "%s", cp->shape);
         snprintf(e->dtype, sizeof e->dtype, "%s", cp->dtype);
         snprintf(e->space, sizeof e->space, "%s",

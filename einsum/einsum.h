@@ -271,6 +271,9 @@ bool et_rows_rowed(const et_rows *r, int k);
  */
 et_status et_einsum_batch(const et_einsum *base, int n_rows,
                           const bool *rowed, et_einsum *e, et_diag *d);
+/* The einsum of one row: e without its row axis (e itself when it is not
+ * batched); index i of base is index i + 1 of e. */
+void et_einsum_unbatch(const et_einsum *e, et_einsum *base);
 /* Is operand k (-1: the output) rowed? False for an unbatched einsum. */
 bool et_einsum_op_rowed(const et_einsum *e, int k);
 /* Elements of one row's array of operand k (-1: the output): all of them

@@ -215,6 +215,35 @@ et_status et_einsum_batch(const et_einsum *base, int n_rows,
     return ET_OK;
 }
 
+void et_einsum_unbatch(const et_einsum *e, et_einsum *base)
+{
+    *base = *e;
+    if (!e->n_rows)
+        return;
+    base->n_rows = 0;
+    base->n_idx = e->n_idx - 1;
+    base->n_out = e->n_out - 1;
+    for (int i = 0; i < base->n_idx; i++)
+        base->idx[i] = e->idx[i + 1];
+    for (int k = 0; k <= e->n_ops; k++) {
+        const et_operand *o = k < e->n_ops ? &e->op[k] : &e->out;
+        et_operand *b = k < e->n_ops ? &base->op[k] : &base->out;
+        int s = et_einsum_op_rowed(e, k < e->n_ops ? k : -1) ? 1 : 0;
+        b->rank = o->rank - s;
+        for (int q = 0; q < b->rank; q++) {
+            b->idx[q] = o->idx[q + s] - 1;
+            b->dim[q] = o->dim[q + s];
+        }
+    }
+    /* the text without the row letter */
+    const char R = e->idx[0].name[0];
+    size_t n = 0;
+    for (const char *c = e->text; *c && n + 1 < sizeof base->text; c++)
+        if (*c != R)
+            base->text[n++] = *c;
+    base->text[n] = '\0';
+}
+
 bool et_einsum_op_rowed(const et_einsum *e, int k)
 {
     if (!e->n_rows)

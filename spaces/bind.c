@@ -335,6 +335,30 @@ static et_status check_constraints(const et_binding *b, et_diag *d)
                  et_expr_text(s->constraint[worst]), n_false[worst]);
 }
 
+/* A batched einsum (einsum.h) matches a pattern written for one of its
+ * rows: the pattern's indices map onto the row's, shifted past the row
+ * axis (index 0), which the space leaves to the search's other opts. */
+static et_status match_one_row(const et_space *s, const et_einsum *user,
+                               et_binding *b, int *n)
+{
+    et_einsum *base = malloc(sizeof *base);
+    if (!base)
+        return ET_ERR_NOMEM;
+    et_einsum_unbatch(user, base);
+    et_diag md;
+    memset(&md, 0, sizeof md);
+    et_status st = et_einsum_match(&s->pat, base, b->map, ET_SPACE_MAX_MAPS,
+                                   n, &md);
+    free(base);
+    if (st != ET_OK)
+        return st;
+    int m = *n < ET_SPACE_MAX_MAPS ? *n : ET_SPACE_MAX_MAPS;
+    for (int i = 0; i < m; i++)
+        for (int p = 0; p < s->pate.n_idx; p++)
+            b->map[i].idx_map[p] += 1;
+    return ET_OK;
+}
+
 et_status et_space_bind(const et_space *s, const et_einsum *user,
                         const et_target *t, et_binding **out, et_diag *d)
 {
@@ -360,6 +384,8 @@ et_status et_space_bind(const et_space *s, const et_einsum *user,
         st = ET_OK;
     } else {
         st = et_einsum_match(&s->pat, user, b->map, ET_SPACE_MAX_MAPS, &n, &md);
+        if (st != ET_OK && user->n_rows)
+            st = match_one_row(s, user, b, &n);
     }
     if (st != ET_OK) {
         st = bfail(d, 0, 0,

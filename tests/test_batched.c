@@ -17,6 +17,7 @@
 
 #include "eintune.h"
 #include "einsum/einsum.h"
+#include "spaces/space.h"
 #include "tests/kernel_check.h"
 #include "transforms/kernel.h"
 
@@ -172,6 +173,44 @@ static void test_canonical(void **state)
     et_einsum_structure(&a, ca, sizeof ca);
     et_einsum_structure(&plain, cp, sizeof cp);
     assert_string_not_equal(ca, cp);
+}
+
+/* A space written for one row binds to the batched einsum: its indices
+ * land on the row's, past the row axis; one for another einsum does not. */
+static void test_space_binds_a_row(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "name: grad\n"
+        "einsum: \"ab,cb->ac\"\n"
+        "params:\n"
+        "  t: {values: [1, 2]}\n"
+        "transforms:\n"
+        "  - {op: UPCAST, axis: c, amt: t, when: t > 1}\n";
+    et_space *sp = NULL;
+    et_diag d;
+    assert_int_equal(et_space_load_text(text, sizeof text - 1, "grad.yaml",
+                                        &sp, &d), ET_OK);
+    et_einsum e, base;
+    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+                             "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
+    et_binding *b = NULL;
+    if (et_space_bind(sp, &e, NULL, &b, &d) != ET_OK)
+        fail_msg("bind: %s", d.msg);
+    /* the pattern's indices a, c (output) and b (summed) are x, i and j
+     * of the row, past the row axis */
+    const et_match *m = et_binding_map(b, 0);
+    assert_string_equal(e.idx[m->idx_map[0]].name, "x");
+    assert_string_equal(e.idx[m->idx_map[1]].name, "i");
+    assert_string_equal(e.idx[m->idx_map[2]].name, "j");
+    assert_int_equal(m->idx_map[0], 1);
+    et_binding_free(b);
+    /* the einsum of one row */
+    et_einsum_unbatch(&e, &base);
+    assert_int_equal(base.n_rows, 0);
+    assert_string_equal(base.text, "xj,ij->xi");
+    assert_int_equal(et_einsum_operand_elems(&base, 1), 64);
+    et_space_free(sp);
 }
 
 /* ---- kernels ------------------------------------------------------------- */
@@ -435,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_spec),
         cmocka_unit_test(test_structure),
         cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_space_binds_a_row),
         cmocka_unit_test(test_row_rules),
         cmocka_unit_test(test_args_and_wrong_rows),
         cmocka_unit_test(test_kernels),

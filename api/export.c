@@ -131,10 +131,6 @@ et_status et_best_kernel_export(const et_best_kernel *bk,
         api_export_backend_check(o->backend, diag) != ET_OK ||
         (o->name && et_export_name_validate(o->name, diag) != ET_OK))
         return diag->status;
-    if (bk->e.n_rows)
-        return api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_EINSUM,
-                        "et_best_kernel_export: a batched einsum's kernel "
-                        "is not exported yet (eintune run --batch runs it)");
     const et_best *best = &bk->best;
     et_target tg = export_target(bk, o);
     et_export_kernel x;

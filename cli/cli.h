@@ -142,7 +142,7 @@ int cmd_export(int argc, char **argv);
  * no device, 2 bad input.
  */
 int cli_best_find(const char *cmd, const char *text, const char *shape,
-                  const char *dtype, int roofline, int exact,
-                  et_problem **p, et_best_kernel **bk);
+                  const char *dtype, const char *batch, int roofline,
+                  int exact, et_problem **p, et_best_kernel **bk);
 
 #endif

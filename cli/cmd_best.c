@@ -14,7 +14,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune best EINSUM --shape SPEC [--dtype SPEC] [--exact]\n"
-        "                    [--device D] [--db FILE] [--json FILE]\n"
+        "                    [--batch ROWS] [--device D] [--db FILE]\n"
+        "                    [--json FILE]\n"
         "\n"
         "The fastest verified kernel the tuning database knows for the\n"
         "einsum on the device: tuned for this einsum or for one that differs\n"
@@ -31,6 +32,7 @@ static void usage(FILE *f)
         "\n"
         "  --shape SPEC   sizes: x=4096,i=35,k=35,j=35 (...=3x2 for '...');\n"
         "                 x=* asks for the kernel of the open einsum\n"
+        "  --batch ROWS   a batched einsum's rows, as tune --batch\n"
         "  --exact        only a kernel tuned for these sizes (or an open\n"
         "                 axis covering them): no fallback\n"
         "  --dtype SPEC   f16, f32 or f64, or one per operand (default f64)\n"
@@ -54,8 +56,8 @@ static void usage(FILE *f)
 }
 
 int cli_best_find(const char *cmd, const char *text, const char *shape,
-                  const char *dtype, int roofline, int exact,
-                  et_problem **p, et_best_kernel **bk)
+                  const char *dtype, const char *batch, int roofline,
+                  int exact, et_problem **p, et_best_kernel **bk)
 {
     et_diag d;
     *p = NULL;
@@ -66,6 +68,10 @@ int cli_best_find(const char *cmd, const char *text, const char *shape,
     }
     if (st != ET_OK) {
         cli_problem_diag(&d, text, shape, dtype);
+        return EXIT_INPUT;
+    }
+    if (batch && et_problem_set_batch(*p, batch, &d) != ET_OK) {
+        cli_batch_diag(&d, text, batch);
         return EXIT_INPUT;
     }
     et_best_options o;
@@ -90,10 +96,11 @@ int cmd_best(int argc, char **argv)
         {"shape", required_argument, 0, 's'},
         {"dtype", required_argument, 0, 't'},
         {"exact", no_argument, 0, 2001},
+        {"batch", required_argument, 0, 2002},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
-    const char *shape = NULL, *dtype = NULL;
+    const char *shape = NULL, *dtype = NULL, *batch = NULL;
     int opt, exact = 0;
     while ((opt = getopt_long(argc, argv, "hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
@@ -102,6 +109,7 @@ int cmd_best(int argc, char **argv)
         case 's': shape = optarg; break;
         case 't': dtype = optarg; break;
         case 2001: exact = 1; break;
+        case 2002: batch = optarg; break;
         case 'h': usage(stdout); return 0;
         default: return cli_usage_error("best", "unknown or incomplete flag");
         }
@@ -117,7 +125,8 @@ int cmd_best(int argc, char **argv)
 
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;
-    int status = cli_best_find("best", text, shape, dtype, 1, exact, &p, &bk);
+    int status = cli_best_find("best", text, shape, dtype, batch, 1, exact,
+                               &p, &bk);
     if (status == 0) {
         if (et_best_report_print(bk, cli_table_out()) != 0) {
             cli_error("best", EXIT_RUN, "cannot render the kernel");

@@ -13,6 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: eintune export EINSUM --shape SPEC [--dtype SPEC] [--exact]\n"
+        "                      [--batch ROWS]\n"
         "                      [--backend opencl|cuda] -o DIR [--name NAME]\n"
         "                      [--force] [--dispatch] [--no-verify]\n"
         "                      [--embed] [--device D] [--db FILE]\n"
@@ -22,7 +23,9 @@ static void usage(FILE *f)
         "the einsum on the device (see 'eintune best') for a library to\n"
         "embed: DIR/<name>.cl (.cu for CUDA) with the source, and\n"
         "DIR/<name>.h, a C header with the kernel name, the argument order\n"
-        "(output first, then the inputs in operand order; dtypes, shapes,\n"
+        "(output first, then the inputs in operand order, a batched\n"
+        "einsum's (--batch ROWS, docs/einsum.md) rows each an argument;\n"
+        "dtypes, shapes,\n"
         "element counts) and the launch geometry (OpenCL global/local work\n"
         "sizes, CUDA grid/block), its macros prefixed with NAME_ in upper\n"
         "case. The name is the loop sizes and the dtypes (r_16_12_8_f32),\n"
@@ -61,6 +64,9 @@ static void usage(FILE *f)
         "  --dtype SPEC     f16, f32 or f64, or one per operand (default f64)\n"
         "  --backend KIND   opencl or cuda (default: the device's)\n"
         "  -o, --output DIR directory for the files (created when missing)\n"
+        "  --batch ROWS     a batched einsum's rows, as tune --batch: one\n"
+        "                   argument per row of the output and of each\n"
+        "                   rowed operand\n"
         "  --exact          only a kernel tuned for these sizes or an open\n"
         "                   axis covering them (without: the opts tuned at\n"
         "                   the nearest other sizes re-applied, unverified\n"
@@ -163,11 +169,12 @@ int cmd_export(int argc, char **argv)
         {"force", no_argument, 0, 'f'},
         {"no-verify", no_argument, 0, 2003},
         {"embed", no_argument, 0, 2004},
+        {"batch", required_argument, 0, 2005},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL, *dir = NULL, *backend = NULL;
-    const char *name = NULL;
+    const char *name = NULL, *batch = NULL;
     int opt, force = 0, exact = 0, dispatch = 0;
     while ((opt = getopt_long(argc, argv, "o:hqv", longopts, NULL)) != -1) {
         if (cli_common_opt(opt, optarg))
@@ -183,6 +190,7 @@ int cmd_export(int argc, char **argv)
         case 'f': force = 1; break;
         case 2003: no_verify = 1; break;
         case 2004: embed = 1; break;
+        case 2005: batch = optarg; break;
         case 'h': usage(stdout); return 0;
         default:
             return cli_usage_error("export", "unknown or incomplete flag");
@@ -213,6 +221,10 @@ int cmd_export(int argc, char **argv)
     if (dispatch && exact)
         return cli_usage_error("export", "--dispatch takes measured kernels "
                                "only: --exact is implied");
+    if (dispatch && batch)
+        return cli_usage_error("export", "--dispatch takes no --batch "
+                               "(dispatch tables of batched einsums are not "
+                               "made yet)");
     if (dispatch)
         return export_dispatch(text, shape, dtype, dir, backend, name,
                                force);
@@ -220,7 +232,8 @@ int cmd_export(int argc, char **argv)
     et_problem *p = NULL;
     et_best_kernel *bk = NULL;
     cJSON *doc = NULL;
-    int status = cli_best_find("export", text, shape, dtype, 0, exact, &p, &bk);
+    int status = cli_best_find("export", text, shape, dtype, batch, 0, exact,
+                               &p, &bk);
     if (status)
         goto out;
 

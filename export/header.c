@@ -23,7 +23,9 @@ typedef struct hdr_ctx {
     const et_einsum *e;
     const et_rendered *r;
     int oa;                     /* e's open axis, -1 when none */
-    const et_operand *args[ET_MAX_OPERANDS + 1]; /* by argument */
+    const et_operand *args[ET_MAX_ARGS]; /* by argument: its array */
+    et_operand rows[ET_MAX_ARGS]; /* a row's array (the operand without
+                                   * the row axis), args[a] points here */
     int max_rank;               /* of the arguments */
 } hdr_ctx;
 
@@ -62,9 +64,9 @@ static void shape_list(et_sbuf *b, const et_operand *o, int oa,
 
 /* The element count of operand k (-1: output) as a C expression of n,
  * the open axis' size. */
-static void elems_at(const et_einsum *e, int k, char *buf, size_t cap)
+static void elems_at(const et_einsum *e, const et_operand *o, char *buf,
+                     size_t cap)
 {
-    const et_operand *o = k < 0 ? &e->out : &e->op[k];
     int oa = et_einsum_open_axis(e);
     long long c = 1;
     bool uses = false;
@@ -202,18 +204,27 @@ static void put_args(const hdr_ctx *c)
     const et_rendered *r = c->r;
     const char *P = c->P;
     int oa = c->oa;
-    et_sbuf_printf(b, "/* arguments: OPERAND -1 is the output; SHAPE the "
-                  "array's dims (1 where it\n * broadcasts); INDICES the "
-                  "index number of each dim */\n");
+    et_sbuf_printf(b, "/* arguments: OPERAND -1 is the output; ROW the row "
+                  "of a batched einsum's\n * array (-1: not a row); SHAPE "
+                  "the array's dims (1 where it broadcasts);\n * INDICES "
+                  "the index number of each dim */\n");
     et_sbuf_printf(b, "#define %sN_ARGS %d\n", P, r->n_args);
+    et_sbuf_printf(b, "#define %sN_ROWS %d\n", P, e->n_rows);
     for (int a = 0; a < r->n_args; a++) {
         const et_operand *o = c->args[a];
-        int64_t elems = et_einsum_operand_elems(e, r->arg_operand[a]);
+        int64_t elems = et_einsum_row_elems(e, r->arg_operand[a]);
         size_t es = et_dtype_size(o->dtype);
-        et_sbuf_printf(b, "/* arg %d: %s */\n", a,
-                  r->arg_operand[a] < 0 ? "output" : "input");
+        if (r->arg_row[a] >= 0)
+            et_sbuf_printf(b, "/* arg %d: %s, row %d */\n", a,
+                           r->arg_operand[a] < 0 ? "output" : "input",
+                           r->arg_row[a]);
+        else
+            et_sbuf_printf(b, "/* arg %d: %s */\n", a,
+                           r->arg_operand[a] < 0 ? "output" : "input");
         et_sbuf_printf(b, "#define %sARG%d_OPERAND (%d)\n", P, a,
                   r->arg_operand[a]);
+        et_sbuf_printf(b, "#define %sARG%d_ROW (%d)\n", P, a,
+                       r->arg_row[a]);
         et_sbuf_printf(b, "#define %sARG%d_DTYPE \"%s\"\n", P, a,
                   et_dtype_name(o->dtype));
         et_sbuf_printf(b, "#define %sARG%d_CTYPE %s\n", P, a, c_type(o->dtype));
@@ -225,7 +236,7 @@ static void put_args(const hdr_ctx *c)
                            (long long)elems * (long long)es);
         }
         char ex[128];
-        elems_at(e, r->arg_operand[a], ex, sizeof ex);
+        elems_at(e, c->args[a], ex, sizeof ex);
         et_sbuf_printf(b, "#define %sARG%d_ELEMS_AT(n) %s\n", P, a, ex);
         et_sbuf_printf(b, "#define %sARG%d_BYTES_AT(n) (%s * %zuLL)\n", P, a,
                        ex, es);
@@ -283,15 +294,15 @@ static void put_tables(const hdr_ctx *c)
     et_sbuf_printf(b, "\n/* the same, as tables indexed by argument (INDICES "
                   "and SHAPES padded\n * with -1 and 1 to MAX_RANK) */\n");
     et_sbuf_printf(b, "#define %sMAX_RANK %d\n", P, max_rank ? max_rank : 1);
-    const char *tab[] = {"OPERANDS", "ELEM_SIZES", "ELEMS", "RANKS"};
+    const char *tab[] = {"OPERANDS", "ELEM_SIZES", "ELEMS", "RANKS", "ROWS"};
     et_sbuf_printf(b, "#define %sARG_ELEMS_AT(n) {", P);
     for (int a = 0; a < r->n_args; a++) {
         char ex[128];
-        elems_at(e, r->arg_operand[a], ex, sizeof ex);
+        elems_at(e, c->args[a], ex, sizeof ex);
         et_sbuf_printf(b, "%s%s", a ? ", " : "", ex);
     }
     et_sbuf_printf(b, "}\n");
-    for (int w = 0; w < 4; w++) {
+    for (int w = 0; w < 5; w++) {
         if (w == 2 && c->oa >= 0)
             continue;
         et_sbuf_printf(b, "#define %sARG_%s {", P, tab[w]);
@@ -299,9 +310,10 @@ static void put_tables(const hdr_ctx *c)
             const et_operand *o = c->args[a];
             long long v = w == 0   ? r->arg_operand[a]
                           : w == 1 ? (long long)et_dtype_size(o->dtype)
-                          : w == 2 ? (long long)et_einsum_operand_elems(
+                          : w == 2 ? (long long)et_einsum_row_elems(
                                          e, r->arg_operand[a])
-                                   : o->rank;
+                          : w == 3 ? o->rank
+                                   : r->arg_row[a];
             et_sbuf_printf(b, "%s%lld", a ? ", " : "", v);
         }
         et_sbuf_printf(b, "}\n");
@@ -415,6 +427,17 @@ char *xp_kernel_header(const et_export_kernel *x, const et_einsum *e,
     for (int a = 0; a < x->r.n_args; a++) {
         int k = x->r.arg_operand[a];
         c.args[a] = k < 0 ? &e->out : &e->op[k];
+        if (x->r.arg_row[a] >= 0) {
+            /* a row's own array: the operand without the row axis */
+            et_operand *o = &c.rows[a];
+            *o = *c.args[a];
+            o->rank--;
+            for (int d = 0; d < o->rank; d++) {
+                o->idx[d] = c.args[a]->idx[d + 1];
+                o->dim[d] = c.args[a]->dim[d + 1];
+            }
+            c.args[a] = o;
+        }
         if (c.args[a]->rank > c.max_rank)
             c.max_rank = c.args[a]->rank;
     }

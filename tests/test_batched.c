@@ -21,10 +21,15 @@
 #include "tests/kernel_check.h"
 #include "transforms/kernel.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static char msg[65536];
 
@@ -414,6 +419,97 @@ static void test_args_and_wrong_rows(void **state)
     et_kernel_free(k);
 }
 
+/* Runs argv; its exit status, -1 when it could not run. */
+static int run_argv(char *const *argv)
+{
+    pid_t pid;
+    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+        return -1;
+    int ws;
+    if (waitpid(pid, &ws, 0) < 0)
+        return -1;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static void put_raw(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+/* The exported batched kernel, run by the delivery tests' host program
+ * (plain OpenCL, the header's macros only): one argument per row, every
+ * row's output its own product. Small integers: every sum is exact. */
+static void export_and_run(const et_problem *p, const char *db)
+{
+    char dir[] = "/tmp/et_batched_xp_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    et_best_options bo = {0};
+    bo.db = db;
+    et_best_kernel *bk = NULL;
+    et_diag d;
+    if (et_best_kernel_find(p, &bo, &bk, &d) != ET_OK)
+        fail_msg("best: %s", d.msg);
+    et_export_options xo = {0};
+    xo.dir = dir;
+    xo.name = "grad";
+    if (et_best_kernel_export(bk, &xo, NULL, &d) != ET_OK)
+        fail_msg("export: %s", d.msg);
+    et_best_kernel_free(bk);
+    char inc[300], exe[300], src[300], files[8][300];
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    snprintf(exe, sizeof exe, "%s/host", dir);
+    snprintf(src, sizeof src, "%s/grad.cl", dir);
+    char *cc[] = {"cc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror",
+                  inc, "-DET_EXPORT_HEADER=\"grad.h\"",
+                  "tests/delivery/host.c", "-lOpenCL", "-o", exe, NULL};
+    if (run_argv(cc) != 0) {
+        print_message("no cc or OpenCL headers: the host program is not "
+                      "built\n");
+        return;
+    }
+    /* arguments: out_0 out_1 out_2 in0 (u) in1_0 in1_1 in1_2 */
+    enum { X = 256, I = 10, J = 10 };
+    static float u[X * J], D[3][I * J], g[3][X * I];
+    for (int t = 0; t < X * J; t++)
+        u[t] = (float)(t * 7 % 9) - 4;
+    for (int r = 0; r < 3; r++)
+        for (int t = 0; t < I * J; t++)
+            D[r][t] = (float)((t * (r + 3) + r) % 7) - 3;
+    for (int r = 0; r < 3; r++) {
+        for (int t = 0; t < X * I; t++)
+            g[r][t] = NAN;
+        snprintf(files[r], sizeof files[r], "%s/out%d", dir, r);
+        put_raw(files[r], g[r], sizeof g[r]);
+        snprintf(files[4 + r], sizeof files[4 + r], "%s/D%d", dir, r);
+        put_raw(files[4 + r], D[r], sizeof D[r]);
+    }
+    snprintf(files[3], sizeof files[3], "%s/u", dir);
+    put_raw(files[3], u, sizeof u);
+    char *host[] = {exe, src, "1", files[0], files[1], files[2], files[3],
+                    files[4], files[5], files[6], NULL};
+    assert_int_equal(run_argv(host), 0);
+    for (int r = 0; r < 3; r++) {
+        FILE *f = fopen(files[r], "rb");
+        assert_non_null(f);
+        assert_int_equal(fread(g[r], sizeof g[r][0], X * I, f), X * I);
+        fclose(f);
+        for (int x = 0; x < X; x++)
+            for (int i = 0; i < I; i++) {
+                float want = 0;
+                for (int j = 0; j < J; j++)
+                    want += u[x * J + j] * D[r][i * J + j];
+                if (g[r][x * I + i] != want)
+                    fail_msg("row %d [%d,%d]: %g, want %g", r, x, i,
+                             (double)g[r][x * I + i], (double)want);
+            }
+    }
+    char *rm[] = {"rm", "-rf", dir, NULL};
+    run_argv(rm);
+}
+
 /* A tuning run through the public API: the best verified kernel of the
  * batched problem, with every row's output checked. */
 static void test_tune(void **state)
@@ -447,18 +543,8 @@ static void test_tune(void **state)
     int n = et_tune_report_n_candidates(rep);
     assert_true(n >= 1);
     et_tune_report_free(rep);
-    /* found again; what does not take rows yet says so */
-    et_best_options bo = {0};
-    bo.db = db;
-    et_best_kernel *bk = NULL;
-    if (et_best_kernel_find(p, &bo, &bk, &d) != ET_OK)
-        fail_msg("best: %s", d.msg);
-    et_export_options xo = {0};
-    xo.dir = "/tmp";
-    assert_int_equal(et_best_kernel_export(bk, &xo, NULL, &d),
-                     ET_ERR_UNSUPPORTED);
-    assert_non_null(strstr(d.msg, "batched"));
-    et_best_kernel_free(bk);
+    export_and_run(p, db);
+    /* what does not take rows yet says so */
     et_loaded_kernel *lk = NULL;
     assert_int_equal(et_cl_kernel_load(p, (struct _cl_context *)1,
                                        (struct _cl_device_id *)1, NULL, &lk,

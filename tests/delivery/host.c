@@ -18,7 +18,9 @@
  * an open axis: the kernel's sizes are its own); for a dispatch table,
  * every index's size by name, "x=37,i=8,j=8,k=16". OUT holds the output's
  * initial contents (the test fills it with NaN, so an element never
- * written shows) and gets the result. An input or output file whose size
+ * written shows) and gets the result; so does every other output
+ * argument (a batched einsum's rows: OUT0 OUT1 ... then the inputs, as
+ * the header's ARG_OPERANDS says). An input or output file whose size
  * is not what the header says for the run's sizes is an error: the header
  * and the kernel would not serve that size. One line per run on stdout
  * names the kernel; exit 0 when every run ran (right or wrong is the
@@ -177,6 +179,17 @@ static void plan(const char *sizes, launch *l)
 }
 #endif
 
+/* Is argument a an output (a batched einsum's row of it: ROW)? */
+static int is_output(int a)
+{
+#if defined(ET_EXPORT_HEADER)
+    static const int ops[NARGS] = ET_EXPORT(ARG_OPERANDS);
+    return ops[a] < 0;
+#else
+    return a == 0;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || (argc - 2) % (NARGS + 1) != 0) {
@@ -247,9 +260,15 @@ int main(int argc, char **argv)
         CHECK(clEnqueueNDRangeKernel(q, k, (cl_uint)l.work_dim, NULL,
                                      l.global, l.has_local ? l.local : NULL,
                                      0, NULL, NULL));
-        CHECK(clEnqueueReadBuffer(q, buf[0], CL_TRUE, 0, bytes[0], host[0],
-                                  0, NULL, NULL));
-        spill(argv[r + 1], host[0], bytes[0]);
+        /* the outputs back: argument 0, and a batched einsum's other
+         * rows (operand -1) */
+        for (int a = 0; a < NARGS; a++) {
+            if (a > 0 && !is_output(a))
+                continue;
+            CHECK(clEnqueueReadBuffer(q, buf[a], CL_TRUE, 0, bytes[a],
+                                      host[a], 0, NULL, NULL));
+            spill(argv[r + 1 + a], host[a], bytes[a]);
+        }
         printf("host: %s: %s (%s)\n", argv[r], l.kernel, l.what);
         for (int a = 0; a < NARGS; a++) {
             clReleaseMemObject(buf[a]);

@@ -32,8 +32,13 @@ struct et_loaded_kernel {
     int n_idx;                     /* the problem's indices, to check sizes */
     char idx_name[ET_MAX_INDICES][ET_NAME_LEN];
     int64_t idx_size[ET_MAX_INDICES];
-    et_operand opnd[ET_MAX_OPERANDS + 1]; /* the output, then the inputs:
-                                    * what each buffer must hold */
+    int n_rows;                    /* a batched problem's rows, else 0 */
+    int n_args;                    /* buffers: the output, then the inputs,
+                                    * a batched einsum's rows each one */
+    int arg_op[ET_MAX_ARGS];       /* each buffer's operand (-1 output) */
+    int arg_row[ET_MAX_ARGS];      /* and row (-1: not a row) */
+    et_operand opnd[ET_MAX_ARGS];  /* what each buffer must hold (a row's
+                                    * array without the row axis) */
     pthread_mutex_t lock;          /* clSetKernelArg + enqueue */
     et_cl_user_kernel *cl;         /* OpenCL: the program and kernel */
     et_cu_user_kernel *cu;         /* CUDA: the module and the driver table */
@@ -52,9 +57,25 @@ static et_loaded_kernel *loaded_new(const et_problem *p, et_backend_kind b)
     k->lk.open_axis = -1;
     k->n_inputs = p->e.n_ops;
     k->n_idx = p->e.n_idx;
-    k->opnd[0] = p->e.out;
-    for (int i = 0; i < p->e.n_ops; i++)
-        k->opnd[1 + i] = p->e.op[i];
+    k->n_rows = p->e.n_rows;
+    if (!et_kernel_args(&p->e, &k->n_args, k->arg_op, k->arg_row)) {
+        pthread_mutex_destroy(&k->lock);
+        free(k);
+        return NULL;
+    }
+    for (int a = 0; a < k->n_args; a++) {
+        const et_operand *o =
+            k->arg_op[a] < 0 ? &p->e.out : &p->e.op[k->arg_op[a]];
+        et_operand *t = &k->opnd[a];
+        *t = *o;
+        if (k->arg_row[a] >= 0) {
+            t->rank = o->rank - 1;
+            for (int d = 0; d < t->rank; d++) {
+                t->idx[d] = o->idx[d + 1];
+                t->dim[d] = o->dim[d + 1];
+            }
+        }
+    }
     for (int i = 0; i < p->e.n_idx; i++) {
         snprintf(k->idx_name[i], sizeof k->idx_name[i], "%s",
                  p->e.idx[i].name);
@@ -137,14 +158,36 @@ typedef struct cl_host_arg {
     struct _cl_device_id *dev;
 } cl_host_arg;
 
+/* The kernel's buffers over host arrays: the output (out) and the inputs
+ * whole, a batched einsum's rows one after another in them, so a row's
+ * buffer is its part. */
+static void host_args(const et_loaded_kernel *k, const void *const *in,
+                      const size_t *in_bytes, void *out, size_t out_bytes,
+                      et_user_host_arg *h)
+{
+    for (int a = 0; a < k->n_args; a++) {
+        int op = k->arg_op[a];
+        size_t whole = op < 0 ? out_bytes : in_bytes[op];
+        size_t part = k->arg_row[a] < 0 ? whole : whole / (size_t)k->n_rows;
+        char *base = op < 0 ? out : (char *)(uintptr_t)in[op];
+        h[a].data = base + (k->arg_row[a] < 0 ? 0 : (size_t)k->arg_row[a] *
+                                                        part);
+        h[a].bytes = part;
+        h[a].output = op < 0;
+    }
+}
+
 static et_status cl_host_run(void *arg, const et_launch *g,
                              const void *const *in, const size_t *in_bytes,
                              int n_in, void *out, size_t out_bytes,
                              et_error *err)
 {
     const cl_host_arg *a = arg;
-    return et_cl_user_run_host(a->k->cl, a->ctx, a->dev, g, in, in_bytes,
-                               n_in, out, out_bytes, err);
+    et_user_host_arg h[ET_MAX_ARGS];
+    (void)n_in;
+    host_args(a->k, in, in_bytes, out, out_bytes, h);
+    return et_cl_user_run_host(a->k->cl, a->ctx, a->dev, g, h, a->k->n_args,
+                               err);
 }
 
 /* The kernel's (arg) run on host data in the caller's CUDA context. */
@@ -154,8 +197,10 @@ static et_status cu_host_run(void *arg, const et_launch *g,
                              et_error *err)
 {
     const et_loaded_kernel *k = arg;
-    return et_cu_user_run_host(k->cu, g, in, in_bytes, n_in, out, out_bytes,
-                               err);
+    et_user_host_arg h[ET_MAX_ARGS];
+    (void)n_in;
+    host_args(k, in, in_bytes, out, out_bytes, h);
+    return et_cu_user_run_host(k->cu, g, h, k->n_args, err);
 }
 
 et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
@@ -164,16 +209,6 @@ et_status et_cl_kernel_load(const et_problem *p, struct _cl_context *ctx,
                             et_diag *diag)
 {
     return api_cl_kernel_load(NULL, p, ctx, dev, o, out, diag);
-}
-
-/* A batched problem's kernels take one argument per row, which the
- * launch calls do not carry yet. */
-static et_status not_batched(et_diag *diag, const char *fn)
-{
-    return api_fail(diag, ET_ERR_UNSUPPORTED, ET_INPUT_EINSUM,
-                    "%s: a batched einsum's kernel is not loaded into a "
-                    "caller's context yet (eintune run --batch runs it)",
-                    fn);
 }
 
 et_status api_cl_kernel_load(et_session *s, const et_problem *p,
@@ -192,8 +227,6 @@ et_status api_cl_kernel_load(et_session *s, const et_problem *p,
     API_NEED(diag, p, "p");
     API_NEED(diag, ctx, "ctx");
     API_NEED(diag, dev, "dev");
-    if (p->e.n_rows)
-        return not_batched(diag, "et_cl_kernel_load");
     et_device_info *info = calloc(1, sizeof *info);
     et_loaded_kernel *k = loaded_new(p, ET_BACKEND_OPENCL);
     et_rendered r = {0};
@@ -254,8 +287,6 @@ et_status api_cu_kernel_load(et_session *s, const et_problem *p, int device,
     *out = NULL;
     API_OPTIONS(et_load_options, o, diag);
     API_NEED(diag, p, "p");
-    if (p->e.n_rows)
-        return not_batched(diag, "et_cu_kernel_load");
     et_device_info *info = calloc(1, sizeof *info);
     et_loaded_kernel *k = loaded_new(p, ET_BACKEND_CUDA);
     et_rendered r = {0};
@@ -295,18 +326,29 @@ cleanup:
     return st;
 }
 
-/* The checks both launchers make: the backend, the buffer count, sizes. */
+/* The checks every launcher makes: the backend, the buffer count (the
+ * inputs, or with args every buffer), sizes. */
 static et_status launch_check(const et_loaded_kernel *k, et_backend_kind b,
-                              int n_inputs, const int64_t *sizes,
+                              int n_given, bool args, const int64_t *sizes,
                               et_diag *diag)
 {
     if (k->backend != b)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "not a kernel loaded for %s", et_backend_name(b));
-    if (n_inputs != k->n_inputs)
+    if (!args && k->n_rows)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "a batched einsum's kernel takes %d buffers, one per "
+                        "row of the output and of each rowed operand: "
+                        "launch it with et_%s_kernel_launch_args",
+                        k->n_args, b == ET_BACKEND_CUDA ? "cu" : "cl");
+    if (!args && n_given != k->n_inputs)
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "the kernel takes %d input buffers, %d were given",
-                        k->n_inputs, n_inputs);
+                        k->n_inputs, n_given);
+    if (args && n_given != k->n_args)
+        return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                        "the kernel takes %d buffers, %d were given",
+                        k->n_args, n_given);
     if (sizes)
         for (int i = 0; i < k->n_idx; i++) {
             if (i == k->lk.open_axis) {
@@ -329,9 +371,29 @@ static et_status launch_check(const et_loaded_kernel *k, et_backend_kind b,
     return ET_OK;
 }
 
+/* Buffer a's name in messages: "the output (out)", "input 1 (in[1])",
+ * or for a batched einsum "args[4] (row 1 of input 1)". */
+static void arg_name(const et_loaded_kernel *k, int a, char *buf, size_t cap)
+{
+    if (!k->n_rows) {
+        et_user_arg_name(a, buf, cap);
+        return;
+    }
+    int op = k->arg_op[a], r = k->arg_row[a];
+    char what[48];
+    if (op < 0)
+        snprintf(what, sizeof what, "the output");
+    else
+        snprintf(what, sizeof what, "input %d", op);
+    if (r >= 0)
+        snprintf(buf, cap, "args[%d] (row %d of %s)", a, r, what);
+    else
+        snprintf(buf, cap, "args[%d] (%s)", a, what);
+}
+
 /*
- * The bytes operand a (0: the output, 1 + k: input k) spans at the
- * launch's sizes (NULL: the loaded ones): its dims, the open axis at the
+ * The bytes buffer a (0: the output, 1 + k: input k; a batched einsum's
+ * buffers as et_kernel_args lists them) spans at the launch's sizes (NULL: the loaded ones): its dims, the open axis at the
  * size given (where the operand has it and does not broadcast it, as
  * et_einsum_set_size counts). *elems gets its elements; UINT64_MAX when
  * the count overflows.
@@ -368,7 +430,7 @@ static et_status check_bytes(const et_loaded_kernel *k, const int64_t *sizes,
                              const et_launch *geom, const uint64_t *have,
                              et_diag *diag)
 {
-    for (int a = 0; a <= k->n_inputs; a++) {
+    for (int a = 0; a < k->n_args; a++) {
         uint64_t elems = 0;
         uint64_t need = operand_bytes(k, a, sizes, &elems);
         if (a == 0 && geom->zero_bytes > 0 &&
@@ -376,19 +438,19 @@ static et_status check_bytes(const et_loaded_kernel *k, const int64_t *sizes,
             need = (uint64_t)geom->zero_bytes;
         if (have[a] >= need)
             continue;
-        char what[64];
-        et_user_arg_name(a, what, sizeof what);
+        char what[96];
+        arg_name(k, a, what, sizeof what);
         if (need == UINT64_MAX)
             return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                             "%s has %llu bytes; the kernel %s more than "
                             "2^64 at these sizes",
                             what, (unsigned long long)have[a],
-                            a == 0 ? "writes" : "reads");
+                            k->arg_op[a] < 0 ? "writes" : "reads");
         return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
                         "%s has %llu bytes but the kernel %s %llu (%llu %s "
                         "elements at these sizes): nothing was launched",
                         what, (unsigned long long)have[a],
-                        a == 0 ? "writes" : "reads",
+                        k->arg_op[a] < 0 ? "writes" : "reads",
                         (unsigned long long)need, (unsigned long long)elems,
                         et_dtype_name(k->opnd[a].dtype));
     }
@@ -418,6 +480,33 @@ static et_status launch_geom(et_loaded_kernel *k, const int64_t *sizes,
     return ET_OK;
 }
 
+/* An OpenCL launch of the buffers args[0..k->n_args-1], checked. */
+static et_status cl_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
+                           struct _cl_mem *const *args, const int64_t *sizes,
+                           struct _cl_event **event, et_diag *diag)
+{
+    et_error err = {{0}};
+    et_launch geom;
+    uint64_t have[ET_MAX_ARGS];
+    pthread_mutex_lock(&k->lock);
+    et_status st = launch_geom(k, sizes, &geom, diag);
+    if (st == ET_OK)
+        st = et_cl_user_check(k->cl, q, args, k->n_args, have, &err);
+    if (st == ET_OK)
+        st = check_bytes(k, sizes, &geom, have, diag);
+    if (st == ET_OK)
+        st = et_cl_user_launch(k->cl, q, &geom, args, k->n_args, event,
+                               &err);
+    pthread_mutex_unlock(&k->lock);
+    if (st != ET_OK && !err.msg[0])
+        return st;
+    if (st != ET_OK)
+        return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_OPTION
+                                                         : ET_INPUT_NONE,
+                            &err);
+    return ET_OK;
+}
+
 et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
                               struct _cl_mem *out, struct _cl_mem *const *in,
                               int n_inputs, const int64_t *sizes,
@@ -430,13 +519,14 @@ et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
     if (event)
         *event = NULL;
     API_NEED(diag, k, "k");
-    et_status st = launch_check(k, ET_BACKEND_OPENCL, n_inputs, sizes, diag);
+    et_status st = launch_check(k, ET_BACKEND_OPENCL, n_inputs, false, sizes,
+                                diag);
     if (st != ET_OK)
         return st;
     API_NEED(diag, q, "q");
     API_NEED(diag, out, "out");
     API_NEED(diag, in, "in");
-    struct _cl_mem *args[ET_MAX_OPERANDS + 1];
+    struct _cl_mem *args[ET_MAX_ARGS];
     args[0] = out;
     for (int i = 0; i < n_inputs; i++) {
         if (!in[i])
@@ -445,18 +535,51 @@ et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
                             i, i);
         args[1 + i] = in[i];
     }
+    return cl_launch(k, q, args, sizes, event, diag);
+}
+
+et_status et_cl_kernel_launch_args(et_loaded_kernel *k,
+                                   struct _cl_command_queue *q,
+                                   struct _cl_mem *const *args, int n_args,
+                                   const int64_t *sizes,
+                                   struct _cl_event **event, et_diag *diag)
+{
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    if (event)
+        *event = NULL;
+    API_NEED(diag, k, "k");
+    et_status st = launch_check(k, ET_BACKEND_OPENCL, n_args, true, sizes,
+                                diag);
+    if (st != ET_OK)
+        return st;
+    API_NEED(diag, q, "q");
+    API_NEED(diag, args, "args");
+    for (int a = 0; a < n_args; a++)
+        if (!args[a])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "et_cl_kernel_launch_args: args[%d] is NULL", a);
+    return cl_launch(k, q, args, sizes, event, diag);
+}
+
+/* A CUDA launch of the buffers args[0..k->n_args-1], checked. */
+static et_status cu_launch(et_loaded_kernel *k, struct CUstream_st *stream,
+                           const unsigned long long *args,
+                           const int64_t *sizes, et_diag *diag)
+{
     et_error err = {{0}};
     et_launch geom;
-    uint64_t have[ET_MAX_OPERANDS + 1];
+    uint64_t have[ET_MAX_ARGS];
     pthread_mutex_lock(&k->lock);
-    st = launch_geom(k, sizes, &geom, diag);
+    et_status st = launch_geom(k, sizes, &geom, diag);
     if (st == ET_OK)
-        st = et_cl_user_check(k->cl, q, args, n_inputs + 1, have, &err);
+        st = et_cu_user_check(k->cu, args, k->n_args, have, &err);
     if (st == ET_OK)
         st = check_bytes(k, sizes, &geom, have, diag);
     if (st == ET_OK)
-        st = et_cl_user_launch(k->cl, q, &geom, args, n_inputs + 1, event,
-                               &err);
+        st = et_cu_user_launch(k->cu, stream, &geom, args, k->n_args, &err);
     pthread_mutex_unlock(&k->lock);
     if (st != ET_OK && !err.msg[0])
         return st;
@@ -477,7 +600,8 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
         diag = &local;
     api_diag_clear(diag);
     API_NEED(diag, k, "k");
-    et_status st = launch_check(k, ET_BACKEND_CUDA, n_inputs, sizes, diag);
+    et_status st = launch_check(k, ET_BACKEND_CUDA, n_inputs, false, sizes,
+                                diag);
     if (st != ET_OK)
         return st;
     if (!out)
@@ -485,7 +609,7 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
                         "et_cu_kernel_launch: argument 'out' is a null "
                         "device pointer");
     API_NEED(diag, in, "in");
-    unsigned long long args[ET_MAX_OPERANDS + 1];
+    unsigned long long args[ET_MAX_ARGS];
     args[0] = out;
     for (int i = 0; i < n_inputs; i++) {
         if (!in[i])
@@ -495,26 +619,47 @@ et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,
                             i, i);
         args[1 + i] = in[i];
     }
-    et_error err = {{0}};
-    et_launch geom;
-    uint64_t have[ET_MAX_OPERANDS + 1];
-    pthread_mutex_lock(&k->lock);
-    st = launch_geom(k, sizes, &geom, diag);
-    if (st == ET_OK)
-        st = et_cu_user_check(k->cu, args, n_inputs + 1, have, &err);
-    if (st == ET_OK)
-        st = check_bytes(k, sizes, &geom, have, diag);
-    if (st == ET_OK)
-        st = et_cu_user_launch(k->cu, stream, &geom, args, n_inputs + 1,
-                               &err);
-    pthread_mutex_unlock(&k->lock);
-    if (st != ET_OK && !err.msg[0])
-        return st;
+    return cu_launch(k, stream, args, sizes, diag);
+}
+
+et_status et_cu_kernel_launch_args(et_loaded_kernel *k,
+                                   struct CUstream_st *stream,
+                                   const unsigned long long *args, int n_args,
+                                   const int64_t *sizes, et_diag *diag)
+{
+    et_diag local;
+    if (!diag)
+        diag = &local;
+    api_diag_clear(diag);
+    API_NEED(diag, k, "k");
+    et_status st = launch_check(k, ET_BACKEND_CUDA, n_args, true, sizes,
+                                diag);
     if (st != ET_OK)
-        return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_OPTION
-                                                         : ET_INPUT_NONE,
-                            &err);
-    return ET_OK;
+        return st;
+    API_NEED(diag, args, "args");
+    for (int a = 0; a < n_args; a++)
+        if (!args[a])
+            return api_fail(diag, ET_ERR_INPUT, ET_INPUT_OPTION,
+                            "et_cu_kernel_launch_args: args[%d] is a null "
+                            "device pointer", a);
+    return cu_launch(k, stream, args, sizes, diag);
+}
+
+int et_loaded_kernel_n_args(const et_loaded_kernel *k)
+{
+    return k ? k->n_args : 0;
+}
+
+int et_loaded_kernel_arg(const et_loaded_kernel *k, int a, int *operand,
+                         int *row)
+{
+    if (!k || a < 0 || a >= k->n_args)
+        return -1;
+    if (operand)
+        *operand = k->arg_op[a];
+    if (row)
+        *row = k->arg_row[a];
+    return 0;
 }
 
 const char *et_loaded_kernel_opts(const et_loaded_kernel *k)

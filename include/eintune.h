@@ -1494,6 +1494,33 @@ ET_API et_status et_cu_kernel_launch(et_loaded_kernel *k,
                                      const unsigned long long *in, int n_inputs,
                                      const int64_t *sizes, et_diag *diag);
 
+/*
+ * A batched einsum's kernel (et_problem_set_batch) takes one buffer per
+ * row of the output and of each rowed operand: args[0..n_args-1] in the
+ * order et_loaded_kernel_arg gives (the output's rows, then each operand,
+ * a shared one once, a rowed one row by row; for any other kernel the
+ * output, then the inputs). Each buffer is checked as above against its
+ * own array: a row's holds that row alone. et_cl/cu_kernel_launch refuse
+ * a batched kernel, naming these.
+ */
+ET_API et_status et_cl_kernel_launch_args(et_loaded_kernel *k,
+                                          struct _cl_command_queue *q,
+                                          struct _cl_mem *const *args,
+                                          int n_args, const int64_t *sizes,
+                                          struct _cl_event **event,
+                                          et_diag *diag);
+ET_API et_status et_cu_kernel_launch_args(et_loaded_kernel *k,
+                                          struct CUstream_st *stream,
+                                          const unsigned long long *args,
+                                          int n_args, const int64_t *sizes,
+                                          et_diag *diag);
+/* The kernel's buffers (1 + operands, or a batched einsum's count), and
+ * buffer a's operand (-1: the output) and row (-1: not a row); 0, or -1
+ * for a out of range. */
+ET_API int et_loaded_kernel_n_args(const et_loaded_kernel *k);
+ET_API int et_loaded_kernel_arg(const et_loaded_kernel *k, int a,
+                                int *operand, int *row);
+
 /* The loaded kernel's opts ("" untransformed) and function name ("" for
  * a NULL k). */
 ET_API const char *et_loaded_kernel_opts(const et_loaded_kernel *k);

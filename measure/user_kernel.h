@@ -30,6 +30,8 @@
 
 #include "measure/backend.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct _cl_context;
@@ -112,19 +114,27 @@ et_status et_cl_user_launch(et_cl_user_kernel *k, struct _cl_command_queue *q,
                             et_error *err);
 void et_cl_user_free(et_cl_user_kernel *k);
 
+/* One buffer argument of a run on host data: its bytes, copied in, and
+ * copied back out when it is an output. */
+typedef struct et_user_host_arg {
+    void *data;
+    size_t bytes;
+    bool output;
+} et_user_host_arg;
+
 /*
  * Runs the kernel once on host data, for checking it before it is handed
  * out: a queue and buffers of its own in ctx (released before it
- * returns), the inputs in[0..n_in-1] (in_bytes each) copied in, the
- * output buffer made from out (out_bytes; fill it with NaN first to see
- * elements the kernel never writes), the launch with geom, and the output
- * read back into out. Blocking. ET_ERR_DEVICE or ET_ERR_LAUNCH with err.
+ * returns), one per argument args[0..n_args-1], each made from its data
+ * (fill outputs with NaN first to see elements the kernel never writes),
+ * the launch with geom, and every output read back into its data.
+ * Blocking. ET_ERR_DEVICE or ET_ERR_LAUNCH with err.
  */
 et_status et_cl_user_run_host(et_cl_user_kernel *k, struct _cl_context *ctx,
                               struct _cl_device_id *dev,
-                              const et_launch *geom, const void *const *in,
-                              const size_t *in_bytes, int n_in, void *out,
-                              size_t out_bytes, et_error *err);
+                              const et_launch *geom,
+                              const et_user_host_arg *args, int n_args,
+                              et_error *err);
 
 /* ---- CUDA (measure/cuda/) ---------------------------------------------- */
 
@@ -172,13 +182,12 @@ et_status et_cu_user_launch(et_cu_user_kernel *k, struct CUstream_st *stream,
 /*
  * Runs the kernel once on host data in the calling thread's current
  * context, for checking it before it is handed out: device buffers of its
- * own (freed before it returns), the inputs copied in, the output buffer
- * starting as out (fill it with NaN first), the launch on the default
- * stream, a synchronize, and the output copied back into out. Blocking.
+ * own (freed before it returns), one per argument, each copied in (fill
+ * outputs with NaN first), the launch on the default stream, a
+ * synchronize, and every output copied back into its data. Blocking.
  */
 et_status et_cu_user_run_host(et_cu_user_kernel *k, const et_launch *geom,
-                              const void *const *in, const size_t *in_bytes,
-                              int n_in, void *out, size_t out_bytes,
+                              const et_user_host_arg *args, int n_args,
                               et_error *err);
 
 /* Unloads the module (in the calling thread's current context) and drops

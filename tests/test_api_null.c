@@ -1540,6 +1540,42 @@ static int c_cu_kernel_launch(int nul, et_diag *d)
     return et_cu_kernel_launch(A(0, cu_kernel()), NULL,
                                e->out, A(3, e->in), 2, A(5, sizes), A(6, d));
 }
+static int c_cl_kernel_launch_args(int nul, et_diag *d)
+{
+    cl_env *e = cl();
+    int64_t sizes[3] = {2, 4, 3};
+    cl_mem args[3] = {e->out, e->in[0], e->in[1]};
+    cl_event ev = NULL;
+    int st = et_cl_kernel_launch_args(A(0, cl_loaded()), A(1, e->q),
+                                      A(2, args), 3, A(4, sizes), A(5, &ev),
+                                      A(6, d));
+    if (ev) {
+        clWaitForEvents(1, &ev);
+        clReleaseEvent(ev);
+    }
+    clFinish(e->q);
+    return st;
+}
+static int c_cu_kernel_launch_args(int nul, et_diag *d)
+{
+    cu_env *e = cu();
+    int64_t sizes[3] = {2, 4, 3};
+    unsigned long long args[3] = {e->out, e->in[0], e->in[1]};
+    return et_cu_kernel_launch_args(A(0, cu_kernel()), NULL, A(2, args), 3,
+                                    A(4, sizes), A(5, d));
+}
+static int c_loaded_kernel_n_args(int nul, et_diag *d)
+{
+    (void)d;
+    return et_loaded_kernel_n_args(A(0, cl_loaded())) >= 0 ? 0 : 1;
+}
+static int c_loaded_kernel_arg(int nul, et_diag *d)
+{
+    (void)d;
+    int op = 0, row = 0;
+    return et_loaded_kernel_arg(A(0, cl_loaded()), 0, A(2, &op), A(3, &row))
+               >= -1 ? 0 : 1;
+}
 static int c_loaded_kernel_opts(int nul, et_diag *d)
 {
     (void)d;
@@ -1743,6 +1779,12 @@ static const call g_calls[] = {
     {"et_cl_kernel_launch", 8, "sizes event diag", c_cl_kernel_launch},
     {"et_cu_kernel_load", 5, "o diag", c_cu_kernel_load},
     {"et_cu_kernel_launch", 7, "stream sizes diag", c_cu_kernel_launch},
+    {"et_cl_kernel_launch_args", 7, "sizes event diag",
+     c_cl_kernel_launch_args},
+    {"et_cu_kernel_launch_args", 6, "stream sizes diag",
+     c_cu_kernel_launch_args},
+    {"et_loaded_kernel_n_args", 1, "k", c_loaded_kernel_n_args},
+    {"et_loaded_kernel_arg", 4, "k operand row", c_loaded_kernel_arg},
     {"et_loaded_kernel_opts", 1, "k", c_loaded_kernel_opts},
     {"et_loaded_kernel_name", 1, "k", c_loaded_kernel_name},
     {"et_loaded_kernel_zero_bytes", 1, "k", c_loaded_kernel_zero_bytes},

@@ -249,37 +249,37 @@ void et_cu_user_free(et_cu_user_kernel *k)
 }
 
 et_status et_cu_user_run_host(et_cu_user_kernel *k, const et_launch *geom,
-                              const void *const *in, const size_t *in_bytes,
-                              int n_in, void *out, size_t out_bytes,
+                              const et_user_host_arg *host, int n_args,
                               et_error *err)
 {
     cu_api *api = &k->api;
     unsigned long long args[ET_MAX_KERNEL_ARGS] = {0};
     et_status st = ET_OK;
-    if (n_in + 1 > ET_MAX_KERNEL_ARGS)
-        return et_errorf(err, ET_ERR_INPUT, "%d inputs: at most %d", n_in,
-                         ET_MAX_KERNEL_ARGS - 1);
-    for (int i = 0; i <= n_in && st == ET_OK; i++) {
-        size_t n = i ? in_bytes[i - 1] : out_bytes;
+    if (n_args > ET_MAX_KERNEL_ARGS)
+        return et_errorf(err, ET_ERR_INPUT, "%d arguments: at most %d",
+                         n_args, ET_MAX_KERNEL_ARGS);
+    for (int i = 0; i < n_args && st == ET_OK; i++) {
+        size_t n = host[i].bytes;
         CUdeviceptr p = 0;
         if (CU_FAILED(api, err, api->MemAlloc(&p, n ? n : 1))) {
             st = ET_ERR_DEVICE;
             break;
         }
         args[i] = (unsigned long long)p;
-        const void *src = i ? in[i - 1] : out;
-        if (n && CU_FAILED(api, err, api->MemcpyHtoD(p, src, n)))
+        if (n && CU_FAILED(api, err, api->MemcpyHtoD(p, host[i].data, n)))
             st = ET_ERR_DEVICE;
     }
     if (st == ET_OK)
-        st = et_cu_user_launch(k, NULL, geom, args, n_in + 1, err);
+        st = et_cu_user_launch(k, NULL, geom, args, n_args, err);
     if (st == ET_OK && CU_FAILED(api, err, api->CtxSynchronize()))
         st = ET_ERR_LAUNCH;
-    if (st == ET_OK && out_bytes &&
-        CU_FAILED(api, err, api->MemcpyDtoH(out, (CUdeviceptr)args[0],
-                                            out_bytes)))
-        st = ET_ERR_DEVICE;
-    for (int i = 0; i <= n_in; i++)
+    for (int i = 0; i < n_args && st == ET_OK; i++)
+        if (host[i].output && host[i].bytes &&
+            CU_FAILED(api, err,
+                      api->MemcpyDtoH(host[i].data, (CUdeviceptr)args[i],
+                                      host[i].bytes)))
+            st = ET_ERR_DEVICE;
+    for (int i = 0; i < n_args; i++)
         if (args[i])
             api->MemFree((CUdeviceptr)args[i]);
     return st;

@@ -314,41 +314,40 @@ void et_cl_user_free(et_cl_user_kernel *k)
 
 et_status et_cl_user_run_host(et_cl_user_kernel *k, cl_context ctx,
                               cl_device_id dev, const et_launch *geom,
-                              const void *const *in, const size_t *in_bytes,
-                              int n_in, void *out, size_t out_bytes,
+                              const et_user_host_arg *host, int n_args,
                               et_error *err)
 {
     et_status st = ET_OK;
     cl_int rc = CL_SUCCESS;
     cl_command_queue q = NULL;
     cl_mem args[ET_MAX_KERNEL_ARGS] = {0};
-    if (n_in + 1 > ET_MAX_KERNEL_ARGS)
-        return et_errorf(err, ET_ERR_INPUT, "%d inputs: at most %d", n_in,
-                         ET_MAX_KERNEL_ARGS - 1);
+    if (n_args > ET_MAX_KERNEL_ARGS)
+        return et_errorf(err, ET_ERR_INPUT, "%d arguments: at most %d",
+                         n_args, ET_MAX_KERNEL_ARGS);
     q = clCreateCommandQueue(ctx, dev, 0, &rc);
     UCL_TRY(ET_ERR_DEVICE, rc);
-    /* the output starts as it comes (NaN where the caller filled it), so
+    /* an output starts as it comes (NaN where the caller filled it), so
      * an element the kernel never writes is seen */
-    args[0] = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                             out_bytes ? out_bytes : 1, out, &rc);
-    UCL_TRY(ET_ERR_DEVICE, rc);
-    for (int i = 0; i < n_in; i++) {
-        args[i + 1] = clCreateBuffer(ctx,
-                                     CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                     in_bytes[i] ? in_bytes[i] : 1,
-                                     (void *)in[i], &rc);
+    for (int i = 0; i < n_args; i++) {
+        args[i] = clCreateBuffer(
+            ctx,
+            (host[i].output ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) |
+                CL_MEM_COPY_HOST_PTR,
+            host[i].bytes ? host[i].bytes : 1, host[i].data, &rc);
         UCL_TRY(ET_ERR_DEVICE, rc);
     }
-    st = et_cl_user_launch(k, q, geom, args, n_in + 1, NULL, err);
+    st = et_cl_user_launch(k, q, geom, args, n_args, NULL, err);
     if (st != ET_OK)
         goto cleanup;
-    UCL_TRY(ET_ERR_LAUNCH, clEnqueueReadBuffer(q, args[0], CL_TRUE, 0,
-                                               out_bytes, out, 0, NULL,
-                                               NULL));
+    for (int i = 0; i < n_args; i++)
+        if (host[i].output)
+            UCL_TRY(ET_ERR_LAUNCH,
+                    clEnqueueReadBuffer(q, args[i], CL_TRUE, 0, host[i].bytes,
+                                        host[i].data, 0, NULL, NULL));
 cleanup:
     if (q)
         clFinish(q);
-    for (int i = 0; i <= n_in; i++)
+    for (int i = 0; i < n_args; i++)
         if (args[i])
             clReleaseMemObject(args[i]);
     if (q)

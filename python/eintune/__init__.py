@@ -46,6 +46,7 @@ _INPUT_TEXT_KEYS = {
     _lib.ET_INPUT_EINSUM: "einsum", _lib.ET_INPUT_SHAPE: "shape",
     _lib.ET_INPUT_DTYPE: "dtype", _lib.ET_INPUT_OPTS: "opts",
     _lib.ET_INPUT_OPTION: "option", _lib.ET_INPUT_DEVICE: "device",
+    _lib.ET_INPUT_BATCH: "batch",
 }
 _LOG_LEVELS = ("debug", "info", "warn")
 
@@ -225,12 +226,15 @@ class Problem:
     "f32,f64", a list, or NumPy dtypes; None is f64 (or, with arrays,
     theirs). An open axis is a size "*" ("x=*", or {"x": "*"}): the
     kernels take its size at launch; tune_at ("x=4096" or a dict) sets the
-    size it is tuned at (1024 when not set). Raises Error (with the caret
-    under the fault) for a bad einsum, shape or dtype.
+    size it is tuned at (1024 when not set). batch ("u,Dr; u,Ds; u,Dt")
+    makes it a batched einsum: every row's operands named, one kernel for
+    every row's output (docs/einsum.md); Session.run then takes the arrays
+    by name and returns one output per row. Raises Error (with the caret
+    under the fault) for a bad einsum, shape, dtype or batch.
     """
 
     def __init__(self, einsum, shape=None, dtype=None, *, arrays=None,
-                 tune_at=None):
+                 tune_at=None, batch=None):
         self._p = None
         self._shapes = None
         self.source = einsum
@@ -286,6 +290,12 @@ class Problem:
         self._p = p
         if tune_at is not None:
             self.set_tune_at(tune_at)
+        if batch is not None:
+            diag = _lib.Diag()
+            _check(_L.et_problem_set_batch(self._p, _b(batch),
+                                           ctypes.byref(diag)),
+                   diag, {"batch": batch, "einsum": einsum})
+            self._shapes = None
 
     @classmethod
     def from_arrays(cls, einsum, *arrays, tune_at=None):
@@ -316,6 +326,14 @@ class Problem:
     def einsum(self):
         """The normalized explicit form, e.g. "xik,kj->xij"."""
         return _s(_L.et_problem_einsum(self._p))
+
+    @property
+    def rows(self):
+        """A batched problem's rows: per row its operands' array names
+        ([["u", "Dr"], ["u", "Ds"], ...]); [] when not batched."""
+        return [[_s(_L.et_problem_row_name(self._p, r, k))
+                 for k in range(self.n_operands)]
+                for r in range(_L.et_problem_n_rows(self._p))]
 
     @property
     def n_operands(self):
@@ -400,6 +418,38 @@ class Problem:
     def __repr__(self):
         return "Problem(%r, sizes=%r, dtypes=%r)" % (
             self.einsum, self.sizes, self.dtypes)
+
+
+def _stack_rows(problem, rows, arrays, inputs):
+    """A batched problem's operands from its arrays by name: a shared one
+    as it is, a rowed one its rows' arrays stacked (the row axis first)."""
+    if arrays or not isinstance(inputs, dict):
+        raise Error(_lib.ET_ERR_INPUT, "a batched problem takes its arrays "
+                    "by name: run(problem, inputs={%s})"
+                    % ", ".join('"%s": ...' % n for n in
+                                sorted({n for r in rows for n in r})),
+                    "option")
+    missing = sorted({n for r in rows for n in r} - set(inputs))
+    if missing:
+        raise Error(_lib.ET_ERR_INPUT, "no array named %s in inputs"
+                    % ", ".join(missing), "option")
+    dts = problem.dtypes
+    ops = []
+    for k in range(problem.n_operands):
+        names = [r[k] for r in rows]
+        conv = [_np.ascontiguousarray(inputs[n], dtype=_np_dtype(dts[k]))
+                for n in names]
+        if all(n == names[0] for n in names):
+            ops.append(conv[0])
+            continue
+        for n, a in zip(names, conv):
+            if a.shape != conv[0].shape:
+                raise Error(_lib.ET_ERR_INPUT, "'%s' has shape %s, '%s' %s: "
+                            "a position's arrays have one shape"
+                            % (n, a.shape, names[0], conv[0].shape),
+                            "option")
+        ops.append(_np.stack(conv))
+    return ops
 
 
 def _problem(problem, arrays=()):
@@ -725,9 +775,11 @@ class Session:
         return Best(**d)
 
     def run(self, problem, *arrays, best=True, opts=None, verify=True,
-            time=False, exact=False, details=False):
+            time=False, exact=False, details=False, inputs=None):
         """Runs problem on NumPy arrays (the inputs in operand order) and
-        returns the output as a NumPy array.
+        returns the output as a NumPy array. A batched problem (Problem's
+        batch) takes its arrays by name, inputs={"u": u, "Dr": Dr, ...},
+        and returns a list of outputs, one per row.
 
         problem is a Problem or an einsum text (then the problem is made
         from the arrays). Arrays are converted to the problem's dtypes and
@@ -741,6 +793,12 @@ class Session:
         """
         _need_numpy()
         problem = _problem(problem, arrays)
+        rows = problem.rows
+        if rows:
+            arrays = _stack_rows(problem, rows, arrays, inputs)
+        elif inputs is not None:
+            raise Error(_lib.ET_ERR_INPUT, "inputs by name are for a batched "
+                        "problem (Problem(..., batch=...))", "option")
         if len(arrays) != problem.n_operands:
             raise Error(_lib.ET_ERR_INPUT, "%s takes %d operands, %d given"
                         % (problem.einsum, problem.n_operands, len(arrays)),
@@ -779,6 +837,8 @@ class Session:
                         "verification: %s" % (_s(res.kernel),
                                               _s(v.output_reason) or
                                               _s(v.reason) or _s(v.summary)))
+        if rows:
+            out = [out[r].copy() for r in range(len(rows))]
         if details:
             vd = _fields(v)
             vd["outcome"] = _s(_L.et_outcome_name(v.outcome))

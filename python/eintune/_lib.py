@@ -77,6 +77,7 @@ ET_INPUT_SPACE = 5
 ET_INPUT_FILE = 6
 ET_INPUT_OPTION = 7
 ET_INPUT_DEVICE = 8
+ET_INPUT_BATCH = 9
 
 ET_F16, ET_F32, ET_F64 = 0, 1, 2
 ET_OUTCOME_COUNT = 8
@@ -262,6 +263,9 @@ _PROTOS = {
     "et_problem_index_size": (c_int64, [_VP, c_int]),
     "et_problem_index_open": (c_int, [_VP, c_int]),
     "et_problem_set_tune_at": (c_int, [_VP, c_char_p, _DIAG]),
+    "et_problem_set_batch": (c_int, [_VP, c_char_p, _DIAG]),
+    "et_problem_n_rows": (c_int, [_VP]),
+    "et_problem_row_name": (c_char_p, [_VP, c_int, c_int]),
     "et_codegen": (c_int, [_VP, c_char_p, c_int, P(_VP), _DIAG]),
     "et_kernel_source_free": (None, [_VP]),
     "et_tune_report_free": (None, [_VP]),

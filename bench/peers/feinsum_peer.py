@@ -17,7 +17,9 @@ with feinsum's own error, and when none matches the peer is "not run".
 
 The batch axis (x) is feinsum's open axis, a size parameter, set to the
 bench's size through long_dim_length. The limit is OpenTuner's stop_after
-(seconds): no candidate starts after it; one started before it finishes.
+(seconds): no candidate starts after it; one started before it finishes
+(within 10 more minutes, then the search is stopped): "wall_s" says how
+long the search took.
 
 tune prints: feinsum's best (its runtime_in_sec: host clock over batches
 of launches, with loopy's per-call overhead inside), the wall time, the
@@ -188,9 +190,10 @@ def tune(a):
 
     for p in ok:
         signal.signal(signal.SIGALRM, hard_stop)
-        # OpenTuner stops starting candidates after stop_after; one in
-        # flight may run on: a hard stop at twice the limit and a minute
-        signal.alarm(int(per_space * 2 + 60))
+        # OpenTuner starts no candidate after stop_after; the one in
+        # flight runs on (one candidate is three of feinsum's timings,
+        # each at least 500 launches and 2 s): a hard stop 10 min later
+        signal.alarm(int(per_space + 600))
         try:
             fnsm.autotune(einsum, os.path.abspath(p), ctx, db_path=a.db,
                           long_dim_length=x, stop_after=per_space)

@@ -18,6 +18,11 @@ launch size (problem_size as a function of it) from that output. The
 kernels of this space use one work-item per work-group (local 1x1x1);
 a configuration whose kernel would not is refused.
 
+Kernel Tuner's default strategy (brute_force) takes no time_limit option;
+its runner still stops at its budget's time limit, which this driver sets
+to the limit (the budget class given the limit as its default). bayes_opt
+takes the limit as its time_limit option.
+
 Kernel Tuner compiles and times each configuration itself (OpenCL events,
 its default 7 iterations, its "time" objective in ms) and checks the
 output against NumPy's einsum (its `answer`). Printed: the best
@@ -161,8 +166,21 @@ def main():
     def problem_size(params):
         return cg.get(params)[1][1]
 
-    opts = dict(strategy=a.strategy,
-                strategy_options=dict(time_limit=a.limit))
+    if a.strategy == "brute_force":
+        # Kernel Tuner's default strategy takes no time_limit option, but
+        # its runner stops at the budget's time limit: the budget of this
+        # run gets the limit
+        import kernel_tuner.util as ktu
+
+        class Budget(ktu.TuningBudget):
+            def __init__(self, time_limit=None, max_fevals=None):
+                super().__init__(a.limit if time_limit is None
+                                 else time_limit, max_fevals)
+        ktu.TuningBudget = Budget
+        opts = dict(strategy=a.strategy)
+    else:
+        opts = dict(strategy=a.strategy,
+                    strategy_options=dict(time_limit=a.limit))
     t0 = time.time()
     results, env = kernel_tuner.tune_kernel(
         KNAME, source, problem_size, [out] + arrs, tune_params,

@@ -17,9 +17,11 @@ with feinsum's own error, and when none matches the peer is "not run".
 
 The batch axis (x) is feinsum's open axis, a size parameter, set to the
 bench's size through long_dim_length. The limit is OpenTuner's stop_after
-(seconds): no candidate starts after it; one started before it finishes
-(within 10 more minutes, then the search is stopped): "wall_s" says how
-long the search took.
+and a stop of the search at the limit, unless no candidate has been
+measured by then (one of feinsum's candidates takes minutes here: three of
+its timings, each at least 500 launches and 2 s, in batches of up to 4
+candidates): then the search stops once one has been measured, or 10
+minutes after the limit. "wall_s" says how long the search took.
 
 tune prints: feinsum's best (its runtime_in_sec: host clock over batches
 of launches, with loopy's per-call overhead inside), the wall time, the
@@ -184,16 +186,30 @@ def tune(a):
     t0 = time.time()
     stopped = []
 
-    def hard_stop(signum, frame):
-        stopped.append(time.time() - t0)
-        raise KeyboardInterrupt
+    def recorded():
+        try:
+            con = sqlite3.connect(a.db)
+            n = con.execute("SELECT COUNT(*) FROM FEINSUM_TIMING_FACTS "
+                            "WHERE runtime_in_sec IS NOT NULL").fetchone()[0]
+            con.close()
+            return n
+        except sqlite3.Error:
+            return 0
 
+    def at_limit(signum, frame):
+        # the limit: stop, unless no candidate has been measured yet (one
+        # of feinsum's candidates takes minutes here); then stop once one
+        # has, or 10 minutes after the limit
+        if recorded() or time.time() - t0 > a.limit + 600:
+            stopped.append(time.time() - t0)
+            raise KeyboardInterrupt
+        signal.alarm(5)
+
+    signal.signal(signal.SIGALRM, at_limit)
     for p in ok:
-        signal.signal(signal.SIGALRM, hard_stop)
-        # OpenTuner starts no candidate after stop_after; the one in
-        # flight runs on (one candidate is three of feinsum's timings,
-        # each at least 500 launches and 2 s): a hard stop 10 min later
-        signal.alarm(int(per_space + 600))
+        if stopped:
+            break
+        signal.alarm(max(1, int(round(per_space))))
         try:
             fnsm.autotune(einsum, os.path.abspath(p), ctx, db_path=a.db,
                           long_dim_length=x, stop_after=per_space)

@@ -5,7 +5,7 @@ bench.py runs with Debian's /usr/bin/python3; the peers need packages of
 their own (feinsum 2025.3 with loopy, islpy and pyopencl; kernel_tuner
 1.5.0; tinygrad), pinned in bench/peers/requirements.txt. They go into
 build/bench/peers-venv, made once with a Python >= 3.12 (feinsum 2025.3
-requires it; Debian 12 has 3.11, so the first of python3.13, python3.12 on
+requires it; Debian 12 has 3.11, so the first of python3.12, python3.13 on
 PATH or under ~/.pyenv/versions) and made again only when the
 requirements file changes (its SHA-256 is kept in the environment).
 Whatever fails here is a reason, never an exception: every peer is then
@@ -23,10 +23,11 @@ REQS = os.path.join(HERE, "requirements.txt")
 
 
 def _python_candidates():
-    names = ["python3.13", "python3.12"]
+    # 3.12 first: the pins were resolved with it
+    names = ["python3.12", "python3.13"]
     out = [shutil.which(n) for n in names]
     home = os.path.expanduser("~")
-    for pat in ("3.13*", "3.12*"):
+    for pat in ("3.12*", "3.13*"):
         out += sorted(glob.glob(os.path.join(home, ".pyenv", "versions", pat,
                                              "bin", "python3")),
                       reverse=True)
@@ -60,8 +61,8 @@ def ensure_venv(build_dir, log):
         pass
     base = next((p for p in _python_candidates() if _version_ok(p)), None)
     if base is None:
-        return None, ("no Python >= 3.12 with venv found (python3.13, "
-                      "python3.12, ~/.pyenv/versions/3.1[23]*): feinsum "
+        return None, ("no Python >= 3.12 with venv found (python3.12, "
+                      "python3.13, ~/.pyenv/versions/3.1[23]*): feinsum "
                       "2025.3 and the pinned set need it")
     log("peers: making %s with %s (bench/peers/requirements.txt)" % (
         venv, base))

@@ -235,8 +235,12 @@ def tune(a):
                "default: AUCBanditMetaTechnique)")
     good = [r for r in rows if r[2] is not None and r[2] < float("inf")]
     if not good:
-        doc["error"] = ("no candidate was timed within the limit "
-                        "(%d recorded)" % len(rows))
+        doc["error"] = (
+            "no candidate measured: the search was stopped after %.0f s "
+            "(%g s limit, then up to 10 min for a first candidate) with "
+            "%d recorded; feinsum times each candidate three times, each "
+            "at least 500 launches and 2 s, in batches of up to 4 "
+            "candidates" % (wall, a.limit, len(rows)))
         common.emit(doc, 1)
     best = min(good, key=lambda r: r[2])
     space = best[0]

@@ -20,7 +20,9 @@ a configuration whose kernel would not is refused.
 
 Kernel Tuner's default strategy (brute_force) takes no time_limit option;
 its runner still stops at its budget's time limit, which this driver sets
-to the limit (the budget class given the limit as its default). bayes_opt
+to the limit (the budget class given the limit as its default; the
+configurations skipped at the limit, listed as None, are left out of
+the results Kernel Tuner processes). bayes_opt
 takes the limit as its time_limit option.
 
 Kernel Tuner compiles and times each configuration itself (OpenCL events,
@@ -177,6 +179,15 @@ def main():
                 super().__init__(a.limit if time_limit is None
                                  else time_limit, max_fevals)
         ktu.TuningBudget = Budget
+        # the runner lists a configuration it skipped at the limit as
+        # None, which the rest of Kernel Tuner does not expect: its list
+        # keeps the configurations that ran
+        from kernel_tuner.runners.sequential import SequentialRunner
+        run_all = SequentialRunner.run
+
+        def run_ran(self, *args, **kwargs):
+            return [r for r in run_all(self, *args, **kwargs) if r]
+        SequentialRunner.run = run_ran
         opts = dict(strategy=a.strategy)
     else:
         opts = dict(strategy=a.strategy,
@@ -187,6 +198,7 @@ def main():
         restrictions=restrictions, answer=answer, atol=atol, lang="OpenCL",
         compiler_options=["-cl-std=CL1.2"], quiet=True, **opts)
     wall = time.time() - t0
+    results = [r for r in results if r]
     from datetime import datetime
     ok = [r for r in results if isinstance(r.get("time"), (int, float))
           and math.isfinite(r["time"])]

@@ -758,7 +758,8 @@ def peer_lines(doc):
     names = {"feinsum": "feinsum", "kerneltuner": "Kernel Tuner",
              "tinygrad": "tinygrad"}
     for r, k, e in rows:
-        d = e.get("tune") or {}
+        # a failed search's document (its wall time, what it recorded)
+        d = e.get("tune") or e.get("partial") or {}
         peer = names.get(e["peer"], e["peer"])
         if e["peer"] == "feinsum":
             search = "OpenTuner (feinsum.autotune)"

@@ -21,6 +21,11 @@ what every number means. Environment knobs:
   BENCH_ROUNDS=N     back-to-back rounds (default 3; QUICK 1)
   BENCH_OPEN=0       skip the open-axis row (case 1 f64 tuned with x=*,
                      timed at x=4096 against the concrete x=4096 best)
+  BENCH_PEERS=LIST   the peer tuners (default feinsum,kerneltuner,tinygrad;
+                     "none" for none): bench/peers/, their own virtual
+                     environment under build/bench/peers-venv
+  BENCH_PEER_TIME=S  the peer tuners' time limit (default: eintune's
+                     tuning limit of the same case and dtype)
 
 cuBLAS (bench/peer_cublas.c) is the peer on a CUDA device: this run
 probes it once and reports whether it could run here and why not;
@@ -39,6 +44,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+import peers as peer_env  # noqa: E402  (bench/peers/peers.py)
 BIN = os.path.join(ROOT, "build", "eintune")
 BB = os.path.join(ROOT, "build", "bench")
 QUICK = os.environ.get("QUICK", "") not in ("", "0")
@@ -74,6 +81,24 @@ CURVE_SEARCHES = ((("beam", "beam", True), ("beam, no model", "beam", False))
 # last (another case or dtype, so no answer comes from it as a cache hit)
 MODEL_DB = os.environ.get("BENCH_MODEL_DB")
 CURVE_DBS = []
+# The peer tuners (bench/peers/): which run, on which cases, and the
+# (case, dtype) pairs of a full run they run on (QUICK: whatever runs):
+# the dtypes of the reference bests for cases 1 and 2, both for case 5
+PEERS = [p for p in os.environ.get("BENCH_PEERS",
+                                   "feinsum,kerneltuner,tinygrad")
+         .replace(" ", "").split(",") if p and p != "none"]
+PEER_TIME = os.environ.get("BENCH_PEER_TIME")
+PEER_CASES = {"feinsum": ("1", "2", "5"), "kerneltuner": ("1", "2"),
+              "tinygrad": ("1", "2")}
+PEER_PAIRS = (("1", "f64"), ("2", "f32"), ("5", "f32"), ("5", "f64"))
+# the eintune space Kernel Tuner searches (its params as tune_params)
+KT_SPACE = os.path.join(ROOT, "examples", "batched_tiled_matmul.yaml")
+KT_STRATEGIES = ("brute_force", "bayes_opt")
+# tinygrad's BEAM search has no time limit of its own: a bound on the wait
+TINYGRAD_TIMEOUT = 1800
+# the reference bests re-timed in this run, by (case, dtype)
+REF_TIMES = {}
+PEER_VENV = {}
 CURVE_BUDGET = 1000
 
 T0 = time.time()
@@ -327,6 +352,9 @@ def bench_case(case, dtype, db, tmp, preset=None):
     # fastest round: this machine's process-to-process noise (a memory-bound
     # kernel's median moves 1.5-2.5 ms from one process to the next) is
     # one-sided, and every kernel gets the same number of tries
+    limit = float(PEER_TIME) if PEER_TIME else (
+        t.get("time_limit_s") or case.get("tune_time") or TUNE_TIME)
+    ptuners = peer_tunes(case, dtype, limit, inputs, d)
     runs = dict(tuned=[], clblast=[], openblas=[], untransformed=[])
     for k, _ in enumerate(case.get("hand") or []):
         runs["hand%d" % k] = []
@@ -343,6 +371,7 @@ def bench_case(case, dtype, db, tmp, preset=None):
         runs["untransformed"].append(eintune_run(case, inputs, d, ""))
         for k, opts in enumerate(case.get("hand") or []):
             runs["hand%d" % k].append(eintune_run(case, inputs, d, opts))
+        peer_round(case, dtype, ptuners, inputs, d)
     for kind, lst in runs.items():
         r[kind] = fastest(lst)
         r[kind + "_rounds_s"] = [(x or {}).get("time_s") for x in lst]
@@ -362,6 +391,8 @@ def bench_case(case, dtype, db, tmp, preset=None):
             r["ratios"]["tuned/" + peer_name] = tg / pg
     if tg and r["roofline_gops"]:
         r["tuned_pct_roofline"] = 100.0 * tg / r["roofline_gops"]
+    if ptuners:
+        peer_finish(r, ptuners, tg)
     ug = acc(r["untransformed"].get("gops"), dtype)
     if ug and r["roofline_gops"]:
         r["untransformed_pct_roofline"] = 100.0 * ug / r["roofline_gops"]
@@ -376,6 +407,147 @@ def bench_case(case, dtype, db, tmp, preset=None):
     log("  ratios %s" % ", ".join("%s %.2f" % kv
                                   for kv in r["ratios"].items()))
     return r
+
+
+# ---- peer tuners (bench/peers/) ---------------------------------------------
+
+def peers_for(case, dtype):
+    if case["id"] not in ("1", "2", "5"):
+        return []
+    if not QUICK and (case["id"], dtype) not in PEER_PAIRS:
+        return []
+    return [p for p in PEERS if case["id"] in PEER_CASES.get(p, (case["id"],))]
+
+
+def peer_python():
+    """The peers' environment, made or found once per run."""
+    if not PEER_VENV:
+        py, why = peer_env.ensure_venv(BB, log)
+        PEER_VENV.update(python=py, why=why,
+                         requirements="bench/peers/requirements.txt")
+        if why:
+            log("peers: not run: %s" % why)
+    return PEER_VENV["python"], PEER_VENV["why"]
+
+
+def peer_tunes(case, dtype, limit, inputs, d):
+    """Each peer tuner's own search on this case and dtype, within limit
+    seconds (tinygrad's BEAM=2 has no limit: the time to its result is the
+    figure). Returns {key: entry}; an entry holds the driver's document
+    under "tune", or "not_run"/"error" with the reason."""
+    out = {}
+    names = peers_for(case, dtype)
+    if not names:
+        return out
+    py, why = peer_python()
+    shape = shape_str(case["shape"])
+    common = ["--einsum", case["einsum"], "--shape", shape, "--dtype", dtype]
+    for name in names:
+        if name == "kerneltuner":
+            keys = [("kerneltuner_" + st, st) for st in KT_STRATEGIES]
+        else:
+            keys = [(name, None)]
+        for key, strat in keys:
+            e = dict(peer=name, strategy=strat, limit_s=limit)
+            if name == "tinygrad":
+                e["limit_s"] = None
+            if name not in PEER_CASES:
+                e["not_run"] = "unknown peer %r (BENCH_PEERS)" % name
+            elif py is None:
+                e["not_run"] = why
+            if "not_run" in e:
+                out[key] = e
+                continue
+            log("  peer %s%s: tuning%s" % (
+                name, " (%s)" % strat if strat else "",
+                "" if name == "tinygrad" else ", limit %g s" % limit))
+            t = time.time()
+            if name == "feinsum":
+                doc, bad = peer_env.run_driver(
+                    py, "feinsum_peer.py", ["--mode", "tune"] + common + [
+                        "--limit", limit, "--db",
+                        os.path.join(d, "feinsum.db"), "--workdir",
+                        os.path.join(d, "feinsum")],
+                    timeout=int(limit * 3 + 900))
+            elif name == "kerneltuner":
+                ref = REF_TIMES.get((case["id"], dtype))
+                doc, bad = peer_env.run_driver(
+                    py, "kerneltuner_peer.py", common + [
+                        "--space", KT_SPACE, "--strategy", strat,
+                        "--limit", limit, "--eintune", BIN] +
+                    (["--target-time", ref] if ref else []) + inputs,
+                    timeout=int(limit * 3 + 900))
+                if doc is not None and not ref:
+                    doc["reached_note"] = ("no reference best for case %s "
+                                           "%s" % (case["id"], dtype))
+            else:
+                e["cache"] = os.path.join(d, "tinygrad-cache.db")
+                doc, bad = peer_env.run_driver(
+                    py, "tinygrad_peer.py", ["--mode", "tune"] + common + [
+                        "--cache", e["cache"]] + inputs,
+                    timeout=TINYGRAD_TIMEOUT)
+            e["driver_wall_s"] = time.time() - t
+            if bad:
+                e.update(bad)
+                log("  peer %s: %s: %s" % (key, "not run" if "not_run" in bad
+                                           else "failed",
+                                           bad.get("not_run") or
+                                           bad.get("error")))
+            else:
+                e["tune"] = doc
+            e["rounds"] = []
+            out[key] = e
+    return out
+
+
+def peer_round(case, dtype, entries, inputs, d):
+    """One back-to-back timing of each peer tuner's best kernel: Kernel
+    Tuner's best configuration is an eintune kernel (its opts), run by
+    `eintune run --opts`; feinsum's and tinygrad's through their drivers
+    (the bench's protocol, OpenCL profiling events)."""
+    py = PEER_VENV.get("python")
+    common = ["--einsum", case["einsum"], "--shape", shape_str(case["shape"]),
+              "--dtype", dtype]
+    for key, e in entries.items():
+        doc = e.get("tune")
+        if not doc:
+            continue
+        if e["peer"] == "kerneltuner":
+            res = eintune_run(case, inputs, d, doc.get("opts") or "")
+        elif e["peer"] == "feinsum":
+            res, bad = peer_env.run_driver(
+                py, "feinsum_peer.py", ["--mode", "time"] + common + [
+                    "--space", doc["space"], "--params",
+                    json.dumps(doc["params"])] + inputs, timeout=900)
+            res = res or bad
+        else:
+            res, bad = peer_env.run_driver(
+                py, "tinygrad_peer.py", ["--mode", "time"] + common + [
+                    "--cache", e["cache"]] + inputs, timeout=900)
+            res = res or bad
+        e["rounds"].append(res)
+
+
+def peer_finish(r, entries, tg):
+    """Each peer's fastest round, its GOps/s and the ratio of the tuned
+    kernel's GOps/s to it."""
+    for key, e in entries.items():
+        rounds = e.pop("rounds", [])
+        if not e.get("tune"):
+            continue
+        e["rounds_s"] = [(x or {}).get("time_s") for x in rounds]
+        b = fastest(rounds)
+        e["timed"] = b
+        if b and b.get("time_s"):
+            e["gops"] = r["ops"] / b["time_s"] / 1e9
+            if tg:
+                r["ratios"]["tuned/" + key] = tg / e["gops"]
+        elif b:
+            e["timed_error"] = b.get("error")
+        log("  peer %s: %s" % (key, "%.4g ms back to back, %.2f GOps/s" % (
+            b["time_s"] * 1e3, e["gops"]) if e.get("gops") else
+            "not timed: %s" % e.get("timed_error")))
+    r["peer_tuners"] = entries
 
 
 # ---- search efficiency ----------------------------------------------------
@@ -414,6 +586,7 @@ def curve_case(case, ref, db_dir, tmp):
     ref_t = rt.get("time_s") or ref["time_s"]
     out["reference_time_s"] = ref_t
     out["target_time_s"] = ref_t / 0.9
+    REF_TIMES[(case["id"], dtype)] = ref_t
     limit = CURVE_TIME[case["id"]]
     series = []
     for label, search, model in CURVE_SEARCHES:
@@ -563,6 +736,77 @@ def fmt(v, f="%.2f"):
     return "-" if v is None else f % v
 
 
+def peer_lines(doc):
+    """The peer tuners' table: one row per peer (and strategy) per case and
+    dtype it runs on, or the reason it did not run."""
+    rows = [(r, k, e) for r in doc["cases"]
+            for k, e in (r.get("peer_tuners") or {}).items()]
+    env = doc.get("peer_tuners_env") or {}
+    if not rows and not env:
+        return []
+    L = ["", "Peer tuners (each its own search on the same device and "
+         "inputs, then its best kernel timed back to back with the tuned "
+         "kernel, fastest of %d rounds; tuned/peer is GOps/s over GOps/s; "
+         "environment: %s):" % (doc.get("rounds", 1),
+                                 env.get("python") or "none: %s" %
+                                 env.get("why")), ""]
+    L.append("| case | dtype | peer | search | limit (s) | search wall (s) "
+             "| candidates | peer's own best (ms) | back to back (ms) "
+             "| GOps/s | tuned/peer | within 10 % of the reference after "
+             "| notes |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    names = {"feinsum": "feinsum", "kerneltuner": "Kernel Tuner",
+             "tinygrad": "tinygrad"}
+    for r, k, e in rows:
+        # a failed search's document (its wall time, what it recorded)
+        d = e.get("tune") or e.get("partial") or {}
+        peer = names.get(e["peer"], e["peer"])
+        if e["peer"] == "feinsum":
+            search = "OpenTuner (feinsum.autotune)"
+            own = d.get("feinsum_time_s")
+            wall, cands = d.get("wall_s"), d.get("candidates")
+            note = d.get("roofline_note") or (
+                "feinsum roofline %s" % d.get("roofline_gops")
+                if d.get("roofline_gops") else "")
+            if d.get("params"):
+                note = "`%s` %s; %s" % (os.path.basename(d.get("space", "")),
+                                        json.dumps(d["params"]), note)
+        elif e["peer"] == "kerneltuner":
+            search = e.get("strategy") + (" (default)" if e.get("strategy")
+                                          == "brute_force" else "")
+            own = d.get("kt_time_s")
+            wall, cands = d.get("wall_s"), d.get("evaluated")
+            note = "`%s`" % d["opts"] if d.get("opts") is not None else ""
+        else:
+            search = "BEAM=2"
+            own = d.get("time_s")
+            wall, cands = d.get("time_to_result_s"), None
+            note = "time to its result (search, compile, run)" if d else ""
+        if "not_run" in e:
+            note = "NOT RUN: %s" % e["not_run"]
+        elif "error" in e:
+            note = "FAILED: %s" % e["error"]
+        elif e.get("timed_error"):
+            note += "; back-to-back timing FAILED: %s" % e["timed_error"]
+        rr = d.get("reached", "-") if e["peer"] == "kerneltuner" else "-"
+        if isinstance(rr, dict):
+            rr = "%.1f s (%d evaluated)" % (rr["t_s"], rr["evaluated"])
+        elif rr is None:
+            rr = "not reached"
+        elif d.get("reached_note"):
+            rr = d["reached_note"]
+        tb = (e.get("timed") or {}).get("time_s")
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+                 "| %s |" % (
+                     r["case"], r["dtype"], peer, search,
+                     fmt(e.get("limit_s"), "%g"), fmt(wall, "%.0f"),
+                     "-" if cands is None else cands,
+                     fmt(own and own * 1e3, "%.4g"),
+                     fmt(tb and tb * 1e3, "%.4g"), fmt(e.get("gops")),
+                     fmt(r["ratios"].get("tuned/" + k)), rr, note))
+    return L
+
+
 def report(doc):
     L = []
     L.append("eintune bench %s, device %s, %s" % (doc["date"], doc["device"],
@@ -641,6 +885,7 @@ def report(doc):
                 "%.4g ms, %.1f %% of roofline" % (h["time_s"] * 1e3,
                                                   h.get("pct_roofline", 0))
                 if "time_s" in h else "FAILED (%s)" % h.get("error")))
+    L += peer_lines(doc)
     notes = [(r, (r.get("tuned") or {}).get("roofline_note"))
              for r in doc["cases"]]
     notes = [(r, n) for r, n in notes if n]
@@ -900,6 +1145,8 @@ def main():
                 doc["openblas_threads"] = ob.get("threads")
                 break
     finally:
+        if PEER_VENV:
+            doc["peer_tuners_env"] = dict(PEER_VENV, peers=PEERS)
         doc["targets"] = targets(doc)
         doc["wall_s"] = time.time() - T0
         with open(OUT, "w") as f:

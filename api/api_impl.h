@@ -93,13 +93,18 @@ et_status api_options_copy(void *local, size_t cur, const void *given,
 /* In a public function taking `const T *name`: declares T name_v, a
  * full-size copy (api_options_copy), and points name at it, so that the
  * rest of the function reads name as before and never sees NULL. */
-#define API_OPTIONS(T, name, diag)                                          \
+#define API_OPTIONS(T, name, diag) API_OPTIONS_V10(T, name, diag, sizeof(T))
+
+/* As API_OPTIONS for a struct that has grown since 1.0: v10 is its 1.0
+ * layout's size (the offset of its first field added since), what a
+ * caller's size 0 stands for. */
+#define API_OPTIONS_V10(T, name, diag, v10)                                 \
     T name##_v;                                                             \
     do {                                                                    \
         et_status api_st_ = api_options_copy(&name##_v, sizeof name##_v,    \
                                              (name), (name) ? (name)->size  \
                                                             : 0,            \
-                                             sizeof(T), __func__, (diag));  \
+                                             (v10), __func__, (diag));      \
         if (api_st_ != ET_OK)                                               \
             return api_st_;                                                 \
         (name) = &name##_v;                                                 \

@@ -21,6 +21,7 @@
 
 #include "measure/remote.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,33 @@ static bool covered(dtable *t)
     return true;
 }
 
+/* e as the batched einsum of rows (et_problem_set_batch's rules);
+ * ET_INPUT_BATCH or ET_INPUT_EINSUM errors. */
+static et_status batch_of(et_einsum *e, const char *rows, et_diag *diag)
+{
+    et_rows *r = malloc(sizeof *r);
+    et_einsum *b = malloc(sizeof *b);
+    et_status st = r && b ? ET_OK : ET_ERR_NOMEM;
+    if (st == ET_OK)
+        st = api_input_status(diag, et_rows_parse(rows, e->n_ops, r, diag),
+                              ET_INPUT_BATCH);
+    if (st == ET_OK) {
+        bool rowed[ET_MAX_OPERANDS];
+        for (int k = 0; k < e->n_ops; k++)
+            rowed[k] = et_rows_rowed(r, k);
+        st = api_input_status(diag,
+                              et_einsum_batch(e, r->n_rows, rowed, b, diag),
+                              ET_INPUT_EINSUM);
+    }
+    if (st == ET_OK)
+        *e = *b;
+    else if (st == ET_ERR_NOMEM)
+        api_fail(diag, st, ET_INPUT_NONE, "out of memory");
+    free(r);
+    free(b);
+    return st;
+}
+
 /* The kernel for the listed sizes spec (number i of the list), added to
  * the table unless the database knows none (the generic kernel serves
  * them) or an open kernel of the table covers them. The first sizes
@@ -122,6 +150,8 @@ static et_status gather(dtable *t, const char *einsum, const char *spec,
     et_einsum *e = &t->x[n].e;
     et_export_error xe;
     et_status st = et_einsum_from_strings(einsum, spec, dtypes, e, diag);
+    if (st == ET_OK && o->batch)
+        st = batch_of(e, o->batch, diag);
     if (st != ET_OK)
         return st;
     if (i == 0) {
@@ -235,7 +265,8 @@ et_status et_dispatch_export(const char *einsum, const char *shapes,
     API_NEED(diag, einsum, "einsum");
     API_NEED(diag, shapes, "shapes");
     API_NEED(diag, o, "o");
-    API_OPTIONS(et_dispatch_options, o, diag);
+    API_OPTIONS_V10(et_dispatch_options, o, diag,
+                    offsetof(et_dispatch_options, batch));
     if (api_export_dir_check(o->dir, diag) != ET_OK ||
         (o->name && et_export_name_validate(o->name, diag) != ET_OK) ||
         api_export_backend_check(o->backend, diag) != ET_OK)

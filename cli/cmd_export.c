@@ -102,12 +102,14 @@ static int embed;
 
 /* --dispatch: the table of every size --shape lists. */
 static int export_dispatch(const char *text, const char *shape,
-                           const char *dtype, const char *dir,
-                           const char *backend, const char *name,
-                           int force)
+                           const char *dtype, const char *batch,
+                           const char *dir, const char *backend,
+                           const char *name, int force)
 {
     et_dispatch_options o;
     memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.batch = batch;
     o.dir = dir;
     o.name = name;
     o.force = force;
@@ -122,6 +124,10 @@ static int export_dispatch(const char *text, const char *shape,
     et_diag d;
     et_status st = et_dispatch_export(text, shape, dtype, &o, &res, &d);
     if (st != ET_OK) {
+        if (d.input == ET_INPUT_BATCH) {
+            cli_batch_diag(&d, text, batch);
+            return EXIT_INPUT;
+        }
         if (d.input == ET_INPUT_SHAPE || d.input == ET_INPUT_EINSUM ||
             d.input == ET_INPUT_DTYPE) {
             cli_problem_diag(&d, text, shape, dtype);
@@ -221,12 +227,8 @@ int cmd_export(int argc, char **argv)
     if (dispatch && exact)
         return cli_usage_error("export", "--dispatch takes measured kernels "
                                "only: --exact is implied");
-    if (dispatch && batch)
-        return cli_usage_error("export", "--dispatch takes no --batch "
-                               "(dispatch tables of batched einsums are not "
-                               "made yet)");
     if (dispatch)
-        return export_dispatch(text, shape, dtype, dir, backend, name,
+        return export_dispatch(text, shape, dtype, batch, dir, backend, name,
                                force);
 
     et_problem *p = NULL;

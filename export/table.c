@@ -234,7 +234,9 @@ static void put_table_head(et_sbuf *b, const et_export_table *t,
         " * the generic one), -1 for a size below 1.\n"
         " *\n"
         " * Launch l.kernel from %s: arguments the buffers (the output,\n"
-        " * then the inputs in operand order, dense C-ordered arrays), then\n"
+        " * then the inputs in operand order, dense C-ordered arrays; a\n"
+        " * batched einsum's rows each a buffer, as ARG_OPERANDS and\n"
+        " * ARG_ROWS list them), then\n"
         " * l.scalars[0..l.n_scalars-1] as 64-bit integers (OpenCL cl_long,\n"
         " * CUDA long long). Zero the first l.zero_bytes bytes of the output\n"
         " * first (SPLIT kernels add into it). OpenCL: global l.global,\n"
@@ -257,7 +259,19 @@ static void put_table_head(et_sbuf *b, const et_export_table *t,
     for (int a = 0; a < e->n_idx; a++)
         et_sbuf_printf(b, "%s\"%s\"", a ? ", " : "", e->idx[a].name);
     et_sbuf_printf(b, "%s}\n", e->n_idx ? "" : "\"\"");
-    et_sbuf_printf(b, "#define %sN_ARGS %d\n", U, e->n_ops + 1);
+    int n_args = 0, op[ET_MAX_ARGS], row[ET_MAX_ARGS];
+    if (!et_kernel_args(e, &n_args, op, row))
+        n_args = 0;
+    et_sbuf_printf(b, "#define %sN_ARGS %d\n", U, n_args);
+    et_sbuf_printf(b, "#define %sN_ROWS %d\n", U, e->n_rows);
+    et_sbuf_printf(b, "/* each buffer's operand (-1: the output) and row "
+                      "(-1: not a row) */\n#define %sARG_OPERANDS {", U);
+    for (int a = 0; a < n_args; a++)
+        et_sbuf_printf(b, "%s%d", a ? ", " : "", op[a]);
+    et_sbuf_printf(b, "}\n#define %sARG_ROWS {", U);
+    for (int a = 0; a < n_args; a++)
+        et_sbuf_printf(b, "%s%d", a ? ", " : "", row[a]);
+    et_sbuf_printf(b, "}\n");
     et_sbuf_printf(b, "#define %sN_KERNELS %d\n\n", U, t->n + 1);
     et_sbuf_printf(b,
         "typedef struct %s_launch {\n"

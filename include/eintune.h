@@ -52,7 +52,7 @@
 extern "C" {
 #endif
 
-#define ET_VERSION "1.0.0"
+#define ET_VERSION "1.1.0"
 /* The shared library's major version (its soname: libeintune.so.N). */
 #define ET_VERSION_MAJOR 1
 
@@ -66,7 +66,8 @@ extern "C" {
  *    since are zero: their defaults) and an older library refuses fields
  *    it does not know when they are set. size 0 means the 1.0 layout, so
  *    {0} and {.db = "x"} keep working; set it (ET_SIZED) to use a field
- *    the header marks "since 1.N";
+ *    the header marks "since 1.N" (the library takes a size 0 as the
+ *    1.0 layout's size, never reading a field added since);
  *  - the structs the library hands to a callback (et_progress,
  *    et_database_row), which a program only reads.
  * A result the caller provides (et_best_info, et_tune_summary, et_diag...)
@@ -1106,6 +1107,10 @@ typedef struct et_dispatch_options {
                              * header as a C string, <PREFIX>SOURCE (with
                              * <PREFIX>SOURCE_BYTES), byte for byte the
                              * .cl/.cu file's content, as for one kernel */
+    const char *batch;      /* since 1.1: a batched einsum's rows
+                             * ("u,Dr; u,Ds", et_problem_set_batch); every
+                             * kernel of the table, the generic one too,
+                             * takes one buffer per row; NULL: none */
 } et_dispatch_options;
 
 /* What et_dispatch_export wrote. Plain value. */

@@ -378,10 +378,7 @@ static void test_row_rules(void **state)
     assert_int_equal(et_kernel_apply_opt(k, &up, NULL, 0), ET_OK);
     assert_true(et_kernel_staged(k, 1));
     et_kernel_free(k);
-    /* the generic kernel of dispatch tables has no rows yet */
-    et_rendered r;
-    assert_int_equal(et_kernel_render_generic(&e, ET_BACKEND_OPENCL, &r),
-                     ET_ERR_UNSUPPORTED);
+
 }
 
 /* The arguments: one per row of the output and of each rowed operand;
@@ -420,6 +417,19 @@ static void test_args_and_wrong_rows(void **state)
                                                sizeof msg), ET_OK);
         assert_non_null(strstr(msg, "element"));
     }
+    et_rendered_free(&r);
+    /* the generic kernel (every size an argument, for dispatch tables):
+     * the same arguments, every row right; its CUDA rendering compiles */
+    assert_int_equal(et_kernel_render_generic(&e, ET_BACKEND_OPENCL, &r),
+                     ET_OK);
+    assert_int_equal(r.n_args, 7);
+    for (int a = 0; a < 7; a++) {
+        assert_int_equal(r.arg_operand[a], op[a]);
+        assert_int_equal(r.arg_row[a], row[a]);
+    }
+    if (dev)
+        assert_int_equal(kc_check_rendered(dev, k, &r, 5, msg, sizeof msg),
+                         ET_OK);
     et_rendered_free(&r);
     et_kernel_free(k);
 }
@@ -510,6 +520,100 @@ static void export_and_run(const et_problem *p, const char *db)
                     fail_msg("row %d [%d,%d]: %g, want %g", r, x, i,
                              (double)g[r][x * I + i], (double)want);
             }
+    }
+    char *rm[] = {"rm", "-rf", dir, NULL};
+    run_argv(rm);
+}
+
+/* The batched einsum's dispatch table (the tuned kernel at x=256, the
+ * generic one at x=37), run by the host program through NAME_dispatch:
+ * every row of both right. */
+static void dispatch_and_run(const char *db)
+{
+    char dir[] = "/tmp/et_batched_dx_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    et_dispatch_options o = {ET_SIZED(et_dispatch_options)};
+    o.dir = dir;
+    o.db = db;
+    o.name = "gradt";
+    o.batch = "u,Dr; u,Ds; u,Dt";
+    et_dispatch_result res;
+    et_diag d;
+    if (et_dispatch_export("xj,ij->xi", "x=256/37,i=10,j=10", "f32", &o, &res,
+                           &d) != ET_OK)
+        fail_msg("dispatch: %s", d.msg);
+    assert_int_equal(res.n_tuned, 1);
+    /* a malformed batch: its position */
+    o.batch = "u,Dr; u";
+    assert_int_equal(et_dispatch_export("xj,ij->xi", "x=256,i=10,j=10", "f32",
+                                        &o, &res, &d), ET_ERR_INPUT);
+    assert_int_equal(d.input, ET_INPUT_BATCH);
+    char inc[300], exe[300], src[300], files[2][8][300];
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    snprintf(exe, sizeof exe, "%s/host", dir);
+    snprintf(src, sizeof src, "%s/gradt.cl", dir);
+    char *cc[] = {"cc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror",
+                  inc, "-DET_DISPATCH_HEADER=\"gradt.h\"",
+                  "-DET_DISPATCH_NAME=gradt", "tests/delivery/host.c",
+                  "-lOpenCL", "-o", exe, NULL};
+    if (run_argv(cc) != 0) {
+        print_message("no cc or OpenCL headers: the host program is not "
+                      "built\n");
+        return;
+    }
+    enum { XM = 256, I = 10, J = 10 };
+    static const int xs[2] = {256, 37};
+    static float u[XM * J], D[3][I * J], g[3][XM * I];
+    for (int t = 0; t < XM * J; t++)
+        u[t] = (float)(t * 3 % 11) - 5;
+    for (int r = 0; r < 3; r++)
+        for (int t = 0; t < I * J; t++)
+            D[r][t] = (float)((t * (r + 4) + r) % 5) - 2;
+    char *host[2 + 2 * 8 + 1];
+    int h = 0;
+    host[h++] = exe;
+    host[h++] = src;
+    char sizes[2][64];
+    for (int s = 0; s < 2; s++) {
+        int X = xs[s];
+        snprintf(sizes[s], sizeof sizes[s], "R=3,x=%d,i=10,j=10", X);
+        host[h++] = sizes[s];
+        for (int r = 0; r < 3; r++) {
+            for (int t = 0; t < X * I; t++)
+                g[r][t] = NAN;
+            snprintf(files[s][r], sizeof files[s][r], "%s/out%d_%d", dir, s,
+                     r);
+            put_raw(files[s][r], g[r], (size_t)X * I * sizeof(float));
+            snprintf(files[s][4 + r], sizeof files[s][4 + r], "%s/D%d", dir,
+                     r);
+            put_raw(files[s][4 + r], D[r], sizeof D[r]);
+        }
+        snprintf(files[s][3], sizeof files[s][3], "%s/u%d", dir, s);
+        put_raw(files[s][3], u, (size_t)X * J * sizeof(float));
+        for (int a = 0; a < 7; a++)
+            host[h++] = files[s][a];
+    }
+    host[h] = NULL;
+    assert_int_equal(run_argv(host), 0);
+    for (int s = 0; s < 2; s++) {
+        int X = xs[s];
+        for (int r = 0; r < 3; r++) {
+            FILE *f = fopen(files[s][r], "rb");
+            assert_non_null(f);
+            assert_int_equal(fread(g[r], sizeof(float), (size_t)X * I, f),
+                             (size_t)X * I);
+            fclose(f);
+            for (int x = 0; x < X; x++)
+                for (int i = 0; i < I; i++) {
+                    float want = 0;
+                    for (int j = 0; j < J; j++)
+                        want += u[x * J + j] * D[r][i * J + j];
+                    if (g[r][x * I + i] != want)
+                        fail_msg("dispatch x=%d row %d [%d,%d]: %g, want %g",
+                                 X, r, x, i, (double)g[r][x * I + i],
+                                 (double)want);
+                }
+        }
     }
     char *rm[] = {"rm", "-rf", dir, NULL};
     run_argv(rm);
@@ -664,6 +768,7 @@ static void test_tune(void **state)
     assert_true(n >= 1);
     et_tune_report_free(rep);
     export_and_run(p, db);
+    dispatch_and_run(db);
     load_and_launch(p, db);
     et_problem_free(p);
     unlink(db);

@@ -347,7 +347,9 @@ void et_rendered_free(et_rendered *r);
 
 /*
  * The untransformed kernel of e's structure with every size an argument:
- * arguments out, in0.. then one 64-bit integer per index in index order
+ * the buffer arguments as et_kernel_args lists them (out, in0..; a
+ * batched einsum's rows each one), then one 64-bit integer per index in
+ * index order
  * (n_<name>), a 1-D launch of ceil(output elements / 64) groups of 64;
  * out->launch is for e's sizes (its scalars are them). Correct for any
  * sizes of the structure (broadcast dimensions stay broadcast). For a

@@ -5,7 +5,9 @@
  * for). Correct first: one work-item per output element, 64-bit index
  * arithmetic throughout, a plain loop per summed index, loads and the
  * store addressed through strides computed from the sizes at run time.
- * Broadcast dimensions (extent 1 in the einsum) stay broadcast.
+ * Broadcast dimensions (extent 1 in the einsum) stay broadcast. A
+ * batched einsum's kernel takes one pointer per row (kernel.h): each
+ * work-item's row, its output index 0, chooses them.
  */
 #include "transforms/render_impl.h"
 
@@ -14,11 +16,32 @@
 
 #define GENERIC_LOCAL 64
 
-/* The header comments, the definitions the kernel needs and its
- * signature: out, in0.., then n_<index> for every index. */
-static void generic_head(rd_out *s, const et_einsum *e, const dialect *D,
-                         et_backend_kind b, const char *name)
+/* Buffer argument a's name: "out", "in1", or a row's "out_2", "in1_2". */
+static void generic_arg(const et_rendered *r, int a, char *buf, size_t cap)
 {
+    int k = r->arg_operand[a];
+    char base[16];
+    if (k < 0)
+        snprintf(base, sizeof base, "out");
+    else
+        snprintf(base, sizeof base, "in%d", k);
+    if (r->arg_row[a] >= 0)
+        snprintf(buf, cap, "%s_%d", base, r->arg_row[a]);
+    else
+        snprintf(buf, cap, "%s", base);
+}
+
+static const char *generic_type(const dialect *D, et_dtype t)
+{
+    return t == ET_F16 ? D->half_type : t == ET_F32 ? "float" : "double";
+}
+
+/* The header comments, the definitions the kernel needs and its
+ * signature: the buffers (r's), then n_<index> for every index. */
+static void generic_head(rd_out *s, const et_einsum *e, const dialect *D,
+                         et_backend_kind b, const et_rendered *r)
+{
+    const char *name = r->name;
     const char *L = D->long_type;
     rd_put(s, "// eintune %s kernel for %s, every size an argument "
               "(untransformed)\n",
@@ -27,9 +50,12 @@ static void generic_head(rd_out *s, const et_einsum *e, const dialect *D,
               "(1-D)\n", GENERIC_LOCAL, GENERIC_LOCAL, GENERIC_LOCAL);
     if (D->launch_note)
         rd_put(s, "%s", D->launch_note);
-    rd_put(s, "// args: out");
-    for (int k = 0; k < e->n_ops; k++)
-        rd_put(s, ", in%d", k);
+    rd_put(s, "// args: ");
+    for (int a = 0; a < r->n_args; a++) {
+        char nm[32];
+        generic_arg(r, a, nm, sizeof nm);
+        rd_put(s, "%s%s", a ? ", " : "", nm);
+    }
     for (int a = 0; a < e->n_idx; a++)
         rd_put(s, ", n_%s", e->idx[a].name);
     rd_put(s, "\n");
@@ -44,17 +70,17 @@ static void generic_head(rd_out *s, const et_einsum *e, const dialect *D,
     if (D->half_helper && f16)
         rd_put(s, "%s", D->half_helper);
     rd_put(s, "\n%s %s(", D->kernel_kw, name);
-    rd_put(s, D->out_ptr, e->out.dtype == ET_F64 ? "double" : "float",
-           "out");
-    for (int k = 0; k < e->n_ops; k++) {
-        char nm[16];
-        snprintf(nm, sizeof nm, "in%d", k);
-        rd_put(s, ", ");
-        rd_put(s, D->in_ptr,
-               e->op[k].dtype == ET_F16   ? D->half_type
-               : e->op[k].dtype == ET_F32 ? "float"
-                                          : "double",
-               nm);
+    for (int a = 0; a < r->n_args; a++) {
+        char nm[32];
+        int k = r->arg_operand[a];
+        generic_arg(r, a, nm, sizeof nm);
+        if (a)
+            rd_put(s, ", ");
+        if (k < 0)
+            rd_put(s, D->out_ptr, e->out.dtype == ET_F64 ? "double" : "float",
+                   nm);
+        else
+            rd_put(s, D->in_ptr, generic_type(D, e->op[k].dtype), nm);
     }
     for (int a = 0; a < e->n_idx; a++)
         rd_put(s, ", %s n_%s", L, e->idx[a].name);
@@ -73,6 +99,8 @@ static void generic_operand(rd_out *s, const et_einsum *e, const dialect *D,
     et_sbuf_fixed(&ab, addr, sizeof addr);
     et_sbuf_puts(&ab, "0");
     for (int r = 0; r < o->rank; r++) {
+        if (e->n_rows && o->idx[r] == 0)
+            continue; /* the row: a pointer of its own */
         bool bc = o->dim[r] == 1 && e->idx[o->idx[r]].size != 1;
         char tmp[1024];
         snprintf(tmp, sizeof tmp, "%s", addr);
@@ -97,6 +125,29 @@ static void generic_operand(rd_out *s, const et_einsum *e, const dialect *D,
         D->half_load(val, cap, cast, ptr, a_text);
     else
         snprintf(val, cap, "%sin%d[%s]", cast, k, a_text);
+}
+
+/* A batched einsum: this work-item's row's pointers, in<k> and out, by
+ * its row index (index 0). */
+static void generic_rows(rd_out *s, const et_einsum *e, const dialect *D)
+{
+    const char *R = e->idx[0].name;
+    for (int k = -1; k < e->n_ops; k++) {
+        if (!et_einsum_op_rowed(e, k))
+            continue;
+        char nm[16], decl[128], sel[1024];
+        snprintf(nm, sizeof nm, k < 0 ? "out" : "in%d", k);
+        snprintf(decl, sizeof decl, k < 0 ? D->out_ptr : D->in_ptr,
+                 k < 0 ? (e->out.dtype == ET_F64 ? "double" : "float")
+                       : generic_type(D, e->op[k].dtype),
+                 nm);
+        et_sbuf sb;
+        et_sbuf_fixed(&sb, sel, sizeof sel);
+        for (int r = 0; r < e->n_rows - 1; r++)
+            et_sbuf_printf(&sb, "%s == %d ? %s_%d : ", R, r, nm, r);
+        et_sbuf_printf(&sb, "%s_%d", nm, e->n_rows - 1);
+        rd_line(s, "%s = %s;", decl, sel);
+    }
 }
 
 /* One work-item per output element: its indices from the global id, a
@@ -124,6 +175,8 @@ static void generic_body(rd_out *s, const et_einsum *e, const dialect *D)
                 e->idx[a].name);
         rd_line(s, "rest /= n_%s;", e->idx[a].name);
     }
+    if (e->n_rows)
+        generic_rows(s, e, D);
     rd_line(s, "%s acc = %s;", acc, zero);
     for (int a = e->n_out; a < e->n_idx; a++) {
         rd_line(s, "for (%s %s = 0; %s < n_%s; %s++) {", L, e->idx[a].name,
@@ -150,7 +203,12 @@ static void generic_body(rd_out *s, const et_einsum *e, const dialect *D)
     const char *ocast = e->out.dtype == e->acc_dtype ? ""
                         : e->out.dtype == ET_F64     ? "(double)"
                                                      : "(float)";
-    rd_line(s, "out[gid] = %sacc;", ocast);
+    if (e->n_rows)
+        /* a row's output is the elements after its row index */
+        rd_line(s, "out[gid %% (%s / n_%s)] = %sacc;", n_out, e->idx[0].name,
+                ocast);
+    else
+        rd_line(s, "out[gid] = %sacc;", ocast);
 }
 
 et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
@@ -159,7 +217,8 @@ et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
     memset(out, 0, sizeof *out);
     if ((unsigned)b >= ET_BACKEND_COUNT || e->n_ops < 1)
         return ET_ERR_INPUT;
-    if (e->n_rows || e->n_idx > ET_LAUNCH_MAX_SCALARS)
+    if (e->n_idx > ET_LAUNCH_MAX_SCALARS ||
+        !et_kernel_args(e, &out->n_args, out->arg_operand, out->arg_row))
         return ET_ERR_UNSUPPORTED;
     const dialect *D = &rd_dialects[b];
     rd_out s;
@@ -167,7 +226,7 @@ et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
     et_sbuf_init(&s.b);
     snprintf(out->name, sizeof out->name, "et_generic_%s",
              e->n_idx > e->n_out ? "r" : "e");
-    generic_head(&s, e, D, b, out->name);
+    generic_head(&s, e, D, b, out);
     s.indent = 1;
     generic_body(&s, e, D);
     s.indent = 0;
@@ -187,9 +246,5 @@ et_status et_kernel_render_generic(const et_einsum *e, et_backend_kind b,
     out->launch.n_scalars = e->n_idx;
     for (int a = 0; a < out->launch.n_scalars; a++)
         out->launch.scalar[a] = e->idx[a].size;
-    out->n_args = e->n_ops + 1;
-    out->arg_operand[0] = out->arg_row[0] = -1;
-    for (int k = 0; k < e->n_ops; k++)
-        out->arg_operand[k + 1] = k, out->arg_row[k + 1] = -1;
     return ET_OK;
 }

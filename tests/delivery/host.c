@@ -184,10 +184,10 @@ static int is_output(int a)
 {
 #if defined(ET_EXPORT_HEADER)
     static const int ops[NARGS] = ET_EXPORT(ARG_OPERANDS);
-    return ops[a] < 0;
 #else
-    return a == 0;
+    static const int ops[NARGS] = DM(ARG_OPERANDS);
 #endif
+    return ops[a] < 0;
 }
 
 int main(int argc, char **argv)

@@ -248,6 +248,10 @@ int64_t et_einsum_bytes(const et_einsum *e);
  */
 #define ET_MAX_ROWS 16
 #define ET_ROW_NAME_LEN 32
+/* A kernel's buffer arguments at most (transforms/kernel.h's
+ * ET_MAX_ARGS): rows x (the output and each rowed operand) + shared
+ * operands. */
+#define ET_MAX_BATCH_ARGS 64
 
 /* A parsed batch spec "u,Dr; u,Ds; u,Dt": per row the operands' array
  * names, and their byte positions in the spec for diagnostics. */

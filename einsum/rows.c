@@ -186,6 +186,13 @@ et_status et_einsum_batch(const et_einsum *base, int n_rows,
         if (base->idx[i].name[0] == '_' || base->idx[i].name[1])
             return et_diag_fail(d, -1, "a batched einsum names every "
                                        "dimension with a letter (no '...')");
+    int n_args = n_rows;
+    for (int k = 0; k < base->n_ops; k++)
+        n_args += rowed[k] ? n_rows : 1;
+    if (n_args > ET_MAX_BATCH_ARGS)
+        return et_diag_fail(d, -1, "%d rows of this einsum make a kernel of "
+                                   "%d arrays; at most %d", n_rows, n_args,
+                            ET_MAX_BATCH_ARGS);
     static const char pick[] = "RSTUVWXYZABCDEFGHIJKLMNOPQ";
     char letter = 0;
     for (const char *c = pick; *c && !letter; c++)

@@ -311,7 +311,7 @@ typedef struct et_render_opts {
  * r's array, the rows' elements r*E/R .. (r+1)*E/R-1 of the einsum's
  * stacked operand of E elements. At most ET_MAX_ARGS.
  */
-#define ET_MAX_ARGS 64
+#define ET_MAX_ARGS ET_MAX_BATCH_ARGS
 
 typedef struct et_rendered {
     char *source;            /* malloc'd; release with et_rendered_free */

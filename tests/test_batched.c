@@ -90,7 +90,8 @@ static void test_spec(void **state)
     spec_fails("u,D-r; u,Ds", 2, 3, "expected ','");
     spec_fails("u,Dr; 9,Ds", 2, 6, "expected an array name");
     spec_fails("", 2, 0, "empty batch spec");
-    /* the output and four rowed operands: 16 rows make 80 arrays, 12 rows 60 */
+    /* the output and four rowed operands: 16 rows make 80 arrays, 12
+     * rows 60 */
     et_einsum e4, b4;
     assert_int_equal(et_einsum_from_strings("ab,bc,cd,de->ae",
                                             "a=2,b=2,c=2,d=2,e=2", NULL, &e4,

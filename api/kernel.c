@@ -393,8 +393,8 @@ static void arg_name(const et_loaded_kernel *k, int a, char *buf, size_t cap)
 
 /*
  * The bytes buffer a (0: the output, 1 + k: input k; a batched einsum's
- * buffers as et_kernel_args lists them) spans at the launch's sizes (NULL: the loaded ones): its dims, the open axis at the
- * size given (where the operand has it and does not broadcast it, as
+ * buffers as et_kernel_args lists them) spans at the launch's sizes
+ * (NULL: the loaded ones): its dims, the open axis at the size given (where the operand has it and does not broadcast it, as
  * et_einsum_set_size counts). *elems gets its elements; UINT64_MAX when
  * the count overflows.
  */

@@ -57,7 +57,7 @@ static et_status batched(const char *text, const char *shape,
     return et_einsum_batch(&base, r.n_rows, rowed, e, d);
 }
 
-/* ---- the spec ------------------------------------------------------------- */
+/* ---- the spec ----------------------------------------------------------- */
 
 static void spec_fails(const char *rows, int n_ops, int pos, const char *say)
 {
@@ -127,7 +127,7 @@ static void test_spec(void **state)
     et_problem_free(p);
 }
 
-/* ---- the batched einsum --------------------------------------------------- */
+/* ---- the batched einsum ------------------------------------------------ */
 
 static void test_structure(void **state)
 {

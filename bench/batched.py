@@ -247,8 +247,10 @@ def bench_one(case, order, dtype, db, tmp):
     subs, out, rows = parse(case)
     itemsize = 4 if dtype == "f32" else 8
     base = sizes(case, order)
-    x = pick_x(case, order, itemsize, MIB)
-    xt = pick_x(case, order, itemsize, TUNE_MIB)
+    # x is a multiple of the tuned x, so every split the tuned opts make
+    # (LOOP, UPCAST, LOCAL amounts must divide) divides x too
+    xt = pick_x(case, order, itemsize, min(TUNE_MIB, MIB))
+    x = xt * max(1, int(round(MIB / min(TUNE_MIB, MIB))))
     s = dict(base, x=x)
     st = dict(base, x=xt)
     exact = xt == x

@@ -42,4 +42,10 @@ $CC $FLAGS -Iinclude bench/make_inputs.c -o "$OUTDIR/make_inputs" \
 # may not.
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-exec "$PY" bench/bench.py
+"$PY" bench/bench.py
+
+# ---- batched einsums (bench/batched.py): the DG gradient, divergence and
+# face mass, one fused kernel against the single einsum launched per row;
+# ids g d f in BENCH_CASES, BENCH_BATCHED=0 skips; its results go into the
+# same JSON (key "batched") and report (a section)
+exec "$PY" bench/batched.py

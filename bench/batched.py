@@ -1,0 +1,446 @@
+"""eintune benchmark suite, batched einsums: one fused kernel for several
+rows of one subscript against the single einsum of one row launched once
+per row (docs/einsum.md, "Batched einsums").
+
+Run by `make bench` after bench/bench.py (bench/run.sh). The cases are the
+DG operators on tetrahedra at orders P1 to P4, f64 and f32:
+
+  g  gradient     xj,ij->xi     rows "u,Dr; u,Ds; u,Dt"    (u shared)
+  d  divergence   xj,ij->xi     rows "ur,Dr; us,Ds; ut,Dt" (nothing shared;
+                                 eintune cannot sum rows into one output,
+                                 so the three terms stay three outputs)
+  f  face mass    xfj,ifj->xi   rows "F0,L; F1,L; F2,L"    (L shared)
+
+See bench/README.md, "Batched einsums", for what every number means.
+Environment knobs:
+
+  QUICK=1                   smoke run: order P2, f64, 1 round, 64 MiB
+  BENCH_CASES=g,d,f         only these cases (ids of bench.py's cases are
+                            ignored here; no batched id: none runs, unless
+                            BENCH_CASES is unset)
+  BENCH_BATCHED=0           skip the section
+  BENCH_BATCHED_ORDERS      orders to run (default 1,2,3,4; QUICK 2)
+  BENCH_BATCHED_DTYPES      default f64,f32 (QUICK f64)
+  BENCH_BATCHED_MIB         arrays moved by the fused kernel, in MiB
+                            (default 256; QUICK 64): sets x
+  BENCH_BATCHED_TUNE_MIB    size the kernels are tuned at (default 32;
+                            QUICK 16); equal to BENCH_BATCHED_MIB: tuned
+                            at the timed size and run with --best --exact
+  BENCH_BATCHED_TUNE_TIME   time limit of every tune, s (default 10;
+                            QUICK 8)
+  BENCH_ROUNDS              back-to-back rounds (default 3; QUICK 1)
+  BENCH_OUT, BENCH_DEVICE   as bench.py: the results go into BENCH_OUT's
+                            JSON (key "batched") and .md (a section)
+"""
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "eintune")
+QUICK = os.environ.get("QUICK", "") not in ("", "0")
+DEVICE = os.environ.get("BENCH_DEVICE", "0")
+OUT = os.environ.get("BENCH_OUT") or os.path.join(
+    ROOT, "bench", "results", *(("quick", "latest.json") if QUICK
+                                else ("latest.json",)))
+ORDERS = [int(o) for o in os.environ.get(
+    "BENCH_BATCHED_ORDERS", "2" if QUICK else "1,2,3,4").split(",") if o]
+DTYPES = [d for d in os.environ.get(
+    "BENCH_BATCHED_DTYPES", "f64" if QUICK else "f64,f32").split(",") if d]
+MIB = float(os.environ.get("BENCH_BATCHED_MIB", 64 if QUICK else 256))
+TUNE_MIB = float(os.environ.get("BENCH_BATCHED_TUNE_MIB",
+                                16 if QUICK else 32))
+TUNE_TIME = float(os.environ.get("BENCH_BATCHED_TUNE_TIME",
+                                 8 if QUICK else 10))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", 1 if QUICK else 3))
+
+# nodes per element and per face of a tetrahedron, order 1..4
+NP = {1: 4, 2: 10, 3: 20, 4: 35}
+NFP = {1: 3, 2: 6, 3: 10, 4: 15}
+
+CASES = (
+    dict(id="g", name="gradient", einsum="xj,ij->xi",
+         batch="u,Dr; u,Ds; u,Dt"),
+    dict(id="d", name="divergence", einsum="xj,ij->xi",
+         batch="ur,Dr; us,Ds; ut,Dt",
+         note="three outputs: eintune cannot sum rows into one output"),
+    dict(id="f", name="face mass", einsum="xfj,ifj->xi",
+         batch="F0,L; F1,L; F2,L"),
+)
+
+T0 = time.time()
+
+
+def log(msg):
+    sys.stderr.write("[batched %4.0fs] %s\n" % (time.time() - T0, msg))
+    sys.stderr.flush()
+
+
+def sizes(case, order):
+    """Index sizes without x."""
+    if case["id"] == "f":
+        return dict(f=4, j=NFP[order], i=NP[order])
+    return dict(i=NP[order], j=NP[order])
+
+
+def parse(case):
+    ins, out = case["einsum"].split("->")
+    subs = ins.split(",")
+    rows = [[n.strip() for n in r.split(",")] for r in case["batch"].split(";")]
+    return subs, out, rows
+
+
+def elems(sub, s):
+    n = 1
+    for ch in sub:
+        n *= s[ch]
+    return n
+
+
+def bytes_moved(case, s, itemsize):
+    """Bytes the fused kernel moves: every distinct array once, every
+    row's output once (docs/einsum.md: op and byte counts)."""
+    subs, out, rows = parse(case)
+    seen = {}
+    for r in rows:
+        for pos, name in enumerate(r):
+            seen[name] = elems(subs[pos], s)
+    return itemsize * (sum(seen.values()) + len(rows) * elems(out, s))
+
+
+def pick_x(case, order, itemsize, mib):
+    """x such that the fused kernel's arrays total about mib MiB."""
+    s = dict(sizes(case, order), x=1)
+    b1 = bytes_moved(case, s, itemsize)
+    s["x"] = 2
+    per_x = bytes_moved(case, s, itemsize) - b1
+    fixed = b1 - per_x
+    return max(64, int((mib * 2 ** 20 - fixed) / per_x) // 64 * 64)
+
+
+def shape_str(s):
+    return ",".join("%s=%d" % (k, s[k]) for k in ["x"] + sorted(
+        k for k in s if k != "x"))
+
+
+def run(cmd, timeout=None):
+    p = subprocess.run([str(a) for a in cmd], capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_json(cmd, timeout=None):
+    rc, out, err = run(cmd, timeout)
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = None
+    if rc != 0 or doc is None or (isinstance(doc, dict) and doc.get("error")):
+        tail = (err.strip().splitlines() or [""])[-1]
+        why = doc.get("error") if isinstance(doc, dict) else None
+        return None, err, "exit %d: %s" % (rc, why or tail)
+    return doc, err, None
+
+
+def tune(case, s, dtype, db, batched):
+    cmd = [BIN, "tune", case["einsum"], "--shape", shape_str(s), "--dtype",
+           dtype, "--time-limit", TUNE_TIME, "--db", db, "--json", "-",
+           "--device", "opencl:" + DEVICE]
+    if batched:
+        cmd += ["--batch", case["batch"]]
+    t = time.time()
+    doc, _, err = run_json(cmd, timeout=TUNE_TIME * 6 + 600)
+    wall = time.time() - t
+    if doc is None:
+        raise SystemExit("batched: tune failed (%s): %s" % (
+            " ".join(str(c) for c in cmd), err))
+    b = doc.get("best") or {}
+    if not b.get("opts") and b.get("opts") != "":
+        raise SystemExit("batched: tune found no kernel: %s" % " ".join(
+            str(c) for c in cmd))
+    race = doc.get("race") or {}
+    return dict(shape=dict(s), time_limit_s=TUNE_TIME, wall_s=wall,
+                elapsed_s=doc.get("elapsed_s"),
+                evaluations=doc.get("evaluations"), opts=b.get("opts"),
+                time_s=b.get("time_s"), race_ran=race.get("ran"),
+                race_verdict=race.get("verdict"))
+
+
+def bound_of(stderr):
+    m = re.search(r"\b(memory|compute)-bound\b", stderr)
+    return m.group(1) if m else None
+
+
+def time_run(case, files, outs, dtype, db, opts, exact, batched):
+    """One `eintune run --time`: the tuned kernel (--best --exact from db
+    when it was tuned at these sizes, else its opts)."""
+    cmd = [BIN, "run", case["einsum"]]
+    if batched:
+        cmd += ["--batch", case["batch"]]
+        for name, path in files.items():
+            cmd += ["-i", "%s=%s" % (name, path)]
+    else:
+        for path in files:
+            cmd += ["-i", path]
+    for o in outs:
+        cmd += ["-o", o]
+    if exact:
+        cmd += ["--best", "--exact", "--db", db]
+    elif opts:
+        cmd += ["--opts", opts]
+    cmd += ["--time", "--json", "-", "--device", "opencl:" + DEVICE]
+    doc, err, why = run_json(cmd, timeout=900)
+    if doc is None:
+        raise SystemExit("batched: run failed (%s): %s" % (
+            " ".join(str(c) for c in cmd), why))
+    return dict(opts=doc.get("opts"), kernel=doc.get("kernel"),
+                time_s=doc["time_s"], ci95_s=doc["ci95_s"],
+                runs=doc.get("runs"), gops=doc["gops"].get(dtype),
+                roofline_gops=doc["roofline_gops"].get(dtype),
+                roofline_fraction=doc.get("roofline_fraction"),
+                roofline_memory=(doc.get("roofline_memory") or {}).get("label"),
+                bound=bound_of(err), device=(doc.get("device") or {}).get("name"))
+
+
+def verify(case, arrays, outs_fused, out_single, dtype):
+    """Every row's fused output and the single kernel's output (row 0)
+    against numpy.einsum in f64, with a bound eps * 4K * einsum(|a|, |b|),
+    K the summed length. Exits on a mismatch."""
+    subs, out, rows = parse(case)
+    eps = np.finfo(np.float32 if dtype == "f32" else np.float64).eps
+    s = {}
+    for pos, sub in enumerate(subs):
+        s.update(zip(sub, arrays[rows[0][pos]].shape))
+    K = 1
+    for ch in set("".join(subs)) - set(out):
+        K *= s[ch]
+    worst = 0.0
+    checks = [(k, p) for k, p in enumerate(outs_fused)] + [(0, out_single)]
+    for k, path in checks:
+        ops = [arrays[n].astype(np.float64) for n in rows[k]]
+        ref = np.einsum(case["einsum"], *ops, optimize=True)
+        mag = np.einsum(case["einsum"], *[np.abs(o) for o in ops],
+                        optimize=True)
+        got = np.load(path).astype(np.float64)
+        if got.shape != ref.shape:
+            raise SystemExit("batched: %s row %d: output shape %s, numpy %s"
+                             % (case["name"], k, got.shape, ref.shape))
+        bound = 4.0 * K * eps * mag + np.finfo(np.float64).tiny
+        ratio = float(np.max(np.abs(got - ref) / bound))
+        worst = max(worst, ratio)
+        if not ratio <= 1.0:
+            raise SystemExit(
+                "batched: MISMATCH %s %s row %d (%s): max |err|/bound %.3g"
+                % (case["name"], dtype, k, path, ratio))
+    return worst
+
+
+def bench_one(case, order, dtype, db, tmp):
+    subs, out, rows = parse(case)
+    itemsize = 4 if dtype == "f32" else 8
+    base = sizes(case, order)
+    # x is a multiple of the tuned x, so every split the tuned opts make
+    # (LOOP, UPCAST, LOCAL amounts must divide) divides x too
+    xt = pick_x(case, order, itemsize, min(TUNE_MIB, MIB))
+    x = xt * max(1, int(round(MIB / min(TUNE_MIB, MIB))))
+    s = dict(base, x=x)
+    st = dict(base, x=xt)
+    exact = xt == x
+    r = dict(case=case["id"], name=case["name"], order=order, dtype=dtype,
+             einsum=case["einsum"], batch=case["batch"], rows=len(rows),
+             shape=s, bytes=bytes_moved(case, s, itemsize),
+             bytes_separate=len(rows) * bytes_moved(
+                 dict(case, batch=",".join(rows[0])), s, itemsize))
+    if case.get("note"):
+        r["note"] = case["note"]
+    log("%s P%d %s: %s %s, x=%d (%.0f MiB), tuned at x=%d" % (
+        case["name"], order, dtype, case["einsum"], case["batch"], x,
+        r["bytes"] / 2 ** 20, xt))
+    r["tune_fused"] = tune(case, st, dtype, db, True)
+    r["tune_single"] = tune(case, st, dtype, db, False)
+    for k in ("tune_fused", "tune_single"):
+        t = r[k]
+        log("  %s: %s evaluations in %.1f s: %s" % (
+            k, t["evaluations"], t["elapsed_s"] or 0, t["opts"]))
+    # the inputs, once for both kernels
+    d = tempfile.mkdtemp(dir=tmp)
+    rng = np.random.default_rng(2024 + order)
+    npdt = np.float32 if dtype == "f32" else np.float64
+    arrays, files = {}, {}
+    for row in rows:
+        for pos, name in enumerate(row):
+            if name in arrays:
+                continue
+            shp = tuple(s[ch] for ch in subs[pos])
+            arrays[name] = rng.uniform(-1.0, 1.0, shp).astype(npdt)
+            files[name] = os.path.join(d, name + ".npy")
+            np.save(files[name], arrays[name])
+    outs_fused = [os.path.join(d, "out%d.npy" % k) for k in range(len(rows))]
+    out_single = os.path.join(d, "single.npy")
+    single_files = [files[n] for n in rows[0]]
+    fused, single = [], []
+    for rnd in range(ROUNDS):
+        # alternate which kernel goes first
+        order_ = (0, 1) if rnd % 2 == 0 else (1, 0)
+        for which in order_:
+            if which == 0:
+                fused.append(time_run(case, files, outs_fused, dtype, db,
+                                      r["tune_fused"]["opts"], exact, True))
+            else:
+                single.append(time_run(case, single_files, [out_single],
+                                       dtype, db, r["tune_single"]["opts"],
+                                       exact, False))
+        if rnd == 0:
+            r["verify_max_err_over_bound"] = verify(
+                case, arrays, outs_fused, out_single, dtype)
+    shutil.rmtree(d, ignore_errors=True)
+    f = min(fused, key=lambda v: v["time_s"])
+    g = min(single, key=lambda v: v["time_s"])
+    r["fused"] = f
+    r["single"] = g
+    r["fused_rounds_s"] = [v["time_s"] for v in fused]
+    r["single_rounds_s"] = [v["time_s"] for v in single]
+    r["separate_time_s"] = len(rows) * g["time_s"]
+    r["ratio"] = r["separate_time_s"] / f["time_s"]
+    r["fused_pct_roofline"] = 100.0 * (f["roofline_fraction"] or 0)
+    r["device"] = f.get("device")
+    log("  fused %.4g ms (%s, %.1f %% of roofline, %s-bound), separate "
+        "%d x %.4g ms (%s-bound): %.2fx" % (
+            f["time_s"] * 1e3, f["opts"], r["fused_pct_roofline"], f["bound"],
+            len(rows), g["time_s"] * 1e3, g["bound"], r["ratio"]))
+    return r
+
+
+def targets(results):
+    """fused >= 1.2x separate where the rows are memory-bound; never
+    slower (ratio >= 1); f64 fused at >= 60 % of roofline."""
+    out = []
+    for r in results:
+        tag = "%s P%d %s" % (r["name"], r["order"], r["dtype"])
+        if r["single"].get("bound") == "memory":
+            out.append(dict(what=tag + " separate/fused (rows memory-bound)",
+                            measured="%.2fx" % r["ratio"], target=">= 1.2x",
+                            met=r["ratio"] >= 1.2))
+        out.append(dict(what=tag + " fused never slower",
+                        measured="%.2fx" % r["ratio"], target=">= 1x",
+                        met=r["ratio"] >= 1.0))
+        if r["dtype"] == "f64":
+            out.append(dict(what=tag + " fused % of roofline",
+                            measured="%.1f %%" % r["fused_pct_roofline"],
+                            target=">= 60 %",
+                            met=r["fused_pct_roofline"] >= 60.0))
+    return out
+
+
+def report(doc):
+    b = doc["batched"]
+    L = ["", "## Batched einsums", ""]
+    L.append("%s, device %s, %s; arrays about %g MiB per fused kernel, tuned "
+             "at about %g MiB (%s), default search, %g s per tune, fastest of "
+             "%d rounds back to back; separate = the single einsum of one "
+             "row, its median x the rows (launched back to back)." % (
+                 b["date"], b.get("device"), b["mode"], b["mib"],
+                 b["tune_mib"], "the same sizes: --best --exact"
+                 if b["mib"] == b["tune_mib"] else
+                 "smaller x; run with the tuned opts", b["tune_time_s"],
+                 b["rounds"]))
+    L.append("")
+    L.append("| case | P | dtype | x | MiB fused / separate | fused ms "
+             "| separate ms | separate/fused | fused % roofline "
+             "| bound: fused / row | fused opts | row opts |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in b["results"]:
+        f, g = r["fused"], r["single"]
+        L.append("| %s (%s) | %d | %s | %d | %.0f / %.0f | %.3f | %.3f "
+                 "(%d x %.3f) | %.2fx | %.1f %% | %s / %s | `%s` | `%s` |" % (
+                     r["name"], r["case"], r["order"], r["dtype"],
+                     r["shape"]["x"], r["bytes"] / 2 ** 20,
+                     r["bytes_separate"] / 2 ** 20, f["time_s"] * 1e3,
+                     r["separate_time_s"] * 1e3, r["rows"], g["time_s"] * 1e3,
+                     r["ratio"], r["fused_pct_roofline"], f["bound"],
+                     g["bound"], f["opts"] or "-", g["opts"] or "-"))
+    if b.get("error"):
+        L.append("")
+        L.append("stopped: %s" % b["error"])
+    L.append("")
+    L.append("The divergence's three terms stay three outputs: eintune "
+             "cannot sum rows into one output.")
+    if b.get("targets"):
+        L.append("")
+        L.append("Batched targets (measured in this run):")
+        for t in b["targets"]:
+            L.append("- %s: %s (measured %s, target %s)" % (
+                t["what"], "met" if t["met"] else "MISSED", t["measured"],
+                t["target"]))
+    L.append("")
+    L.append("batched section wall time %.0f s" % b["wall_s"])
+    return "\n".join(L) + "\n"
+
+
+def main():
+    if os.environ.get("BENCH_BATCHED", "1") == "0":
+        return
+    ids = os.environ.get("BENCH_CASES")
+    sel = [c for c in CASES if not ids or c["id"] in ids.split(",")]
+    if not sel:
+        return
+    os.environ.setdefault("POCL_CACHE_DIR",
+                          os.path.join(ROOT, "build", "bench", "pocl-cache"))
+    tmp = tempfile.mkdtemp(prefix="eintune-batched-")
+    db = os.path.join(tmp, "batched.db")
+    b = dict(date=datetime.datetime.now().isoformat(timespec="seconds"),
+             commit=run(["git", "-C", ROOT, "rev-parse", "--short",
+                         "HEAD"])[1].strip(),
+             mode="QUICK" if QUICK else "full", mib=MIB, tune_mib=TUNE_MIB,
+             tune_time_s=TUNE_TIME, rounds=ROUNDS, orders=ORDERS,
+             dtypes=DTYPES, results=[])
+    failed = None
+    try:
+        for case in sel:
+            for order in ORDERS:
+                for dt in DTYPES:
+                    b["results"].append(bench_one(case, order, dt, db, tmp))
+    except SystemExit as e:
+        failed = str(e)
+        b["error"] = failed
+        log(failed)
+    finally:
+        b["device"] = next((r["device"] for r in b["results"]
+                            if r.get("device")), None)
+        b["targets"] = targets(b["results"])
+        b["wall_s"] = time.time() - T0
+        os.makedirs(os.path.dirname(os.path.abspath(OUT)), exist_ok=True)
+        try:
+            with open(OUT) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            doc = {}
+        doc["batched"] = b
+        with open(OUT, "w") as f:
+            json.dump(doc, f, indent=1)
+        text = report(doc)
+        md = os.path.splitext(OUT)[0] + ".md"
+        old = ""
+        if os.path.exists(md):
+            with open(md) as f:
+                old = f.read()
+            # a section of an earlier run of this script goes
+            old = old.split("\n## Batched einsums\n")[0].rstrip("\n") + "\n"
+        with open(md, "w") as f:
+            f.write(old + text)
+        sys.stdout.write(text)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

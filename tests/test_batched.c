@@ -784,6 +784,56 @@ static void test_tune(void **state)
     unlink(db);
 }
 
+/* The row seed: a batched einsum's search starts from the best opts the
+ * database knows for one row (the rows' separate kernels in one launch),
+ * before the structural seeds. */
+static void test_row_seed(void **state)
+{
+    (void)state;
+    if (!kc_device())
+        skip();
+    char db[] = "/tmp/et_batched_seed_XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(db);
+    et_problem *row = NULL, *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=64,i=4,j=4", "f32", &row,
+                                     &d), ET_OK);
+    et_tune_options o = {0};
+    o.db = db;
+    o.budget = 4;
+    o.race = -1;
+    et_tune_report *rep = NULL;
+    if (et_tune_run_full(row, &o, &rep, &d) != ET_OK)
+        fail_msg("tune the row: %s", d.msg);
+    et_tune_summary s;
+    et_tune_report_summary(rep, &s);
+    assert_true(s.found);
+    et_tune_report_free(rep);
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=64,i=4,j=4", "f32", &p,
+                                     &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_OK);
+    o.budget = 3;
+    if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
+        fail_msg("tune the batch: %s", d.msg);
+    /* the first seed answered (after the untransformed kernel): the
+     * row's best, from the database */
+    et_tune_entry c;
+    int i = 0;
+    while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
+        i++;
+    assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+    assert_string_equal(c.opts, s.opts);
+    assert_false(c.seed_structural);
+    assert_string_equal(c.seed_einsum, "xj,ij->xi");
+    et_tune_report_free(rep);
+    et_problem_free(row);
+    et_problem_free(p);
+    unlink(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -795,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_args_and_wrong_rows),
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_tune),
+        cmocka_unit_test(test_row_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

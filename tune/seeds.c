@@ -91,6 +91,37 @@ void tune_seed_dropped(void *user, int i, const char *reason)
 }
 
 /*
+ * A batched einsum's row seed: the best opts the database knows for one
+ * row of it (at these sizes, else the nearest others), which apply to the batched kernel
+ * as they are (its other axes have the row's letters) with the row axis
+ * left global: every row in a work-group of its own, what the rows'
+ * separate kernels do, in one launch. So the search starts no slower
+ * than the rows tuned apart. False when the einsum is not batched or
+ * nothing is known.
+ */
+static bool row_seed(tune_ctx *t, const et_device_info *info, et_best *out)
+{
+    const et_einsum *e = et_binding_einsum(t->b);
+    if (!e->n_rows)
+        return false;
+    et_einsum *base = malloc(sizeof *base);
+    if (!base)
+        return false;
+    et_einsum_unbatch(e, base);
+    bool found = false;
+    et_error e2 = {{0}};
+    double t0 = et_now_s();
+    /* the row at these sizes, else at the nearest other sizes */
+    et_status st = et_best_find(t->o->db, base, info, false, out, &found,
+                                &e2);
+    t->res->db_s += et_now_s() - t0;
+    if (st == ET_OK && found && !out->sizes[0])
+        et_einsum_sizes_str(base, true, out->sizes, sizeof out->sizes);
+    free(base);
+    return st == ET_OK && found;
+}
+
+/*
  * The seeds of a run: up to o->seeds best opts of the nearest tuned
  * problems on this device (et_best_nearest), into ss (the opts live in
  * t->seed_best). A database that cannot answer costs the run its seeds,
@@ -102,7 +133,8 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
     *n = 0;
     int max = t->o->seeds < ET_SEARCH_MAX_SEEDS ? t->o->seeds
                                                 : ET_SEARCH_MAX_SEEDS;
-    t->seed_best = calloc((size_t)max, sizeof *t->seed_best);
+    /* room for a batched einsum's row seed after them */
+    t->seed_best = calloc((size_t)max + 1, sizeof *t->seed_best);
     if (!t->seed_best)
         return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
     int found = 0;
@@ -119,6 +151,9 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
                  "not answer: %s", e2.msg);
         return ET_OK;
     }
+    if (found < ET_SEARCH_MAX_SEEDS &&
+        row_seed(t, info, &t->seed_best[found]))
+        found++;
     for (int i = 0; i < found; i++) {
         et_tune_seed *sd = seed_push(t, &t->seed_best[i]);
         if (!sd)

@@ -11,7 +11,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: eintune codegen EINSUM --shape SIZES [--dtype T] "
             "[--opts OPTS]\n"
-            "                       [--backend opencl|cuda]\n\n"
+            "                       [--batch ROWS] [--backend opencl|cuda]\n\n"
             "Prints the kernel for EINSUM on stdout; the launch geometry is\n"
             "in a comment at its top, so the output compiles as it is.\n\n"
             "  --shape SIZES   index sizes, e.g. i=64,k=35,j=35\n"
@@ -24,6 +24,7 @@ static void usage(FILE *f)
             "                  (axis,n), "
             "SWAP(a,b), NOLOCALS, HOIST, FACTOR, STAGE,\n"
             "                  PREFETCH(operand,axis,n)\n"
+            "  --batch ROWS    a batched einsum's rows, \"u,Dr; u,Ds\" (as tune)\n"
             "  --backend B     opencl (default) or cuda\n\n"
             "Exit status: 0 printed, 2 bad einsum, shape, dtype or opts (a\n"
             "refused opt prints the rule on stderr).\n");
@@ -38,10 +39,12 @@ int cmd_codegen(int argc, char **argv)
         {"backend", required_argument, 0, 'b'},
         {"space", required_argument, 0, 'S'},
         {"params", required_argument, 0, 'P'},
+        {"batch", required_argument, 0, 'B'},
         CLI_COMMON_LONGOPTS,
         {0, 0, 0, 0},
     };
     const char *shape = NULL, *dtype = NULL, *opts_text = NULL;
+    const char *batch = NULL;
     et_backend_kind backend = ET_BACKEND_OPENCL;
     cli_getopt_reset();
     int c;
@@ -50,6 +53,7 @@ int cmd_codegen(int argc, char **argv)
         case 's': shape = optarg; break;
         case 't': dtype = optarg; break;
         case 'o': opts_text = optarg; break;
+        case 'B': batch = optarg; break;
         case 'b':
             if (!strcmp(optarg, "opencl"))
                 backend = ET_BACKEND_OPENCL;
@@ -84,6 +88,11 @@ int cmd_codegen(int argc, char **argv)
     et_status st = et_problem_init(text, shape, dtype, &p, &d);
     if (st != ET_OK) {
         cli_diag("einsum", text, &d);
+        return EXIT_INPUT;
+    }
+    if (batch && et_problem_set_batch(p, batch, &d) != ET_OK) {
+        et_problem_free(p);
+        cli_batch_diag(&d, text, batch);
         return EXIT_INPUT;
     }
     et_kernel_source *k = NULL;

@@ -236,16 +236,7 @@ et_status et_problem_set_batch(et_problem *p, const char *rows,
         st = api_fail(diag, ET_ERR_NOMEM, ET_INPUT_NONE, "out of memory");
         goto done;
     }
-    st = api_input_status(diag, et_rows_parse(rows, p->e.n_ops, r, diag),
-                          ET_INPUT_BATCH);
-    if (st != ET_OK)
-        goto done;
-    bool rowed[ET_MAX_OPERANDS];
-    for (int k = 0; k < p->e.n_ops; k++)
-        rowed[k] = et_rows_rowed(r, k);
-    st = api_input_status(diag,
-                          et_einsum_batch(&p->e, r->n_rows, rowed, e, diag),
-                          ET_INPUT_EINSUM);
+    st = et_einsum_batch_spec(&p->e, rows, r, e, diag);
     if (st != ET_OK)
         goto done;
     p->e = *e;

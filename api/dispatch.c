@@ -115,25 +115,13 @@ static bool covered(dtable *t)
  * ET_INPUT_BATCH or ET_INPUT_EINSUM errors. */
 static et_status batch_of(et_einsum *e, const char *rows, et_diag *diag)
 {
-    et_rows *r = malloc(sizeof *r);
     et_einsum *b = malloc(sizeof *b);
-    et_status st = r && b ? ET_OK : ET_ERR_NOMEM;
-    if (st == ET_OK)
-        st = api_input_status(diag, et_rows_parse(rows, e->n_ops, r, diag),
-                              ET_INPUT_BATCH);
-    if (st == ET_OK) {
-        bool rowed[ET_MAX_OPERANDS];
-        for (int k = 0; k < e->n_ops; k++)
-            rowed[k] = et_rows_rowed(r, k);
-        st = api_input_status(diag,
-                              et_einsum_batch(e, r->n_rows, rowed, b, diag),
-                              ET_INPUT_EINSUM);
-    }
+    et_status st = b ? et_einsum_batch_spec(e, rows, NULL, b, diag)
+                     : ET_ERR_NOMEM;
     if (st == ET_OK)
         *e = *b;
     else if (st == ET_ERR_NOMEM)
         api_fail(diag, st, ET_INPUT_NONE, "out of memory");
-    free(r);
     free(b);
     return st;
 }

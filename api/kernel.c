@@ -63,19 +63,8 @@ static et_loaded_kernel *loaded_new(const et_problem *p, et_backend_kind b)
         free(k);
         return NULL;
     }
-    for (int a = 0; a < k->n_args; a++) {
-        const et_operand *o =
-            k->arg_op[a] < 0 ? &p->e.out : &p->e.op[k->arg_op[a]];
-        et_operand *t = &k->opnd[a];
-        *t = *o;
-        if (k->arg_row[a] >= 0) {
-            t->rank = o->rank - 1;
-            for (int d = 0; d < t->rank; d++) {
-                t->idx[d] = o->idx[d + 1];
-                t->dim[d] = o->dim[d + 1];
-            }
-        }
-    }
+    for (int a = 0; a < k->n_args; a++)
+        et_einsum_row_operand(&p->e, k->arg_op[a], &k->opnd[a]);
     for (int i = 0; i < p->e.n_idx; i++) {
         snprintf(k->idx_name[i], sizeof k->idx_name[i], "%s",
                  p->e.idx[i].name);
@@ -480,6 +469,18 @@ static et_status launch_geom(et_loaded_kernel *k, const int64_t *sizes,
     return ET_OK;
 }
 
+/* A launch's status: a driver's error (err) into diag, a check's (diag
+ * filled already) as it is. */
+static et_status launch_status(et_status st, const et_error *err,
+                               et_diag *diag)
+{
+    if (st == ET_OK || !err->msg[0])
+        return st;
+    return api_fail_err(diag, st,
+                        st == ET_ERR_INPUT ? ET_INPUT_OPTION : ET_INPUT_NONE,
+                        err);
+}
+
 /* An OpenCL launch of the buffers args[0..k->n_args-1], checked. */
 static et_status cl_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
                            struct _cl_mem *const *args, const int64_t *sizes,
@@ -498,13 +499,7 @@ static et_status cl_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
         st = et_cl_user_launch(k->cl, q, &geom, args, k->n_args, event,
                                &err);
     pthread_mutex_unlock(&k->lock);
-    if (st != ET_OK && !err.msg[0])
-        return st;
-    if (st != ET_OK)
-        return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_OPTION
-                                                         : ET_INPUT_NONE,
-                            &err);
-    return ET_OK;
+    return launch_status(st, &err, diag);
 }
 
 et_status et_cl_kernel_launch(et_loaded_kernel *k, struct _cl_command_queue *q,
@@ -581,13 +576,7 @@ static et_status cu_launch(et_loaded_kernel *k, struct CUstream_st *stream,
     if (st == ET_OK)
         st = et_cu_user_launch(k->cu, stream, &geom, args, k->n_args, &err);
     pthread_mutex_unlock(&k->lock);
-    if (st != ET_OK && !err.msg[0])
-        return st;
-    if (st != ET_OK)
-        return api_fail_err(diag, st, st == ET_ERR_INPUT ? ET_INPUT_OPTION
-                                                         : ET_INPUT_NONE,
-                            &err);
-    return ET_OK;
+    return launch_status(st, &err, diag);
 }
 
 et_status et_cu_kernel_launch(et_loaded_kernel *k, struct CUstream_st *stream,

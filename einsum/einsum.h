@@ -275,6 +275,18 @@ bool et_rows_rowed(const et_rows *r, int k);
  */
 et_status et_einsum_batch(const et_einsum *base, int n_rows,
                           const bool *rowed, et_einsum *e, et_diag *d);
+/*
+ * The two steps above in one: spec parsed for base's operands (into *rows
+ * when rows is non-NULL) and base batched with it into *e. On an error
+ * d->input says which text it is about: ET_INPUT_BATCH (d->pos into
+ * spec) or ET_INPUT_EINSUM (an einsum that cannot be batched).
+ * ET_ERR_NOMEM when out of memory.
+ */
+et_status et_einsum_batch_spec(const et_einsum *base, const char *spec,
+                               et_rows *rows, et_einsum *e, et_diag *d);
+/* Operand k's (-1: the output's) array of one row: without the row axis
+ * when k is rowed, else as it is. */
+void et_einsum_row_operand(const et_einsum *e, int k, et_operand *out);
 /* The einsum of one row: e without its row axis (e itself when it is not
  * batched); index i of base is index i + 1 of e. */
 void et_einsum_unbatch(const et_einsum *e, et_einsum *base);

@@ -24,6 +24,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool name_char(char c, bool first)
@@ -249,6 +250,43 @@ void et_einsum_unbatch(const et_einsum *e, et_einsum *base)
         if (*c != R)
             base->text[n++] = *c;
     base->text[n] = '\0';
+}
+
+et_status et_einsum_batch_spec(const et_einsum *base, const char *spec,
+                               et_rows *rows, et_einsum *e, et_diag *d)
+{
+    et_rows *r = rows ? rows : malloc(sizeof *r);
+    if (!r)
+        return ET_ERR_NOMEM;
+    et_input in = ET_INPUT_BATCH;
+    et_status st = et_rows_parse(spec, base->n_ops, r, d);
+    if (st == ET_OK) {
+        bool rowed[ET_MAX_OPERANDS];
+        for (int k = 0; k < base->n_ops; k++)
+            rowed[k] = et_rows_rowed(r, k);
+        in = ET_INPUT_EINSUM;
+        st = et_einsum_batch(base, r->n_rows, rowed, e, d);
+    }
+    if (st != ET_OK && d) {
+        d->input = in;
+        d->status = st;
+    }
+    if (!rows)
+        free(r);
+    return st;
+}
+
+void et_einsum_row_operand(const et_einsum *e, int k, et_operand *out)
+{
+    const et_operand *o = k < 0 ? &e->out : &e->op[k];
+    *out = *o;
+    if (!et_einsum_op_rowed(e, k))
+        return;
+    out->rank = o->rank - 1;
+    for (int d = 0; d < out->rank; d++) {
+        out->idx[d] = o->idx[d + 1];
+        out->dim[d] = o->dim[d + 1];
+    }
 }
 
 bool et_einsum_op_rowed(const et_einsum *e, int k)

@@ -24,8 +24,8 @@ typedef struct hdr_ctx {
     const et_rendered *r;
     int oa;                     /* e's open axis, -1 when none */
     const et_operand *args[ET_MAX_ARGS]; /* by argument: its array */
-    et_operand rows[ET_MAX_ARGS]; /* a row's array (the operand without
-                                   * the row axis), args[a] points here */
+    et_operand rows[ET_MAX_ARGS]; /* each argument's array (a row's
+                                   * without the row axis): args[a] */
     int max_rank;               /* of the arguments */
 } hdr_ctx;
 
@@ -425,19 +425,9 @@ char *xp_kernel_header(const et_export_kernel *x, const et_einsum *e,
     hdr_ctx c = {.b = &b, .P = P, .e = e, .r = &x->r,
                  .oa = et_einsum_open_axis(e)};
     for (int a = 0; a < x->r.n_args; a++) {
-        int k = x->r.arg_operand[a];
-        c.args[a] = k < 0 ? &e->out : &e->op[k];
-        if (x->r.arg_row[a] >= 0) {
-            /* a row's own array: the operand without the row axis */
-            et_operand *o = &c.rows[a];
-            *o = *c.args[a];
-            o->rank--;
-            for (int d = 0; d < o->rank; d++) {
-                o->idx[d] = c.args[a]->idx[d + 1];
-                o->dim[d] = c.args[a]->dim[d + 1];
-            }
-            c.args[a] = o;
-        }
+        /* a row's own array: the operand without the row axis */
+        et_einsum_row_operand(e, x->r.arg_operand[a], &c.rows[a]);
+        c.args[a] = &c.rows[a];
         if (c.args[a]->rank > c.max_rank)
             c.max_rank = c.args[a]->rank;
     }

@@ -98,19 +98,6 @@ static void choose_row_mode(ctx *c)
         }
 }
 
-/* Argument a's name: "out", "in1", "out_2", "in1_2". */
-static void arg_name(const et_rendered *r, int a, char *buf, size_t cap)
-{
-    const char *base = r->arg_operand[a] < 0 ? "out" : "in";
-    char num[16] = "";
-    if (r->arg_operand[a] >= 0)
-        snprintf(num, sizeof num, "%d", r->arg_operand[a]);
-    if (r->arg_row[a] >= 0)
-        snprintf(buf, cap, "%s%s_%d", base, num, r->arg_row[a]);
-    else
-        snprintf(buf, cap, "%s%s", base, num);
-}
-
 /* Row mode 1: each work-item's row pointers, chosen once by its row. */
 static void emit_row_pointers(ctx *c, const et_rendered *r)
 {
@@ -122,7 +109,7 @@ static void emit_row_pointers(ctx *c, const et_rendered *r)
         if (r->arg_row[a] != 0)
             continue;
         char nm[16], decl[128];
-        arg_name(r, a, nm, sizeof nm);
+        rd_arg_name(r, a, nm, sizeof nm);
         nm[strlen(nm) - 2] = '\0'; /* without "_0" */
         et_dtype t = op < 0 ? k->e.out.dtype : k->e.op[op].dtype;
         snprintf(decl, sizeof decl, op < 0 ? c->D->out_ptr : c->D->in_ptr,
@@ -130,9 +117,7 @@ static void emit_row_pointers(ctx *c, const et_rendered *r)
         et_sbuf sel;
         char selb[1024];
         et_sbuf_fixed(&sel, selb, sizeof selb);
-        for (int q = 0; q < k->e.n_rows - 1; q++)
-            et_sbuf_printf(&sel, "%s == %d ? %s_%d : ", row, q, nm, q);
-        et_sbuf_printf(&sel, "%s_%d", nm, k->e.n_rows - 1);
+        rd_row_select(&sel, row, nm, k->e.n_rows);
         rd_line(&c->s, "%s = %s;", decl, selb);
     }
 }
@@ -234,17 +219,12 @@ static void emit_header(ctx *c)
     if (c->D->launch_note)
         rd_put(s, "%s", c->D->launch_note);
     rd_put(s, "// args: ");
-    int an, aop[ET_MAX_ARGS], arow[ET_MAX_ARGS];
-    if (et_kernel_args(&k->e, &an, aop, arow))
-        for (int a = 0; a < an; a++) {
-            if (aop[a] < 0 && arow[a] >= 0)
-                rd_put(s, "%sout_%d", a ? ", " : "", arow[a]);
-            else if (aop[a] < 0)
-                rd_put(s, "out");
-            else if (arow[a] >= 0)
-                rd_put(s, ", in%d_%d", aop[a], arow[a]);
-            else
-                rd_put(s, ", in%d", aop[a]);
+    et_rendered args;
+    if (et_kernel_args(&k->e, &args.n_args, args.arg_operand, args.arg_row))
+        for (int a = 0; a < args.n_args; a++) {
+            char nm[16];
+            rd_arg_name(&args, a, nm, sizeof nm);
+            rd_put(s, "%s%s", a ? ", " : "", nm);
         }
     if (c->open_axis >= 0)
         rd_put(s, ", n_%s", k->e.idx[c->open_axis].name);
@@ -379,7 +359,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     for (int a = 0; a < out->n_args; a++) {
         char nm[16];
         int op = out->arg_operand[a];
-        arg_name(out, a, nm, sizeof nm);
+        rd_arg_name(out, a, nm, sizeof nm);
         if (a)
             rd_put(s, ", ");
         if (op < 0)

@@ -206,6 +206,28 @@ void rd_ptr_name(const ctx *c, int op, const plist *l, const int64_t *vals,
     }
 }
 
+void rd_arg_name(const et_rendered *r, int a, char *buf, size_t cap)
+{
+    int k = r->arg_operand[a];
+    char base[16];
+    if (k < 0)
+        snprintf(base, sizeof base, "out");
+    else
+        snprintf(base, sizeof base, "in%d", k);
+    if (r->arg_row[a] >= 0)
+        snprintf(buf, cap, "%s_%d", base, r->arg_row[a]);
+    else
+        snprintf(buf, cap, "%s", base);
+}
+
+void rd_row_select(et_sbuf *b, const char *row, const char *base,
+                   int n_rows)
+{
+    for (int r = 0; r < n_rows - 1; r++)
+        et_sbuf_printf(b, "%s == %d ? %s_%d : ", row, r, base, r);
+    et_sbuf_printf(b, "%s_%d", base, n_rows - 1);
+}
+
 /* Expression converting the stored value at ptr[addr] of operand op. */
 void rd_load_expr(const ctx *c, int op, const char *ptr, const char *addr,
                   char *buf, size_t cap)

@@ -16,21 +16,6 @@
 
 #define GENERIC_LOCAL 64
 
-/* Buffer argument a's name: "out", "in1", or a row's "out_2", "in1_2". */
-static void generic_arg(const et_rendered *r, int a, char *buf, size_t cap)
-{
-    int k = r->arg_operand[a];
-    char base[16];
-    if (k < 0)
-        snprintf(base, sizeof base, "out");
-    else
-        snprintf(base, sizeof base, "in%d", k);
-    if (r->arg_row[a] >= 0)
-        snprintf(buf, cap, "%s_%d", base, r->arg_row[a]);
-    else
-        snprintf(buf, cap, "%s", base);
-}
-
 static const char *generic_type(const dialect *D, et_dtype t)
 {
     return t == ET_F16 ? D->half_type : t == ET_F32 ? "float" : "double";
@@ -53,7 +38,7 @@ static void generic_head(rd_out *s, const et_einsum *e, const dialect *D,
     rd_put(s, "// args: ");
     for (int a = 0; a < r->n_args; a++) {
         char nm[32];
-        generic_arg(r, a, nm, sizeof nm);
+        rd_arg_name(r, a, nm, sizeof nm);
         rd_put(s, "%s%s", a ? ", " : "", nm);
     }
     for (int a = 0; a < e->n_idx; a++)
@@ -73,7 +58,7 @@ static void generic_head(rd_out *s, const et_einsum *e, const dialect *D,
     for (int a = 0; a < r->n_args; a++) {
         char nm[32];
         int k = r->arg_operand[a];
-        generic_arg(r, a, nm, sizeof nm);
+        rd_arg_name(r, a, nm, sizeof nm);
         if (a)
             rd_put(s, ", ");
         if (k < 0)
@@ -143,9 +128,7 @@ static void generic_rows(rd_out *s, const et_einsum *e, const dialect *D)
                  nm);
         et_sbuf sb;
         et_sbuf_fixed(&sb, sel, sizeof sel);
-        for (int r = 0; r < e->n_rows - 1; r++)
-            et_sbuf_printf(&sb, "%s == %d ? %s_%d : ", R, r, nm, r);
-        et_sbuf_printf(&sb, "%s_%d", nm, e->n_rows - 1);
+        rd_row_select(&sb, R, nm, e->n_rows);
         rd_line(s, "%s = %s;", decl, sel);
     }
 }

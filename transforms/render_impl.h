@@ -171,6 +171,12 @@ void rd_ptr_name(const ctx *c, int op, const plist *l, const int64_t *vals,
                  char *buf, size_t cap);
 void rd_load_expr(const ctx *c, int op, const char *ptr, const char *addr,
                   char *buf, size_t cap);
+/* Buffer argument a's name in r: "out", "in1", a row's "out_2", "in1_2". */
+void rd_arg_name(const et_rendered *r, int a, char *buf, size_t cap);
+/* Appends to b the pointer of row `row` (a C expression) among base_0 ..
+ * base_<n_rows-1>: "row == 0 ? base_0 : ... : base_<n_rows-1>". */
+void rd_row_select(et_sbuf *b, const char *row, const char *base,
+                   int n_rows);
 int rd_vector_part(const ctx *c, int op, const plist *consts);
 void rd_addr_base(const ctx *c, int op, char *buf, size_t cap);
 bool rd_mask_expr(const ctx *c, int op, const plist *consts,

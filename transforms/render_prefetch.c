@@ -140,13 +140,14 @@ void rd_emit_prefetch_copy(ctx *c, int op)
      * the element's row */
     char ptr[512];
     if (c->row_mode == 2 && et_einsum_op_rowed(&k->e, op)) {
+        char row[16], base[16];
+        snprintf(row, sizeof row, "%s_ci", k->e.idx[0].name);
+        snprintf(base, sizeof base, "in%d", op);
         et_sbuf pb;
         et_sbuf_fixed(&pb, ptr, sizeof ptr);
         et_sbuf_puts(&pb, "(");
-        for (int r = 0; r < k->e.n_rows - 1; r++)
-            et_sbuf_printf(&pb, "%s_ci == %d ? in%d_%d : ", k->e.idx[0].name,
-                           r, op, r);
-        et_sbuf_printf(&pb, "in%d_%d)", op, k->e.n_rows - 1);
+        rd_row_select(&pb, row, base, k->e.n_rows);
+        et_sbuf_puts(&pb, ")");
     } else {
         rd_ptr_name(c, op, NULL, NULL, ptr, sizeof ptr);
     }

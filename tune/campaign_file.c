@@ -269,24 +269,15 @@ static et_status batch_of(loader *L, yaml_node_t *v, campaign_problem *cp)
     snprintf(cp->batch, sizeof cp->batch, "%s", t);
     et_diag pd;
     diag_clear(&pd);
-    et_rows *r = malloc(sizeof *r);
     et_einsum *e = malloc(sizeof *e);
-    if (!r || !e) {
-        free(r);
-        free(e);
+    if (!e)
         return ERR_AT(L, v, "out of memory");
-    }
-    st = et_rows_parse(t, cp->e->n_ops, r, &pd);
-    if (st == ET_OK) {
-        bool rowed[ET_MAX_OPERANDS];
-        for (int k = 0; k < cp->e->n_ops; k++)
-            rowed[k] = et_rows_rowed(r, k);
-        st = et_einsum_batch(cp->e, r->n_rows, rowed, e, &pd);
-    }
+    st = et_einsum_batch_spec(cp->e, t, NULL, e, &pd);
     if (st == ET_OK)
         *cp->e = *e;
-    free(r);
     free(e);
+    if (st == ET_ERR_NOMEM)
+        return ERR_AT(L, v, "out of memory");
     return st == ET_OK ? ET_OK : ERR_AT(L, v, "batch: %s", pd.msg);
 }
 

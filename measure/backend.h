@@ -75,6 +75,13 @@ typedef struct et_backend_ops {
     /* Copies n bytes device->host from byte offset off (blocking). */
     et_status (*buffer_read)(void *ctx, et_buffer *b, size_t off, void *dst,
                              size_t n, et_error *err);
+    /* Fills n bytes at byte offset off with the psize-byte pattern,
+     * repeated (blocking); off and n are multiples of psize, psize one of
+     * 1, 2, 4, 8, 16. May be NULL: et_buffer_fill then writes the pattern
+     * from the host. */
+    et_status (*buffer_fill)(void *ctx, et_buffer *b, size_t off,
+                             const void *pattern, size_t psize, size_t n,
+                             et_error *err);
     void (*buffer_free)(void *ctx, et_buffer *b);
     /* Compiles source and finds kernel `name`; ET_ERR_BUILD with the
      * build log's first error in err. On ET_OK err->msg holds what the
@@ -157,6 +164,13 @@ et_status et_buffer_write(et_device *d, et_buffer *b, size_t off,
                           const void *src, size_t n, et_error *err);
 et_status et_buffer_read(et_device *d, et_buffer *b, size_t off, void *dst,
                          size_t n, et_error *err);
+/* Fills n bytes at off with the psize-byte pattern repeated, on the device
+ * where the backend can (nothing as large as n crosses from the host);
+ * ET_ERR_INPUT when off or n is not a multiple of psize or psize is not
+ * 1, 2, 4, 8 or 16. */
+et_status et_buffer_fill(et_device *d, et_buffer *b, size_t off,
+                         const void *pattern, size_t psize, size_t n,
+                         et_error *err);
 void et_buffer_free(et_device *d, et_buffer *b);
 et_status et_program_build(et_device *d, const char *source,
                            const char *name, et_program **out,

@@ -7,6 +7,8 @@
 #include "measure/backend_impl.h"
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- wrappers ---------------------------------------------------------- */
 
@@ -47,6 +49,42 @@ et_status et_buffer_read(et_device *d, et_buffer *b, size_t off, void *dst,
     if (!b || (!dst && n))
         return et_errorf(err, ET_ERR_INPUT, "buffer read: NULL pointer");
     return d->ops->buffer_read(d->ctx, b, off, dst, n, err);
+}
+
+et_status et_buffer_fill(et_device *d, et_buffer *b, size_t off,
+                         const void *pattern, size_t psize, size_t n,
+                         et_error *err)
+{
+    et_error scratch;
+    PREPARE_ERR(err, scratch);
+    if (!b || !pattern)
+        return et_errorf(err, ET_ERR_INPUT, "buffer fill: NULL pointer");
+    if ((psize != 1 && psize != 2 && psize != 4 && psize != 8 &&
+         psize != 16) ||
+        off % psize || n % psize)
+        return et_errorf(err, ET_ERR_INPUT,
+                         "buffer fill: a %zu-byte pattern over %zu bytes at "
+                         "offset %zu (the pattern must be 1, 2, 4, 8 or 16 "
+                         "bytes and divide both)",
+                         psize, n, off);
+    if (n == 0)
+        return ET_OK;
+    if (d->ops->buffer_fill)
+        return d->ops->buffer_fill(d->ctx, b, off, pattern, psize, n, err);
+    /* from the host, one chunk at a time */
+    size_t chunk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
+    unsigned char *h = malloc(chunk);
+    if (!h)
+        return et_errorf(err, ET_ERR_NOMEM, "buffer fill: out of memory");
+    for (size_t i = 0; i < chunk; i += psize)
+        memcpy(h + i, pattern, psize);
+    et_status st = ET_OK;
+    for (size_t done = 0; done < n && st == ET_OK; done += chunk) {
+        size_t m = n - done < chunk ? n - done : chunk;
+        st = d->ops->buffer_write(d->ctx, b, off + done, h, m, err);
+    }
+    free(h);
+    return st;
 }
 
 void et_buffer_free(et_device *d, et_buffer *b)

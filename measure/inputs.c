@@ -235,13 +235,15 @@ et_status et_guarded_write(et_device *dev, const et_guarded *g,
 et_status et_guarded_fill_nan(et_device *dev, const et_guarded *g,
                               et_dtype t, et_error *err)
 {
-    size_t n = g->bytes / et_dtype_size(t);
-    void *nan = malloc(g->bytes ? g->bytes : 1);
-    if (!nan)
-        return et_errorf(err, ET_ERR_NOMEM, "guard: out of memory");
-    et_fill_nan(nan, t, n);
-    et_status st = et_guarded_write(dev, g, nan, err);
-    free(nan);
+    /* one element of NaN, repeated on the device (et_buffer_fill): a
+     * verification fills every output before every trial */
+    unsigned char nan[8];
+    size_t es = et_dtype_size(t);
+    et_fill_nan(nan, t, 1);
+    et_status st = ET_OK;
+    if (g->bytes)
+        st = et_buffer_fill(dev, g->buf, g->guard, nan, es,
+                            g->bytes / es * es, err);
     if (st == ET_OK)
         st = write_canaries(dev, g, err);
     return st;

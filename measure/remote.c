@@ -286,7 +286,7 @@ static int io_all(int fd, void *buf, size_t n, bool out, double deadline)
 
 static const char *const op_names[] = {
     "open", "alloc", "write", "read", "free",
-    "build", "program free", "launch", "test hook", "close",
+    "build", "program free", "launch", "test hook", "close", "fill",
 };
 static_assert(sizeof(op_names) / sizeof(op_names[0]) == ET_WIRE_OP_COUNT,
               "op_names must match et_wire_op");
@@ -489,6 +489,20 @@ static et_status rm_read(void *ctx, et_buffer *vb, size_t off, void *dst,
     return st;
 }
 
+static et_status rm_fill(void *ctx, et_buffer *vb, size_t off,
+                         const void *pattern, size_t psize, size_t n,
+                         et_error *err)
+{
+    remote *r = ctx;
+    remote_buffer *b = (remote_buffer *)vb;
+    if (b->epoch != r->epoch)
+        return stale(r, b->epoch, "buffer", err);
+    et_wire_req q = {
+        .op = ET_WIRE_FILL, .a = b->h, .b = off, .c = n, .len = psize};
+    et_wire_ans a;
+    return call(r, &q, pattern, lim_transfer(r), &a, NULL, 0, NULL, err);
+}
+
 static void rm_free(void *ctx, et_buffer *vb)
 {
     remote *r = ctx;
@@ -636,6 +650,7 @@ static const et_backend_ops remote_ops = {
     .buffer_alloc = rm_alloc,
     .buffer_write = rm_write,
     .buffer_read = rm_read,
+    .buffer_fill = rm_fill,
     .buffer_free = rm_free,
     .program_build = rm_build,
     .program_free = rm_pfree,

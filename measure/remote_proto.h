@@ -28,6 +28,8 @@ typedef enum et_wire_op {
                        * et_wire_launch -> seconds */
     ET_WIRE_HOOK,     /* a = et_remote_hook */
     ET_WIRE_CLOSE,    /* closes the device; the worker exits */
+    ET_WIRE_FILL,     /* a = handle, b = offset, c = bytes, payload =
+                       * the pattern (1 to 16 bytes) */
     ET_WIRE_OP_COUNT
 } et_wire_op;
 

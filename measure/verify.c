@@ -37,6 +37,10 @@ struct et_verifier {
     int arg_op[ET_MAX_ARGS];
     int arg_row[ET_MAX_ARGS];
     trial_data *t;
+    /* each trial's output as read back, kept from one kernel to the next
+     * (a tune verifies every candidate: fresh pages each time cost more
+     * than the check) */
+    void **out;
     /* the device the copies live on */
     et_device *dev;
     uint64_t epoch;
@@ -93,7 +97,10 @@ et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
     }
     v->n_pick = v->n_out < v->o.sample ? v->n_out : v->o.sample;
     v->t = calloc((size_t)v->o.trials, sizeof *v->t);
-    if (!v->t) {
+    v->out = calloc((size_t)v->o.trials, sizeof *v->out);
+    if (!v->t || !v->out) {
+        free(v->t);
+        free(v->out);
         free(v);
         return nomem(err);
     }
@@ -182,8 +189,10 @@ void et_verifier_free(et_verifier *v)
         free(t->ref);
         free(t->bound);
         free(t->pick);
+        free(v->out[r]);
     }
     free(v->t);
+    free(v->out);
     free(v);
 }
 
@@ -609,16 +618,17 @@ static et_status verify_device(et_verifier *v, et_device *dev, et_program *p,
     res->p_value = res->mean_ratio = NAN;
     size_t out_bytes = (size_t)v->n_out * et_dtype_size(v->e.out.dtype);
     int R = v->o.trials;
-    void **outs = calloc((size_t)R, sizeof *outs);
+    void **outs = v->out;
     char(*fault_text)[512] = calloc((size_t)R, sizeof *fault_text);
     const char **faults = calloc((size_t)R, sizeof *faults);
     et_status st = ET_OK;
-    if (!outs || !fault_text || !faults) {
+    if (!fault_text || !faults) {
         st = nomem(err);
         goto done;
     }
     for (int r = 0; r < R; r++) {
-        outs[r] = malloc(out_bytes ? out_bytes : 1);
+        if (!outs[r])
+            outs[r] = malloc(out_bytes ? out_bytes : 1);
         if (!outs[r]) {
             st = nomem(err);
             goto done;
@@ -653,10 +663,6 @@ done:
     /* a failed candidate may have written into an input: re-upload */
     if (st != ET_OK || res->outcome != ET_OUTCOME_OK)
         v->uploaded = false;
-    if (outs)
-        for (int r = 0; r < R; r++)
-            free(outs[r]);
-    free(outs);
     free(fault_text);
     free(faults);
     return st;

@@ -675,6 +675,16 @@ static void test_cuda_fake_open_and_memory(void **state)
     assert_memory_equal(src, dst, 8 * 5);
     assert_int_equal(et_buffer_read(dev, b, sizeof src - 8, dst, 16, &err),
                      ET_ERR_INPUT);
+    /* a backend without a fill of its own is filled from the host */
+    assert_null(dev->ops->buffer_fill);
+    double two = 2.0;
+    assert_int_equal(et_buffer_fill(dev, b, 8 * 3, &two, 8, 8 * 990, &err),
+                     ET_OK);
+    assert_int_equal(et_buffer_read(dev, b, 0, dst, sizeof dst, &err), ET_OK);
+    for (int i = 0; i < N; i++)
+        assert_true(dst[i] == (i >= 3 && i < 993 ? 2.0 : src[i]));
+    assert_int_equal(et_buffer_fill(dev, b, 0, &two, 3, 9, &err),
+                     ET_ERR_INPUT);
     assert_int_equal(fs->get()->live_allocs, 1);
     et_buffer_free(dev, b);
     assert_int_equal(fs->get()->live_allocs, 0);

@@ -270,6 +270,22 @@ static void test_device_through_worker(void **state)
     memset(b, 0, n);
     assert_int_equal(et_buffer_read(dev, buf, 0, b, n, &err), ET_OK);
     assert_memory_equal(a, b, n);
+    /* a fill runs in the worker: an 8-byte pattern over part of the
+     * buffer, everything around it as written */
+    const unsigned char pat[8] = {1, 2, 3, 4, 5, 6, 7, 0xfe};
+    size_t off = 4096, len = n - 8192;
+    assert_int_equal(et_buffer_fill(dev, buf, off, pat, 8, len, &err), ET_OK);
+    assert_int_equal(et_buffer_read(dev, buf, 0, b, n, &err), ET_OK);
+    assert_memory_equal(a, b, off);
+    for (size_t i = off; i < off + len; i++)
+        if (b[i] != pat[(i - off) % 8])
+            fail_msg("byte %zu is %d after the fill, not %d", i, b[i],
+                     pat[(i - off) % 8]);
+    assert_memory_equal(a + off + len, b + off + len, n - off - len);
+    /* an offset the pattern does not divide is refused before the worker */
+    assert_int_equal(et_buffer_fill(dev, buf, 4, pat, 8, 64, &err),
+                     ET_ERR_INPUT);
+    assert_non_null(strstr(err.msg, "pattern"));
     et_buffer_free(dev, buf);
     free(a);
     free(b);

@@ -567,6 +567,28 @@ static et_status ocl_buffer_read(void *vctx, et_buffer *vb, size_t off,
     return ET_OK;
 }
 
+static et_status ocl_buffer_fill(void *vctx, et_buffer *vb, size_t off,
+                                 const void *pattern, size_t psize, size_t n,
+                                 et_error *err)
+{
+    ocl_ctx *c = vctx;
+    ocl_buffer *b = (ocl_buffer *)vb;
+    if (!et_range_ok(b->bytes, off, n))
+        return et_errorf(err, ET_ERR_INPUT,
+                         "fill of %zu bytes at offset %zu outside a "
+                         "buffer of %zu bytes",
+                         n, off, b->bytes);
+    if (n == 0)
+        return ET_OK;
+    /* blocking, as the other transfers: the fill is done when this
+     * returns, before any later launch reads the buffer */
+    if (CL_FAILED(err, clEnqueueFillBuffer(c->queue, b->mem, pattern, psize,
+                                           off, n, 0, NULL, NULL)) ||
+        CL_FAILED(err, clFinish(c->queue)))
+        return ET_ERR_DEVICE;
+    return ET_OK;
+}
+
 static void ocl_buffer_free(void *vctx, et_buffer *vb)
 {
     ocl_buffer *b = (ocl_buffer *)vb;
@@ -834,6 +856,7 @@ static const et_backend_ops ocl_ops = {
     .buffer_alloc = ocl_buffer_alloc,
     .buffer_write = ocl_buffer_write,
     .buffer_read = ocl_buffer_read,
+    .buffer_fill = ocl_buffer_fill,
     .buffer_free = ocl_buffer_free,
     .program_build = ocl_program_build,
     .program_free = ocl_program_free,

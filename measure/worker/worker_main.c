@@ -100,6 +100,8 @@ int main(int argc, char **argv)
     signal(SIGINT, SIG_IGN); /* ^C belongs to the parent */
 
     et_device *dev = NULL;
+    void *read_buf = NULL;
+    size_t read_cap = 0;
     for (;;) {
         et_wire_req q;
         read_all(&q, sizeof q);
@@ -130,8 +132,23 @@ int main(int argc, char **argv)
                                  payload, q.len, &err);
             answer(st, 0, 0, NULL, 0, &err);
             break;
+        case ET_WIRE_FILL:
+            st = dev ? et_buffer_fill(dev, (et_buffer *)(uintptr_t)q.a, q.b,
+                                      payload, q.len, q.c, &err)
+                     : ET_ERR_DEVICE;
+            answer(st, 0, 0, NULL, 0, &err);
+            break;
         case ET_WIRE_READ: {
-            void *data = malloc(q.c ? q.c : 1);
+            /* one buffer kept across reads: a verification reads every
+             * candidate's outputs, and fresh pages cost more than the copy */
+            if (q.c > read_cap) {
+                free(read_buf);
+                read_cap = 0;
+                read_buf = malloc(q.c);
+                if (read_buf)
+                    read_cap = q.c;
+            }
+            void *data = q.c ? read_buf : &read_cap;
             if (!data) {
                 snprintf(err.msg, sizeof err.msg,
                          "worker: out of memory reading %llu bytes",
@@ -142,7 +159,6 @@ int main(int argc, char **argv)
             st = et_buffer_read(dev, (et_buffer *)(uintptr_t)q.a, q.b, data,
                                 q.c, &err);
             answer(st, 0, 0, data, q.c, &err);
-            free(data);
             break;
         }
         case ET_WIRE_FREE:
@@ -208,6 +224,7 @@ int main(int argc, char **argv)
             answer(ET_OK, 0, 0, NULL, 0, &err);
             et_device_close(dev);
             free(payload);
+            free(read_buf);
             return 0;
         default:
             snprintf(err.msg, sizeof err.msg, "worker: unknown request %llu",

@@ -799,7 +799,7 @@ static void test_row_seed(void **state)
     assert_int_equal(et_problem_init("xj,ij->xi", "x=64,i=4,j=4", "f32", &p,
                                      &d), ET_OK);
     assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_OK);
-    o.budget = 3;
+    o.budget = 4;
     if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
         fail_msg("tune the batch: %s", d.msg);
     /* the first seed answered (after the untransformed kernel): the
@@ -812,6 +812,16 @@ static void test_row_seed(void **state)
     assert_string_equal(c.opts, s.opts);
     assert_false(c.seed_structural);
     assert_string_equal(c.seed_einsum, "xj,ij->xi");
+    /* the next seed: the same opts with every row in each work-item */
+    char fused[1200];
+    snprintf(fused, sizeof fused, "UPCAST(R,0)%s%s", s.opts[0] ? " " : "",
+             s.opts);
+    i++;
+    while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
+        i++;
+    assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+    assert_string_equal(c.opts, fused);
+    assert_false(c.seed_structural);
     et_tune_report_free(rep);
     et_problem_free(row);
     et_problem_free(p);

@@ -122,6 +122,26 @@ static bool row_seed(tune_ctx *t, const et_device_info *info, et_best *out)
 }
 
 /*
+ * The row seed's fused form: UPCAST(R,0) before the row's opts, so each
+ * work-item computes its elements of every row, and an operand the rows
+ * share is loaded once for all of them (what a batched kernel is for:
+ * the gradient's u read once instead of once per row). False when there
+ * is no room for one more opt.
+ */
+static bool row_seed_fused(const et_einsum *e, const et_best *row,
+                           et_best *out)
+{
+    if (row->n_opts + 1 > ET_MAX_OPTS)
+        return false;
+    *out = *row;
+    out->opt[0] = et_opt_make(ET_OPT_UPCAST, e->idx[0].name, 0);
+    memcpy(&out->opt[1], row->opt, sizeof row->opt[0] * (size_t)row->n_opts);
+    out->n_opts = row->n_opts + 1;
+    et_opts_format(out->opt, out->n_opts, out->opts, sizeof out->opts);
+    return true;
+}
+
+/*
  * The seeds of a run: up to o->seeds best opts of the nearest tuned
  * problems on this device (et_best_nearest), into ss (the opts live in
  * t->seed_best). A database that cannot answer costs the run its seeds,
@@ -133,8 +153,8 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
     *n = 0;
     int max = t->o->seeds < ET_SEARCH_MAX_SEEDS ? t->o->seeds
                                                 : ET_SEARCH_MAX_SEEDS;
-    /* room for a batched einsum's row seed after them */
-    t->seed_best = calloc((size_t)max + 1, sizeof *t->seed_best);
+    /* room for a batched einsum's row seeds after them */
+    t->seed_best = calloc((size_t)max + 2, sizeof *t->seed_best);
     if (!t->seed_best)
         return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
     int found = 0;
@@ -151,9 +171,15 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
                  "not answer: %s", e2.msg);
         return ET_OK;
     }
+    int fused_at = -1;
     if (found < ET_SEARCH_MAX_SEEDS &&
-        row_seed(t, info, &t->seed_best[found]))
+        row_seed(t, info, &t->seed_best[found])) {
         found++;
+        if (found < ET_SEARCH_MAX_SEEDS &&
+            row_seed_fused(et_binding_einsum(t->b), &t->seed_best[found - 1],
+                           &t->seed_best[found]))
+            fused_at = found++;
+    }
     for (int i = 0; i < found; i++) {
         et_tune_seed *sd = seed_push(t, &t->seed_best[i]);
         if (!sd)
@@ -163,8 +189,9 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
         ss[i].n_opts = t->seed_best[i].n_opts;
         char from[512];
         seed_origin(sd, from, sizeof from);
-        tune_say(t, ET_TUNE_INFO, "seed %d: %s, %s", i + 1,
-                 sd->opts[0] ? sd->opts : "untransformed", from);
+        tune_say(t, ET_TUNE_INFO, "seed %d: %s, %s%s", i + 1,
+                 sd->opts[0] ? sd->opts : "untransformed", from,
+                 i == fused_at ? ", with every row in each work-item" : "");
     }
     *n = found;
     if (found == 0)

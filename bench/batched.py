@@ -23,12 +23,13 @@ Environment knobs:
   BENCH_BATCHED_DTYPES      default f64,f32 (QUICK f64)
   BENCH_BATCHED_MIB         arrays moved by the fused kernel, in MiB
                             (default 256; QUICK 64): sets x
-  BENCH_BATCHED_TUNE_MIB    size the kernels are tuned at (default 64,
-                            twice the 32 MiB L3, so the tunes see DRAM
+  BENCH_BATCHED_TUNE_MIB    size the kernels are tuned at (default 128:
+                            the shared operand, a quarter of it, is then
+                            beyond the 32 MiB L3, so the tunes see DRAM
                             as the timed runs do; QUICK 16); equal to
                             BENCH_BATCHED_MIB: tuned at the timed size
                             and run with --best --exact
-  BENCH_BATCHED_TUNE_TIME   time limit of every tune, s (default 15;
+  BENCH_BATCHED_TUNE_TIME   time limit of every tune, s (default 20;
                             QUICK 8)
   BENCH_ROUNDS              back-to-back rounds (default 3; QUICK 1)
   BENCH_OUT, BENCH_DEVICE   as bench.py: the results go into BENCH_OUT's
@@ -59,9 +60,9 @@ DTYPES = [d for d in os.environ.get(
     "BENCH_BATCHED_DTYPES", "f64" if QUICK else "f64,f32").split(",") if d]
 MIB = float(os.environ.get("BENCH_BATCHED_MIB", 64 if QUICK else 256))
 TUNE_MIB = float(os.environ.get("BENCH_BATCHED_TUNE_MIB",
-                                16 if QUICK else 64))
+                                16 if QUICK else 128))
 TUNE_TIME = float(os.environ.get("BENCH_BATCHED_TUNE_TIME",
-                                 8 if QUICK else 15))
+                                 8 if QUICK else 20))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 1 if QUICK else 3))
 
 # nodes per element and per face of a tetrahedron, order 1..4

@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "PADTO SPLIT LOOP\n"
             "                  (axis,n), "
             "SWAP(a,b), NOLOCALS, HOIST, FACTOR, STAGE,\n"
-            "                  PREFETCH(operand,axis,n)\n"
+            "                  NTSTORE, PREFETCH(operand,axis,n)\n"
             "  --batch ROWS    a batched einsum's rows, \"u,Dr; u,Ds\" (as tune)\n"
             "  --backend B     opencl (default) or cuda\n\n"
             "Exit status: 0 printed, 2 bad einsum, shape, dtype or opts (a\n"

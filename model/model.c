@@ -13,8 +13,8 @@
  * are to keep the compute units busy (too few starve them: a hinge below
  * 64 per compute unit) and how much each one does (launch overhead
  * against loop overhead), and the cooperative opts (LOCAL, GROUP, SPLIT,
- * PREFETCH, HOIST, FACTOR, STAGE, LOOP) that change memory traffic or
- * arithmetic. Amounts enter as log2, so
+ * PREFETCH, HOIST, FACTOR, STAGE, LOOP, NTSTORE) that change memory
+ * traffic or arithmetic. Amounts enter as log2, so
  * that doubling an amount is one step whatever its size.
  */
 #include "model/model.h"
@@ -36,7 +36,7 @@ static const char *const feature_names[] = {
     "prefetch",     "hoist",        "items",       "starve",
     "work",         "vector",       "bytes_per_op", "f64",
     "headroom",     "tile_f64",     "factor",      "stage",
-    "loop",
+    "loop",         "ntstore",
 };
 _Static_assert(sizeof(feature_names) / sizeof(feature_names[0]) ==
                    ET_MF_COUNT,
@@ -113,6 +113,7 @@ void et_model_features(const et_kernel *k, const et_model_problem *p,
     x[ET_MF_HOIST] = k->hoist ? 1 : 0;
     x[ET_MF_FACTOR] = k->factor ? 1 : 0;
     x[ET_MF_STAGE] = k->stage ? 1 : 0;
+    x[ET_MF_NTSTORE] = k->ntstore ? 1 : 0;
     x[ET_MF_ITEMS] = lg_items;
     int cu = k->target.compute_units > 0 ? k->target.compute_units : 1;
     double want = log2(64.0 * cu);

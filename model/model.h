@@ -62,6 +62,7 @@ typedef enum et_model_feature {
     ET_MF_STAGE,            /* STAGE present (0/1) */
     ET_MF_LOOP,             /* log2 LOOP amounts (global axes iterated
                              * inside a work-item) */
+    ET_MF_NTSTORE,          /* NTSTORE present (0/1) */
     ET_MF_COUNT
 } et_model_feature;
 

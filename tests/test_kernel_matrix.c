@@ -17,8 +17,9 @@
  * near 2 minutes of CPU: the plain einsums, PADTO, PREFETCH and
  * regression cases run in f32 and f64; each ordered pair runs in one
  * dtype (f32 or f64 by the parity of the pair, so both dtypes are
- * covered), and of the pairs with FACTOR, STAGE or LOOP one in three runs
- * on the device (all are applied or refused as asserted); the 20 random sequences per einsum alternate f32 and f64; the
+ * covered), and of the pairs with FACTOR, STAGE, LOOP or NTSTORE one in
+ * three runs on the device (all are applied or refused as asserted); the
+ * 20 random sequences per einsum alternate f32 and f64; the
  * CUDA rendering is compiled with NVRTC for every kernel except half of
  * the random ones (a deterministic subset: sequence q with q % 4 >= 2 is
  * skipped). ET_MATRIX_FULL=1 runs the pairs and the random sequences in
@@ -346,6 +347,11 @@ static const char *pair_rule(bool three, et_opt_kind a, et_opt_kind b)
         return "STAGE already applied";
     if (a == ET_OPT_LOOP && b == ET_OPT_PADTO)
         return "PADTO applies to an axis not yet split";
+    if (a == ET_OPT_NTSTORE && b == ET_OPT_NTSTORE)
+        return "NTSTORE already applied";
+    if ((a == ET_OPT_SPLIT && b == ET_OPT_NTSTORE) ||
+        (a == ET_OPT_NTSTORE && b == ET_OPT_SPLIT))
+        return "SPLIT and NTSTORE are refused together";
     /* both operands of xik,kj->xij use k: with GROUP lanes on it no input
      * is read alike by a work-group (in xre,rij,xej->xei, xej is) */
     if (!three && ((a == ET_OPT_STAGE && gb) || (ga && b == ET_OPT_STAGE)))
@@ -392,8 +398,8 @@ static void run_pairs(et_device *dev, bool three, bool hoist_only,
                         fail_msg("%s: pair %s %s refused: %s", text,
                                  et_opt_kind_name((et_opt_kind)a),
                                  et_opt_kind_name((et_opt_kind)b), reason);
-                    /* pairs with FACTOR, STAGE or LOOP: one in three
-                     * on the device by default (the random sequences run
+                    /* pairs with FACTOR, STAGE, LOOP or NTSTORE: one in
+                     * three on the device by default (the random sequences run
                      * many more of them); all with ET_MATRIX_FULL */
                     bool later = a >= ET_OPT_FACTOR || b >= ET_OPT_FACTOR;
                     bool run = vg ? (a * ET_OPT_COUNT + b) % 5 == 0
@@ -419,17 +425,17 @@ static void test_opt_pairs(void **state)
     int valid = 0, refused = 0;
     run_pairs(dev, false, false, &valid, &refused);
     run_pairs(dev, true, !full, &valid, &refused);
-    /* Of the 144 ordered pairs without HOIST or FACTOR, 21 break a rule
+    /* Of the 169 ordered pairs without HOIST or FACTOR, 24 break a rule
      * on the two-operand einsum (13, then STAGE twice, with NOLOCALS
-     * either way and with GROUP or GROUPTOP either way, and PADTO(x)
-     * after LOOP(x)); of the 52 with HOIST or FACTOR, 4 (either twice, or
-     * both). By default: the 144 on the two-operand einsum and the 52 on
-     * the three-operand one, in one dtype; full: all 196 on the
-     * three-operand one too (21 refused: 14, STAGE twice or with
-     * NOLOCALS, PADTO after LOOP, and the 3 of HOIST and FACTOR), in
-     * both. */
-    int want_refused = full ? 2 * 21 + 2 * 21 : 21 + 4;
-    int want_valid = full ? 2 * 123 + 2 * 175 : 123 + 48;
+     * either way and with GROUP or GROUPTOP either way, PADTO(x) after
+     * LOOP(x), NTSTORE twice and with SPLIT either way); of the 56 with
+     * HOIST or FACTOR, 4 (either twice, or both). By default: the 169 on
+     * the two-operand einsum and the 56 on the three-operand one, in one
+     * dtype; full: all 225 on the three-operand one too (24 refused: 14,
+     * STAGE twice or with NOLOCALS, PADTO after LOOP, the 3 of HOIST and
+     * FACTOR, the 3 of NTSTORE), in both. */
+    int want_refused = full ? 2 * 24 + 2 * 24 : 24 + 4;
+    int want_valid = full ? 2 * 145 + 2 * 201 : 145 + 52;
     assert_int_equal(refused, want_refused);
     assert_int_equal(valid, want_valid);
     print_message("ordered pairs: %d valid, %d refusals asserted%s\n",
@@ -437,8 +443,8 @@ static void test_opt_pairs(void **state)
                   vg ? " (under valgrind 1 valid pair in 5 run on the device)"
                   : full ? "; every valid pair verified on the device"
                          : "; every valid pair verified on the device "
-                           "(of those with FACTOR, STAGE or LOOP, one in "
-                           "three)");
+                           "(of those with FACTOR, STAGE, LOOP or NTSTORE, "
+                           "one in three)");
 
     /* after any split of an axis, PADTO on it is refused */
     static const char *const splits[] = {

@@ -258,6 +258,12 @@ static void test_rules(void **state)
                    "PREFETCH(1,k,4): FACTOR: every operand uses k");
     expect_refused("ik,kl,kl->i", "i=4,k=8,l=8", "PREFETCH(1,k,4) FACTOR",
                    "FACTOR: FACTOR: every operand uses k");
+    expect_refused(mm, sh, "NTSTORE UPCAST(j,4) NTSTORE",
+                   "NTSTORE: NTSTORE already applied");
+    expect_refused(mm, sh, "SPLIT(k,2) NTSTORE",
+                   "NTSTORE: SPLIT and NTSTORE are refused together");
+    expect_refused(mm, sh, "NTSTORE SPLIT(k,2)",
+                   "SPLIT(k,2): SPLIT and NTSTORE are refused together");
     /* LOOP: global axes that are not open */
     expect_refused(mm, sh, "LOOP(k,4)",
                    "LOOP(k,4): LOOP applies to global axes only; k is a "
@@ -649,6 +655,60 @@ static void test_source(void **state)
     et_rendered_free(&r);
     et_kernel_free(k);
 
+    /* NTSTORE: one vector store where the lanes' address is aligned in
+     * every work-item (i=4: x*4), one per lane where it is not (i=10:
+     * x*10 for 8 lanes; the last 2 lanes at x*10 + 8 are aligned); the
+     * macro defined once; masked where PADTO padded; __stcs in CUDA */
+    k = make("xj,ij->xi", "x=16,i=4,j=4", "f64");
+    expect_ok(k, "UPCAST(i,0) NTSTORE");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "#define ET_NT_STORE(v, p) "
+                 "__builtin_nontemporal_store((v), (p))");
+    expect_in(s, "ET_NT_STORE((double4)(accv), "
+                 "(__global double4*)(out + out_addr));");
+    expect_not_in(s, "vstore");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("xj,ij->xi", "x=12,i=10,j=10", "f64");
+    expect_ok(k, "UPCAST(i,0) NTSTORE");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "ET_NT_STORE(accv_c0.s0, out + out_addr);");
+    expect_in(s, "ET_NT_STORE(accv_c0.s7, out + out_addr + 7);");
+    expect_in(s, "ET_NT_STORE((double2)(accv_c8), "
+                 "(__global double2*)(out + out_addr + 8));");
+    expect_not_in(s, "(__global double8*)");
+    et_rendered_free(&r);
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "__stcs(out + out_addr + 9, acc_9);");
+    expect_not_in(s, "ET_NT_STORE");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("ik,kj->ij", "i=7,k=35,j=5", "f32");
+    expect_ok(k, "PADTO(i,8) NTSTORE UPCAST(i,4) LOCAL(j,5)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "if (i_idx < 7) ET_NT_STORE(acc_0, out + out_addr);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    {
+        et_rendered r1, r2;
+        k = make("xj,ij->xi", "x=16,i=4,j=4", "f64");
+        expect_ok(k, "UPCAST(i,0) NTSTORE");
+        const char *srcs[2] = {render(k, ET_BACKEND_OPENCL, &r1), NULL};
+        et_kernel_free(k);
+        k = make("xj,ij->xi", "x=12,i=10,j=10", "f64");
+        expect_ok(k, "UPCAST(i,0) NTSTORE");
+        srcs[1] = render(k, ET_BACKEND_OPENCL, &r2);
+        et_kernel_free(k);
+        char *joined = et_kernel_sources_join(srcs, 2, ET_BACKEND_OPENCL);
+        assert_non_null(joined);
+        const char *first = strstr(joined, "#ifndef ET_NT_STORE");
+        assert_non_null(first);
+        assert_null(strstr(first + 1, "#ifndef ET_NT_STORE"));
+        free(joined);
+        et_rendered_free(&r1);
+        et_rendered_free(&r2);
+    }
+
     /* the vector along j (UNROLL, lanes summed after the loop): xre*xej
      * is a vector per chunk, formed once for both values of i_u */
     k = make("xre,rij,xej->xei", "x=2,r=3,e=4,i=4,j=8", "f64");
@@ -994,6 +1054,18 @@ static const kcase combo_cases[] = {
     /* four operands, padded, with SPLIT */
     {"ab,bc,c,ac->a", "a=7,b=6,c=5", "f32",
      "PADTO(a,8) HOIST UPCAST(a,4) UNROLL(c,5) SPLIT(b,2)"},
+    /* NTSTORE: vector stores aligned (i=4 lanes, coefficient 4), per lane
+     * (i=10: 8 lanes at x*10) with an aligned 2-lane chunk; masked (PADTO);
+     * after GROUP's combine; f16 inputs into an f32 output */
+    {"xj,ij->xi", "x=16,i=4,j=4", "f64",
+     "UPCAST(i,0) UPCAST(x,4) STAGE LOOP(x,2) NTSTORE"},
+    {"xj,ij->xi", "x=12,i=10,j=10", "f64", "NTSTORE UPCAST(i,0) LOOP(x,3)"},
+    {"xj,ij->xi", "x=12,i=10,j=10", "f32", "UPCAST(i,0) UPCAST(x,3) NTSTORE"},
+    {"ik,kj->ij", "i=7,k=35,j=5", "f32",
+     "PADTO(i,8) NTSTORE UPCAST(i,4) LOCAL(j,5)"},
+    {"ik,kj->ij", "i=16,k=36,j=8", "f64",
+     "LOCAL(i,4) GROUP(k,4) UPCAST(j,4) NTSTORE"},
+    {"ik,kj->ij", "i=6,k=12,j=5", "f16", "UPCAST(j,5) NTSTORE"},
 };
 
 /* The combinations run under valgrind: PADTO with splits that do not

@@ -90,6 +90,7 @@ typedef enum et_opt_kind {
     ET_OPT_FACTOR,
     ET_OPT_STAGE,
     ET_OPT_LOOP,
+    ET_OPT_NTSTORE,
     ET_OPT_COUNT
 } et_opt_kind;
 
@@ -104,7 +105,7 @@ typedef enum et_opt_kind {
 const char *et_opt_kind_name(et_opt_kind k);
 
 /* The kernel-wide opts, which name no axis and take no amount: NOLOCALS,
- * HOIST, FACTOR, STAGE. False for a value outside et_opt_kind. */
+ * HOIST, FACTOR, STAGE, NTSTORE. False for a value outside et_opt_kind. */
 bool et_opt_kind_is_global(et_opt_kind k);
 
 #define ET_AXIS_NAME_LEN 16
@@ -119,7 +120,7 @@ typedef struct et_axis_ref {
 /* One opt. Fields that a kind does not use are ignored. */
 typedef struct et_opt {
     et_opt_kind kind;
-    et_axis_ref axis;  /* every kind but NOLOCALS and HOIST */
+    et_axis_ref axis;  /* every kind but the kernel-wide ones */
     et_axis_ref axis2; /* SWAP's second axis */
     int operand;       /* PREFETCH: input operand, from 0 */
     int64_t amt;       /* split amount, 0 = the whole part; PADTO multiple */
@@ -138,7 +139,7 @@ et_opt et_opt_make(et_opt_kind kind, const char *axis, int64_t amt);
  *   arg  := ws* (integer | axis-name) ws*
  * Arity (the opt table's argument kinds): LOCAL UPCAST UNROLL GROUP
  * GROUPTOP PADTO SPLIT LOOP (axis, int), SWAP (axis, axis), PREFETCH (int,
- * axis, int), NOLOCALS, HOIST, FACTOR and STAGE none.
+ * axis, int), NOLOCALS, HOIST, FACTOR, STAGE and NTSTORE none.
  * Writes at most cap opts to out and their number to *n. Returns ET_OK or
  * ET_ERR_INPUT with d->pos (0-based byte offset), d->col and d->msg.
  */
@@ -194,6 +195,8 @@ typedef struct et_kernel {
     bool stage;                     /* STAGE: inputs all work-items of a
                                      * group read alike copied to local
                                      * memory once (et_kernel_staged) */
+    bool ntstore;                   /* NTSTORE: the outputs' stores are
+                                     * non-temporal (render_store.c) */
     int group_part;                 /* -1 if no GROUP/GROUPTOP */
     int prefetch_axis;              /* -1 if no PREFETCH */
     int prefetch_part;              /* the _p loop part */

@@ -136,6 +136,11 @@ static et_status split_opt_rules(const et_kernel *k, et_opt_call *c)
         return et_opt_refuse(c,
                              "SPLIT adds partial sums into the output with an "
                              "atomic add, which f16 outputs do not have");
+    if (k->ntstore)
+        return et_opt_refuse(c,
+                             "SPLIT and NTSTORE are refused together (SPLIT "
+                             "adds into the output with atomics, which are "
+                             "never non-temporal)");
     if (od == ET_F64 && !k->target.has_atomic64)
         return et_opt_refuse(c,
                              "SPLIT of an f64 output needs 64-bit atomics "
@@ -225,7 +230,7 @@ static void swap_apply(et_kernel *k, et_opt_call *c)
     k->order[jb] = c->a;
 }
 
-/* ---- kernel-wide: NOLOCALS, HOIST, FACTOR, STAGE ------------------------- */
+/* ---- kernel-wide: NOLOCALS, HOIST, FACTOR, STAGE, NTSTORE ---------------- */
 
 /* "LOCAL, GROUP, GROUPTOP, PREFETCH or STAGE": the opts that need an
  * explicit work-group, from the table. */
@@ -322,6 +327,26 @@ static et_status stage_rules(const et_kernel *k, et_opt_call *c)
 
 static void stage_apply(et_kernel *k, et_opt_call *c) { k->stage = true; }
 
+/* NTSTORE: the stores of the outputs bypass the caches (non-temporal), so
+ * a written line is not read from memory first (write-allocate). */
+static et_status ntstore_rules(const et_kernel *k, et_opt_call *c)
+{
+    if (k->ntstore)
+        return et_opt_refuse(c, "NTSTORE already applied");
+    if (k->e.out.dtype == ET_F16)
+        return et_opt_refuse(c,
+                             "NTSTORE needs an f32 or f64 output (an f16 "
+                             "output is stored through a conversion)");
+    if (et_kernel_has_split(k))
+        return et_opt_refuse(c,
+                             "SPLIT and NTSTORE are refused together (SPLIT "
+                             "adds into the output with atomics, which are "
+                             "never non-temporal)");
+    return ET_OK;
+}
+
+static void ntstore_apply(et_kernel *k, et_opt_call *c) { k->ntstore = true; }
+
 /* ---- the table --------------------------------------------------------- */
 
 /* The entries are in et_opt_kind's order; the checks the driver makes for
@@ -417,6 +442,12 @@ static const et_opt_desc opt_table[] = {
         .part = ET_PART_LOOP, .suffix = "o",
         .limits = true,
         .rules = loop_rules, .apply = apply_split,
+    },
+    /* changes nothing the device limits measure */
+    [ET_OPT_NTSTORE] = {
+        .name = "NTSTORE", .axes = ET_OPT_AXES_NONE,
+        .part = ET_PART_COUNT,
+        .rules = ntstore_rules, .apply = ntstore_apply,
     },
 };
 static_assert(sizeof(opt_table) / sizeof(opt_table[0]) == ET_OPT_COUNT,

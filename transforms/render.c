@@ -255,6 +255,8 @@ static void emit_header(ctx *c)
         f16 = f16 || k->e.op[op].dtype == ET_F16;
     if (c->D->half_helper && f16)
         rd_put(s, "%s", c->D->half_helper);
+    if (c->D->nt_helper && k->ntstore)
+        rd_put(s, "%s", c->D->nt_helper);
     rd_put(s, "\n");
 }
 
@@ -456,15 +458,16 @@ char *et_kernel_sources_join(const char *const *sources, int n,
     const dialect *D = &rd_dialects[b];
     /* definitions a source may carry that a file may hold once */
     const char *once[] = {D->fp64_pragma, D->atomic_add_f64,
-                          D->atomic_add_f32, D->half_helper};
-    bool seen[4] = {false, false, false, false};
+                          D->atomic_add_f32, D->half_helper, D->nt_helper};
+    enum { N_ONCE = sizeof once / sizeof once[0] };
+    bool seen[N_ONCE] = {false};
     et_sbuf out;
     et_sbuf_init(&out);
     for (int i = 0; i < n; i++) {
         const char *p = sources[i];
         while (*p) {
             int hit = -1;
-            for (int w = 0; w < 4 && hit < 0; w++)
+            for (int w = 0; w < N_ONCE && hit < 0; w++)
                 if (once[w] && strncmp(p, once[w], strlen(once[w])) == 0)
                     hit = w;
             if (hit >= 0) {

@@ -52,6 +52,29 @@ static void cuda_vector_store(rd_out *s, const char *type, int64_t n,
             ptr, addr, type, (long long)n, list);
 }
 
+static void ocl_nt_store(char *buf, size_t cap, const char *type, int64_t n,
+                         const char *value, const char *ptr,
+                         const char *addr)
+{
+    if (n == 1)
+        snprintf(buf, cap, "ET_NT_STORE(%s, %s + %s);", value, ptr, addr);
+    else
+        snprintf(buf, cap, "ET_NT_STORE((%s%lld)(%s), (__global %s%lld*)(%s + %s));",
+                 type, (long long)n, value, type, (long long)n, ptr, addr);
+}
+
+/* __stcs: the streaming store, cached as evict-first */
+static void cuda_nt_store(char *buf, size_t cap, const char *type, int64_t n,
+                          const char *value, const char *ptr,
+                          const char *addr)
+{
+    if (n == 1)
+        snprintf(buf, cap, "__stcs(%s + %s, %s);", ptr, addr, value);
+    else
+        snprintf(buf, cap, "__stcs((%s%lld*)(%s + %s), make_%s%lld(%s));",
+                 type, (long long)n, ptr, addr, type, (long long)n, value);
+}
+
 const dialect rd_dialects[] = {
     [ET_BACKEND_OPENCL] = {
         .kernel_kw = "__kernel void",
@@ -101,6 +124,19 @@ const dialect rd_dialects[] = {
         .half_load = ocl_half_load,
         .vector_load = ocl_vector_load,
         .vector_store = ocl_vector_store,
+        /* a compiler without the builtin stores as usual */
+        .nt_helper =
+            "\n// NTSTORE: stores that bypass the caches, where the compiler "
+            "has them\n"
+            "#ifdef __has_builtin\n"
+            "#if __has_builtin(__builtin_nontemporal_store)\n"
+            "#define ET_NT_STORE(v, p) __builtin_nontemporal_store((v), (p))\n"
+            "#endif\n"
+            "#endif\n"
+            "#ifndef ET_NT_STORE\n"
+            "#define ET_NT_STORE(v, p) (*(p) = (v))\n"
+            "#endif\n",
+        .nt_store = ocl_nt_store,
     },
     [ET_BACKEND_CUDA] = {
         .kernel_kw = "extern \"C\" __global__ void",
@@ -147,6 +183,8 @@ const dialect rd_dialects[] = {
         .half_load = cuda_half_load,
         .vector_load = cuda_vector_load,
         .vector_store = cuda_vector_store,
+        .nt_helper = NULL,
+        .nt_store = cuda_nt_store,
     },
 };
 _Static_assert(sizeof(rd_dialects) / sizeof(rd_dialects[0]) == ET_BACKEND_COUNT,

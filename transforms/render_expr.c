@@ -291,6 +291,24 @@ int rd_vector_part(const ctx *c, int op, const plist *consts)
     return -1;
 }
 
+/* Whether the output's n elements from out_addr + off are aligned to n
+ * elements in every work-item: off and the address coefficient of every
+ * part but vp (the lanes' part) are multiples of n. The buffer's base is
+ * aligned to the device's base address alignment. */
+bool rd_out_aligned(const ctx *c, int vp, int64_t off, int64_t n)
+{
+    const et_kernel *k = c->k;
+    const int64_t *cf = rd_coefs(c, -1);
+    if (off % n != 0)
+        return false;
+    for (int p = 0; p < k->n_parts; p++) {
+        const et_part *pt = &k->part[p];
+        if (p != vp && pt->size > 1 && (cf[pt->axis] * pt->stride) % n != 0)
+            return false;
+    }
+    return true;
+}
+
 /* Address base of operand op (-1 output): sum of coef * <axis>_idx. */
 void rd_addr_base(const ctx *c, int op, char *buf, size_t cap)
 {

@@ -78,6 +78,13 @@ typedef struct dialect {
     void (*vector_store)(rd_out *s, const char *type, int64_t n,
                          const char *list, const char *ptr,
                          const char *addr);
+    /* NTSTORE: definitions its stores need (NULL: none), and into buf the
+     * statement that stores `value` at ptr + addr past the caches; n > 1
+     * stores a vector of n `type`s (`value` the vector or its comma-separated
+     * values), only where ptr + addr is aligned to it */
+    const char *nt_helper;
+    void (*nt_store)(char *buf, size_t cap, const char *type, int64_t n,
+                     const char *value, const char *ptr, const char *addr);
 } dialect;
 
 /* Indexed by et_backend_kind. */
@@ -178,6 +185,7 @@ void rd_arg_name(const et_rendered *r, int a, char *buf, size_t cap);
 void rd_row_select(et_sbuf *b, const char *row, const char *base,
                    int n_rows);
 int rd_vector_part(const ctx *c, int op, const plist *consts);
+bool rd_out_aligned(const ctx *c, int vp, int64_t off, int64_t n);
 void rd_addr_base(const ctx *c, int op, char *buf, size_t cap);
 bool rd_mask_expr(const ctx *c, int op, const plist *consts,
                   const int64_t *vals, char *buf, size_t cap);

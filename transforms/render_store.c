@@ -2,7 +2,7 @@
  * render_store.c - the end of a rendered kernel: the GROUP combine of the
  * lanes' partial sums, then the stores (masked where PADTO padded,
  * vector stores where contiguous, SPLIT's atomic adds into the zeroed
- * output).
+ * output, NTSTORE's stores past the caches).
  */
 #include "transforms/render_impl.h"
 
@@ -66,7 +66,14 @@ void rd_emit_stores(ctx *c)
                 et_sbuf_printf(&lb, "%s%s", v ? ", " : "", accn);
             }
             rd_ptr_name(c, -1, &ups, vals, ptr, sizeof ptr);
-            c->D->vector_store(s, ot, n, list, ptr, addr);
+            if (k->ntstore) {
+                /* rd_vector_part: the lanes are aligned */
+                char st[4600];
+                c->D->nt_store(st, sizeof st, ot, n, list, ptr, addr);
+                rd_line(s, "%s", st);
+            } else {
+                c->D->vector_store(s, ot, n, list, ptr, addr);
+            }
         }
         return;
     }
@@ -77,10 +84,17 @@ void rd_emit_stores(ctx *c)
         rd_addr_str(addr, sizeof addr, "out_addr",
                     rd_addr_off(c, -1, &ups, vals));
         rd_ptr_name(c, -1, &ups, vals, ptr, sizeof ptr);
+        char st[1200], val[300];
+        if (k->ntstore) {
+            snprintf(val, sizeof val, "%s%s", cast, accn);
+            c->D->nt_store(st, sizeof st, ot, 1, val, ptr, addr);
+        } else {
+            snprintf(st, sizeof st, "%s[%s] = %s%s;", ptr, addr, cast, accn);
+        }
         if (rd_mask_expr(c, -1, &ups, vals, mask, sizeof mask))
-            rd_line(s, "if (%s) %s[%s] = %s%s;", mask, ptr, addr, cast, accn);
+            rd_line(s, "if (%s) %s", mask, st);
         else
-            rd_line(s, "%s[%s] = %s%s;", ptr, addr, cast, accn);
+            rd_line(s, "%s", st);
     }
 }
 

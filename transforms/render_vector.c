@@ -638,6 +638,27 @@ void rd_emit_vacc_unpack(ctx *c)
     }
 }
 
+/* NTSTORE of one chunk of w lanes at out_addr + off: one vector store
+ * where the address is aligned to the chunk in every work-item (a
+ * non-temporal vector store needs it), else one store per lane. */
+static void emit_nt_chunk(ctx *c, const char *vname, int64_t w,
+                          const char *ptr, int64_t off)
+{
+    char addr[600], val[400], st[1200];
+    if (w == 1 || rd_out_aligned(c, c->vpart, off, w)) {
+        rd_addr_str(addr, sizeof addr, "out_addr", off);
+        c->D->nt_store(st, sizeof st, c->acc, w, vname, ptr, addr);
+        rd_line(&c->s, "%s", st);
+        return;
+    }
+    for (int64_t v = 0; v < w; v++) {
+        rd_addr_str(addr, sizeof addr, "out_addr", off + v);
+        snprintf(val, sizeof val, "%s.%s", vname, c->D->comp[v]);
+        c->D->nt_store(st, sizeof st, c->acc, 1, val, ptr, addr);
+        rd_line(&c->s, "%s", st);
+    }
+}
+
 /* Mode 1 without GROUP: stores straight from the vector accumulators
  * when the output has the accumulator's dtype and no padding. */
 bool rd_vstores_direct_ok(const ctx *c)
@@ -677,7 +698,9 @@ bool rd_emit_vstores_direct(ctx *c)
         for (int q = 0; q < nch; q++) {
             chunk_name(vname, sizeof vname, vbase, nch, st[q]);
             rd_addr_str(addr, sizeof addr, "out_addr", off + st[q]);
-            if (w[q] == 1)
+            if (c->k->ntstore)
+                emit_nt_chunk(c, vname, w[q], ptr, off + st[q]);
+            else if (w[q] == 1)
                 rd_line(s, "%s[%s] = %s;", ptr, addr, vname);
             else
                 rd_line(s, "vstore%lld(%s, 0, %s + %s);", (long long)w[q],

@@ -31,7 +31,8 @@ const char et_builtin_space_yaml[] =
     "# innermost reduce index after its loop; STAGE copies the inputs a\n"
     "# work-group shares to local memory once, vector lanes contiguous;\n"
     "# LOOP iterates a global axis inside a work-item (so that such a copy\n"
-    "# serves many of its values)\n"
+    "# serves many of its values); NTSTORE stores the outputs past the\n"
+    "# caches (a memory-bound kernel's written lines are not read first)\n"
     "name: builtin_actions\n"
     "einsum: any\n"
     "actions:\n"
@@ -44,6 +45,7 @@ const char et_builtin_space_yaml[] =
     "  - {op: FACTOR}\n"
     "  - {op: STAGE}\n"
     "  - {op: LOOP,     axis: any_global, amt: [64]}\n"
+    "  - {op: NTSTORE}\n"
     "max_depth: 6\n";
 
 /* "{'a': 1, 'b': true}" (et_point_format) -> JSON text. */

@@ -31,7 +31,14 @@ Environment knobs:
                             and run with --best --exact
   BENCH_BATCHED_TUNE_TIME   time limit of every tune, s (default 20;
                             QUICK 8)
-  BENCH_ROUNDS              back-to-back rounds (default 3; QUICK 1)
+  BENCH_ROUNDS              `eintune run --time` rounds of each kernel
+                            (default 1): they verify the outputs and
+                            give the roofline
+  BENCH_BATCHED_TURNS       rounds of the timing in one process (default
+                            15; QUICK 5): the fused kernel and the row's
+                            kernel launched once per row, in turn, on the
+                            same buffers (pyopencl and the Python package;
+                            without them the `run --time` rounds decide)
   BENCH_OUT, BENCH_DEVICE   as bench.py: the results go into BENCH_OUT's
                             JSON (key "batched") and .md (a section)
 """
@@ -63,7 +70,8 @@ TUNE_MIB = float(os.environ.get("BENCH_BATCHED_TUNE_MIB",
                                 16 if QUICK else 128))
 TUNE_TIME = float(os.environ.get("BENCH_BATCHED_TUNE_TIME",
                                  8 if QUICK else 20))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", 1 if QUICK else 3))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", 1))
+TURNS = int(os.environ.get("BENCH_BATCHED_TURNS", 5 if QUICK else 15))
 
 # nodes per element and per face of a tetrahedron, order 1..4
 NP = {1: 4, 2: 10, 3: 20, 4: 35}
@@ -214,8 +222,8 @@ def time_run(case, files, outs, dtype, db, opts, exact, batched):
 
 
 def verify(case, arrays, outs_fused, out_single, dtype):
-    """Every row's fused output and the single kernel's output (row 0)
-    against numpy.einsum in f64, with a bound eps * 4K * einsum(|a|, |b|),
+    """Every row's fused output and the single kernel's output (row 0),
+    .npy paths or arrays, against numpy.einsum in f64, with a bound eps * 4K * einsum(|a|, |b|),
     K the summed length. Exits on a mismatch."""
     subs, out, rows = parse(case)
     eps = np.finfo(np.float32 if dtype == "f32" else np.float64).eps
@@ -232,7 +240,8 @@ def verify(case, arrays, outs_fused, out_single, dtype):
         ref = np.einsum(case["einsum"], *ops, optimize=True)
         mag = np.einsum(case["einsum"], *[np.abs(o) for o in ops],
                         optimize=True)
-        got = np.load(path).astype(np.float64)
+        got = (np.load(path) if isinstance(path, str) else path).astype(
+            np.float64)
         if got.shape != ref.shape:
             raise SystemExit("batched: %s row %d: output shape %s, numpy %s"
                              % (case["name"], k, got.shape, ref.shape))
@@ -244,6 +253,93 @@ def verify(case, arrays, outs_fused, out_single, dtype):
                 "batched: MISMATCH %s %s row %d (%s): max |err|/bound %.3g"
                 % (case["name"], dtype, k, path, ratio))
     return worst
+
+
+def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name):
+    """The fused kernel and the row's kernel launched once per row (each
+    row on its own buffers, as a program would run the rows separately),
+    built with eintune.load in one pyopencl context on the same device
+    and timed in turn TURNS times on the same buffers: wall time from
+    the first enqueue to the finish. Both kernels' outputs are checked
+    against numpy afterwards. Returns (result, None) or (None, why)."""
+    try:
+        import pyopencl as cl
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        os.environ.setdefault("EINTUNE_LIBRARY",
+                              os.path.join(ROOT, "build", "libeintune.so"))
+        import eintune
+    except ImportError as e:
+        return None, "no pyopencl or eintune package: %s" % e
+    devs = [d for p in cl.get_platforms() for d in p.get_devices()]
+    dev = next((d for d in devs if d.name == dev_name), None)
+    if dev is None:
+        return None, "no pyopencl device named %r" % dev_name
+    ctx = cl.Context([dev])
+    q = cl.CommandQueue(ctx)
+    subs, out, rows = parse(case)
+    shp = shape_str(s)
+    sess = eintune.Session(device="opencl:" + DEVICE, db=db)
+    try:
+        kf = sess.load(eintune.Problem(case["einsum"], shp, dtype,
+                                       batch=case["batch"]), ctx,
+                       opts=fused_opts or "", verify=False)
+        ks = sess.load(eintune.Problem(case["einsum"], shp, dtype), ctx,
+                       opts=single_opts or "", verify=False)
+    except eintune.Error as e:
+        sess.close()
+        return None, "load: %s" % e
+    mf = cl.mem_flags
+    bufs = {n: cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+            for n, a in arrays.items()}
+    oshape = tuple(s[ch] for ch in out)
+    nbytes = int(np.prod(oshape)) * (4 if dtype == "f32" else 8)
+    outs = [cl.Buffer(ctx, mf.READ_WRITE, size=nbytes) for _ in rows]
+    fargs = [outs[row] if op < 0 else bufs[rows[max(row, 0)][op]]
+             for op, row in kf.args]
+
+    def fused():
+        kf.launch_args(q, *fargs)
+
+    def separate():
+        for r, row in enumerate(rows):
+            ks.launch(q, outs[r], *[bufs[n] for n in row])
+
+    def timed(fn):
+        q.finish()
+        t = time.perf_counter()
+        fn()
+        q.finish()
+        return time.perf_counter() - t
+
+    timed(fused)
+    timed(separate)
+    tf, ts = [], []
+    for rnd in range(TURNS):
+        for which in ((0, 1) if rnd % 2 == 0 else (1, 0)):
+            if which == 0:
+                tf.append(timed(fused))
+            else:
+                ts.append(timed(separate))
+    npdt = np.float32 if dtype == "f32" else np.float64
+
+    def read(b):
+        h = np.empty(oshape, npdt)
+        cl.enqueue_copy(q, h, b)
+        q.finish()
+        return h
+
+    fused()
+    got_f = [read(b) for b in outs]
+    separate()
+    got_s = read(outs[0])
+    worst = verify(case, arrays, got_f, got_s, dtype)
+    kf.close()
+    ks.close()
+    sess.close()
+    return dict(fused_s=tf, separate_s=ts,
+                fused_median_s=float(np.median(tf)),
+                separate_median_s=float(np.median(ts)),
+                verify_max_err_over_bound=worst), None
 
 
 def bench_one(case, order, dtype, db, tmp):
@@ -306,21 +402,39 @@ def bench_one(case, order, dtype, db, tmp):
         if rnd == 0:
             r["verify_max_err_over_bound"] = verify(
                 case, arrays, outs_fused, out_single, dtype)
-    shutil.rmtree(d, ignore_errors=True)
     f = min(fused, key=lambda v: v["time_s"])
     g = min(single, key=lambda v: v["time_s"])
     r["fused"] = f
     r["single"] = g
     r["fused_rounds_s"] = [v["time_s"] for v in fused]
     r["single_rounds_s"] = [v["time_s"] for v in single]
-    r["separate_time_s"] = len(rows) * g["time_s"]
-    r["ratio"] = r["separate_time_s"] / f["time_s"]
-    r["fused_pct_roofline"] = 100.0 * (f["roofline_fraction"] or 0)
     r["device"] = f.get("device")
+    # the roofline's time, from the run that measured the fused kernel
+    roof_s = (f["roofline_fraction"] or 0) * f["time_s"]
+    turn, why = in_turn(case, s, dtype, arrays, db, f["opts"], g["opts"],
+                        r["device"])
+    shutil.rmtree(d, ignore_errors=True)
+    if turn:
+        r["in_turn"] = turn
+        r["timing"] = "in turn"
+        r["fused_time_s"] = turn["fused_median_s"]
+        r["separate_time_s"] = turn["separate_median_s"]
+    else:
+        log("  in-turn timing not run (%s): the run --time rounds decide"
+            % why)
+        r["in_turn_error"] = why
+        r["timing"] = "run --time"
+        r["fused_time_s"] = f["time_s"]
+        r["separate_time_s"] = len(rows) * g["time_s"]
+    r["ratio"] = r["separate_time_s"] / r["fused_time_s"]
+    r["fused_pct_roofline"] = 100.0 * roof_s / r["fused_time_s"]
     log("  fused %.4g ms (%s, %.1f %% of roofline, %s-bound), separate "
-        "%d x %.4g ms (%s-bound): %.2fx" % (
-            f["time_s"] * 1e3, f["opts"], r["fused_pct_roofline"], f["bound"],
-            len(rows), g["time_s"] * 1e3, g["bound"], r["ratio"]))
+        "%.4g ms (%d rows of %s, %s-bound): %.2fx (%s; run --time: fused "
+        "%.4g, row %.4g ms)" % (
+            r["fused_time_s"] * 1e3, f["opts"], r["fused_pct_roofline"],
+            f["bound"], r["separate_time_s"] * 1e3, len(rows), g["opts"],
+            g["bound"], r["ratio"], r["timing"], f["time_s"] * 1e3,
+            g["time_s"] * 1e3))
     return r
 
 
@@ -349,28 +463,34 @@ def report(doc):
     b = doc["batched"]
     L = ["", "## Batched einsums", ""]
     L.append("%s, device %s, %s; arrays about %g MiB per fused kernel, tuned "
-             "at about %g MiB (%s), default search, %g s per tune, fastest of "
-             "%d rounds back to back; separate = the single einsum of one "
-             "row, its median x the rows (launched back to back)." % (
+             "at about %g MiB (%s), default search, %g s per tune. fused ms "
+             "and separate ms: medians of %d turns in one process (the fused "
+             "kernel, then the row's kernel launched once per row on its own "
+             "buffers, in alternating order, on the same buffers; pyopencl "
+             "and the Python package), where a row says `in turn`; else the "
+             "fastest `eintune run --time` of %d, separate = the row's time "
+             "x the rows. %% roofline: the roofline's time (from `run --time`) "
+             "over the fused ms." % (
                  b["date"], b.get("device"), b["mode"], b["mib"],
                  b["tune_mib"], "the same sizes: --best --exact"
                  if b["mib"] == b["tune_mib"] else
                  "smaller x; run with the tuned opts", b["tune_time_s"],
-                 b["rounds"]))
+                 b.get("turns", 0), b["rounds"]))
     L.append("")
     L.append("| case | P | dtype | x | MiB fused / separate | fused ms "
-             "| separate ms | separate/fused | fused % roofline "
+             "| separate ms | separate/fused | timing | fused % roofline "
              "| bound: fused / row | fused opts | row opts |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in b["results"]:
         f, g = r["fused"], r["single"]
         L.append("| %s (%s) | %d | %s | %d | %.0f / %.0f | %.3f | %.3f "
-                 "(%d x %.3f) | %.2fx | %.1f %% | %s / %s | `%s` | `%s` |" % (
+                 "| %.2fx | %s | %.1f %% | %s / %s | `%s` | `%s` |" % (
                      r["name"], r["case"], r["order"], r["dtype"],
                      r["shape"]["x"], r["bytes"] / 2 ** 20,
-                     r["bytes_separate"] / 2 ** 20, f["time_s"] * 1e3,
-                     r["separate_time_s"] * 1e3, r["rows"], g["time_s"] * 1e3,
-                     r["ratio"], r["fused_pct_roofline"], f["bound"],
+                     r["bytes_separate"] / 2 ** 20,
+                     r["fused_time_s"] * 1e3, r["separate_time_s"] * 1e3,
+                     r["ratio"], r.get("timing", "run --time"),
+                     r["fused_pct_roofline"], f["bound"],
                      g["bound"], f["opts"] or "-", g["opts"] or "-"))
     if b.get("error"):
         L.append("")
@@ -405,7 +525,8 @@ def main():
              commit=run(["git", "-C", ROOT, "rev-parse", "--short",
                          "HEAD"])[1].strip(),
              mode="QUICK" if QUICK else "full", mib=MIB, tune_mib=TUNE_MIB,
-             tune_time_s=TUNE_TIME, rounds=ROUNDS, orders=ORDERS,
+             tune_time_s=TUNE_TIME, rounds=ROUNDS, turns=TURNS,
+             orders=ORDERS,
              dtypes=DTYPES, results=[])
     failed = None
     try:

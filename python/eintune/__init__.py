@@ -948,34 +948,32 @@ class LoadedKernel:
         """Bytes at the start of the output that a launch zeroes first."""
         return _L.et_loaded_kernel_zero_bytes(self._k)
 
-    def launch(self, queue, out, *inputs, sizes=None, wait=False):
-        """Enqueues the kernel on queue (a pyopencl.CommandQueue) with out
-        and the inputs (pyopencl.Buffer objects, in operand order) and
-        returns its pyopencl.Event (None when nothing was enqueued, or an
-        int handle without pyopencl). sizes: the indices' sizes (a dict, or
-        a list in Problem.sizes order) for a kernel with an open axis;
-        None: the problem's. wait=True waits for the launch. Buffers too
-        small, of another context, or a wrong count raise Error before
-        anything is enqueued."""
-        if not self._k:
-            raise Error(_lib.ET_ERR_INPUT, "eintune: the kernel was freed",
-                        "option")
-        n = len(inputs)
-        ins = (ctypes.c_void_p * max(n, 1))(*[_int_ptr(b) for b in inputs])
-        szp = None
-        if sizes is not None:
-            names = list(self.problem.sizes)
-            if isinstance(sizes, dict):
-                full = dict(self.problem.sizes)
-                full.update(sizes)
-                sizes = [full[k] for k in names]
-            szp = (ctypes.c_int64 * len(names))(*[int(x) for x in sizes])
-        ev = ctypes.c_void_p()
-        diag = _lib.Diag()
-        _check(_L.et_cl_kernel_launch(
-            self._k, ctypes.c_void_p(_int_ptr(queue)),
-            ctypes.c_void_p(_int_ptr(out)), ins, n, szp, ctypes.byref(ev),
-            ctypes.byref(diag)), diag)
+    @property
+    def args(self):
+        """The buffers launch_args takes, in order: (operand, row) each,
+        operand -1 the output, row -1 not a row. A batched einsum's kernel
+        takes the output's rows, then each operand (a shared one once, a
+        rowed one row by row); any other kernel the output, then the
+        inputs."""
+        out = []
+        for a in range(_L.et_loaded_kernel_n_args(self._k) if self._k else 0):
+            op, row = ctypes.c_int(), ctypes.c_int()
+            _L.et_loaded_kernel_arg(self._k, a, ctypes.byref(op),
+                                    ctypes.byref(row))
+            out.append((op.value, row.value))
+        return out
+
+    def _sizes(self, sizes):
+        if sizes is None:
+            return None
+        names = list(self.problem.sizes)
+        if isinstance(sizes, dict):
+            full = dict(self.problem.sizes)
+            full.update(sizes)
+            sizes = [full[k] for k in names]
+        return (ctypes.c_int64 * len(names))(*[int(x) for x in sizes])
+
+    def _event(self, ev, wait):
         if not ev.value:
             return None
         try:
@@ -986,6 +984,45 @@ class LoadedKernel:
         if wait:
             event.wait()
         return event
+
+    def launch_args(self, queue, *buffers, sizes=None, wait=False):
+        """Enqueues the kernel with one pyopencl.Buffer per entry of args
+        (a batched einsum's kernel: each output row and each operand row
+        in its own buffer) and returns its pyopencl.Event, as launch."""
+        if not self._k:
+            raise Error(_lib.ET_ERR_INPUT, "eintune: the kernel was freed",
+                        "option")
+        n = len(buffers)
+        bufs = (ctypes.c_void_p * max(n, 1))(*[_int_ptr(b) for b in buffers])
+        ev = ctypes.c_void_p()
+        diag = _lib.Diag()
+        _check(_L.et_cl_kernel_launch_args(
+            self._k, ctypes.c_void_p(_int_ptr(queue)), bufs, n,
+            self._sizes(sizes), ctypes.byref(ev), ctypes.byref(diag)), diag)
+        return self._event(ev, wait)
+
+    def launch(self, queue, out, *inputs, sizes=None, wait=False):
+        """Enqueues the kernel on queue (a pyopencl.CommandQueue) with out
+        and the inputs (pyopencl.Buffer objects, in operand order) and
+        returns its pyopencl.Event (None when nothing was enqueued, or an
+        int handle without pyopencl). sizes: the indices' sizes (a dict, or
+        a list in Problem.sizes order) for a kernel with an open axis;
+        None: the problem's. wait=True waits for the launch. Buffers too
+        small, of another context, or a wrong count raise Error before
+        anything is enqueued. A batched einsum's kernel takes its buffers
+        through launch_args."""
+        if not self._k:
+            raise Error(_lib.ET_ERR_INPUT, "eintune: the kernel was freed",
+                        "option")
+        n = len(inputs)
+        ins = (ctypes.c_void_p * max(n, 1))(*[_int_ptr(b) for b in inputs])
+        ev = ctypes.c_void_p()
+        diag = _lib.Diag()
+        _check(_L.et_cl_kernel_launch(
+            self._k, ctypes.c_void_p(_int_ptr(queue)),
+            ctypes.c_void_p(_int_ptr(out)), ins, n, self._sizes(sizes),
+            ctypes.byref(ev), ctypes.byref(diag)), diag)
+        return self._event(ev, wait)
 
     def close(self):
         """Releases the program (the context and buffers are untouched)."""

@@ -61,3 +61,41 @@ def test_tuned_entry_serves_reordered_rows(sess):
     outs = sess.run(q, inputs=dict(v=u, **D), best=True, exact=True)
     for out, n in zip(outs, ("Dt", "Dr", "Ds")):
         assert np.allclose(out, np.einsum("xj,ij->xi", u, D[n]))
+
+
+def test_load_and_launch_rows(sess):
+    """A batched kernel loaded into pyopencl's context: args names each
+    buffer (the output's rows, the shared u once, each rowed D), and
+    launch_args with one buffer each gives numpy.einsum per row; launch,
+    which takes one output, refuses it."""
+    cl = pytest.importorskip("pyopencl")
+    devs = [d for p in cl.get_platforms() for d in p.get_devices()]
+    if not devs:
+        pytest.skip("no OpenCL device")
+    ctx = cl.Context(devs[:1])
+    q = cl.CommandQueue(ctx)
+    p = eintune.Problem("xj,ij->xi", "x=48,i=5,j=6", "f64", batch=ROWS)
+    k = sess.load(p, ctx, opts="UPCAST(R,0) UPCAST(i,5) NTSTORE")
+    assert k.args == [(-1, 0), (-1, 1), (-1, 2), (0, -1), (1, 0), (1, 1),
+                      (1, 2)]
+    u, D = arrays(2)
+    mf = cl.mem_flags
+
+    def buf(a):
+        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+
+    outs = [cl.Buffer(ctx, mf.READ_WRITE, size=48 * 5 * 8) for _ in range(3)]
+    ev = k.launch_args(q, *outs, buf(u), buf(D["Dr"]), buf(D["Ds"]),
+                       buf(D["Dt"]))
+    assert isinstance(ev, cl.Event)
+    ev.wait()
+    for ob, n in zip(outs, ("Dr", "Ds", "Dt")):
+        got = np.empty((48, 5))
+        cl.enqueue_copy(q, got, ob)
+        q.finish()
+        assert np.allclose(got, np.einsum("xj,ij->xi", u, D[n]))
+    with pytest.raises(eintune.Error):
+        k.launch(q, outs[0], buf(u), buf(D["Dr"]))
+    with pytest.raises(eintune.Error):
+        k.launch_args(q, *outs, buf(u), buf(D["Dr"]))
+    k.close()

@@ -381,6 +381,23 @@ static void test_row_rules(void **state)
     assert_true(et_kernel_staged(k, 1));
     et_kernel_free(k);
 
+    /* launch order: i (innermost) in dimension 0, the row axis next, x
+     * (32) last, so that the rows' work-groups of one block of x follow
+     * one another; SWAP(R,x) puts x before R */
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    et_launch L;
+    assert_int_equal(et_kernel_launch(k, ET_BACKEND_OPENCL, &L), ET_OK);
+    assert_int_equal(L.ndim, 3);
+    assert_int_equal(L.global[0], 8);
+    assert_int_equal(L.global[1], 3);
+    assert_int_equal(L.global[2], 32);
+    et_opt sw = et_opt_make(ET_OPT_SWAP, "R", 0);
+    snprintf(sw.axis2.name, sizeof sw.axis2.name, "x");
+    assert_int_equal(et_kernel_apply_opt(k, &sw, NULL, 0), ET_OK);
+    assert_int_equal(et_kernel_launch(k, ET_BACKEND_OPENCL, &L), ET_OK);
+    assert_int_equal(L.global[1], 32);
+    assert_int_equal(L.global[2], 3);
+    et_kernel_free(k);
 }
 
 /* The arguments: one per row of the output and of each rowed operand;

@@ -39,8 +39,17 @@ et_status et_kernel_init(const et_einsum *e, const et_target *t,
         k->padded[a] = e->idx[a].size;
     }
     k->n_parts = e->n_idx;
+    /* launch order: the innermost output axis first (dimension 0), the
+     * outermost last; a batched einsum's row axis (index 0) second, so
+     * that the work-groups of one block of the other axes, one per row,
+     * run one after another and share what they read alike */
     for (int j = 0; j < e->n_out; j++)
         k->order[j] = e->n_out - 1 - j;
+    if (e->n_rows >= 2 && e->n_out >= 3) {
+        k->order[1] = 0;
+        for (int j = 2; j < e->n_out; j++)
+            k->order[j] = e->n_out - j;
+    }
     k->group_part = -1;
     k->prefetch_axis = -1;
     k->prefetch_part = -1;

@@ -240,6 +240,20 @@ static void test_beam_actions(void **state)
         assert_true(r.res.cand[r.res.best].timing.median_s <=
                     r.res.stats.start_time_s);
     assert_true(r.res.baseline.median_s > 0);
+    /* the beam's first candidate, the untransformed kernel, is answered
+     * from the baseline's measurement: not built or timed again */
+    int untransformed = 0;
+    for (int i = 0; i < r.res.n_cand; i++) {
+        const et_tune_candidate *c = &r.res.cand[i];
+        if (c->opts[0] || c->outcome == ET_OUTCOME_REFUSED)
+            continue;
+        untransformed++;
+        assert_int_equal(c->outcome, ET_OUTCOME_OK);
+        assert_true(c->verified && c->timed);
+        assert_true(c->timing.median_s == r.res.baseline.median_s);
+        assert_true(c->build_s == 0 && c->timing_s == 0);
+    }
+    assert_int_equal(untransformed, 1);
     run_free(&r);
 }
 

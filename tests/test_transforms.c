@@ -656,9 +656,10 @@ static void test_source(void **state)
     et_kernel_free(k);
 
     /* NTSTORE: one vector store where the lanes' address is aligned in
-     * every work-item (i=4: x*4), one per lane where it is not (i=10:
-     * x*10 for 8 lanes; the last 2 lanes at x*10 + 8 are aligned); the
-     * macro defined once; masked where PADTO padded; __stcs in CUDA */
+     * every work-item (i=4: x*4), vectors as wide as the alignment allows
+     * where it is not (i=10: x*10, 8 lanes in four pairs), one per lane
+     * where nothing is (f32, i=35: x*35); the macro defined once; masked
+     * where PADTO padded; __stcs in CUDA */
     k = make("xj,ij->xi", "x=16,i=4,j=4", "f64");
     expect_ok(k, "UPCAST(i,0) NTSTORE");
     s = render(k, ET_BACKEND_OPENCL, &r);
@@ -672,8 +673,10 @@ static void test_source(void **state)
     k = make("xj,ij->xi", "x=12,i=10,j=10", "f64");
     expect_ok(k, "UPCAST(i,0) NTSTORE");
     s = render(k, ET_BACKEND_OPENCL, &r);
-    expect_in(s, "ET_NT_STORE(accv_c0.s0, out + out_addr);");
-    expect_in(s, "ET_NT_STORE(accv_c0.s7, out + out_addr + 7);");
+    expect_in(s, "ET_NT_STORE((double2)(accv_c0.s01), "
+                 "(__global double2*)(out + out_addr));");
+    expect_in(s, "ET_NT_STORE((double2)(accv_c0.s67), "
+                 "(__global double2*)(out + out_addr + 6));");
     expect_in(s, "ET_NT_STORE((double2)(accv_c8), "
                  "(__global double2*)(out + out_addr + 8));");
     expect_not_in(s, "(__global double8*)");
@@ -681,6 +684,14 @@ static void test_source(void **state)
     s = render(k, ET_BACKEND_CUDA, &r);
     expect_in(s, "__stcs(out + out_addr + 9, acc_9);");
     expect_not_in(s, "ET_NT_STORE");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("xj,ij->xi", "x=4,i=35,j=3", "f32");
+    expect_ok(k, "UPCAST(i,0) NTSTORE");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "ET_NT_STORE(accv_c0.s0, out + out_addr);");
+    expect_in(s, "ET_NT_STORE(accv_c32.s1, out + out_addr + 33);");
+    expect_not_in(s, "*)(out");
     et_rendered_free(&r);
     et_kernel_free(k);
     k = make("ik,kj->ij", "i=7,k=35,j=5", "f32");

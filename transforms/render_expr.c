@@ -291,22 +291,27 @@ int rd_vector_part(const ctx *c, int op, const plist *consts)
     return -1;
 }
 
-/* Whether the output's n elements from out_addr + off are aligned to n
- * elements in every work-item: off and the address coefficient of every
- * part but vp (the lanes' part) are multiples of n. The buffer's base is
- * aligned to the device's base address alignment. */
-bool rd_out_aligned(const ctx *c, int vp, int64_t off, int64_t n)
+/* The widest power of two g <= n (n a power of two) such that the
+ * output's elements out_addr + off + k*g are aligned to g elements in
+ * every work-item: off, and the address coefficient of every part but
+ * the lanes' (vp) and the UPCAST parts (whose offsets off holds), are
+ * multiples of g. The buffer's base is aligned to the device's base
+ * address alignment. */
+int64_t rd_out_align(const ctx *c, int vp, int64_t off, int64_t n)
 {
     const et_kernel *k = c->k;
     const int64_t *cf = rd_coefs(c, -1);
-    if (off % n != 0)
-        return false;
-    for (int p = 0; p < k->n_parts; p++) {
+    int64_t g = n;
+    while (g > 1 && off % g != 0)
+        g /= 2;
+    for (int p = 0; p < k->n_parts && g > 1; p++) {
         const et_part *pt = &k->part[p];
-        if (p != vp && pt->size > 1 && (cf[pt->axis] * pt->stride) % n != 0)
-            return false;
+        if (p == vp || pt->size < 2 || pt->kind == ET_PART_UPCAST)
+            continue;
+        while (g > 1 && (cf[pt->axis] * pt->stride) % g != 0)
+            g /= 2;
     }
-    return true;
+    return g;
 }
 
 /* Address base of operand op (-1 output): sum of coef * <axis>_idx. */

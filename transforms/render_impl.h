@@ -185,7 +185,7 @@ void rd_arg_name(const et_rendered *r, int a, char *buf, size_t cap);
 void rd_row_select(et_sbuf *b, const char *row, const char *base,
                    int n_rows);
 int rd_vector_part(const ctx *c, int op, const plist *consts);
-bool rd_out_aligned(const ctx *c, int vp, int64_t off, int64_t n);
+int64_t rd_out_align(const ctx *c, int vp, int64_t off, int64_t n);
 void rd_addr_base(const ctx *c, int op, char *buf, size_t cap);
 bool rd_mask_expr(const ctx *c, int op, const plist *consts,
                   const int64_t *vals, char *buf, size_t cap);

@@ -638,23 +638,30 @@ void rd_emit_vacc_unpack(ctx *c)
     }
 }
 
-/* NTSTORE of one chunk of w lanes at out_addr + off: one vector store
- * where the address is aligned to the chunk in every work-item (a
- * non-temporal vector store needs it), else one store per lane. */
+/* NTSTORE of one chunk of w lanes at out_addr + off: in vectors of the
+ * widest width the address is aligned to in every work-item (a
+ * non-temporal vector store needs it), down to one store per lane; a
+ * part of the chunk is named by its lanes (`.s4567`). */
 static void emit_nt_chunk(ctx *c, const char *vname, int64_t w,
                           const char *ptr, int64_t off)
 {
+    static const char hex[] = "0123456789abcdef";
     char addr[600], val[400], st[1200];
-    if (w == 1 || rd_out_aligned(c, c->vpart, off, w)) {
-        rd_addr_str(addr, sizeof addr, "out_addr", off);
-        c->D->nt_store(st, sizeof st, c->acc, w, vname, ptr, addr);
-        rd_line(&c->s, "%s", st);
-        return;
-    }
-    for (int64_t v = 0; v < w; v++) {
+    int64_t g = w == 1 ? 1 : rd_out_align(c, c->vpart, off, w);
+    for (int64_t v = 0; v < w; v += g) {
         rd_addr_str(addr, sizeof addr, "out_addr", off + v);
-        snprintf(val, sizeof val, "%s.%s", vname, c->D->comp[v]);
-        c->D->nt_store(st, sizeof st, c->acc, 1, val, ptr, addr);
+        if (g == w) {
+            snprintf(val, sizeof val, "%s", vname);
+        } else if (g == 1) {
+            snprintf(val, sizeof val, "%s.%s", vname, c->D->comp[v]);
+        } else {
+            char lanes[20];
+            for (int64_t l = 0; l < g; l++)
+                lanes[l] = hex[v + l];
+            lanes[g] = '\0';
+            snprintf(val, sizeof val, "%s.s%s", vname, lanes);
+        }
+        c->D->nt_store(st, sizeof st, c->acc, g, val, ptr, addr);
         rd_line(&c->s, "%s", st);
     }
 }

@@ -43,6 +43,7 @@ Environment knobs:
                             JSON (key "batched") and .md (a section)
 """
 import datetime
+import gc
 import json
 import os
 import re
@@ -336,6 +337,11 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name):
     kf.close()
     ks.close()
     sess.close()
+    # the next case's buffers are not to find these still held
+    for b in list(bufs.values()) + outs:
+        b.release()
+    del ctx, q
+    gc.collect()
     return dict(fused_s=tf, separate_s=ts,
                 fused_median_s=float(np.median(tf)),
                 separate_median_s=float(np.median(ts)),

@@ -59,7 +59,8 @@ static void ocl_nt_store(char *buf, size_t cap, const char *type, int64_t n,
     if (n == 1)
         snprintf(buf, cap, "ET_NT_STORE(%s, %s + %s);", value, ptr, addr);
     else
-        snprintf(buf, cap, "ET_NT_STORE((%s%lld)(%s), (__global %s%lld*)(%s + %s));",
+        snprintf(buf, cap,
+                 "ET_NT_STORE((%s%lld)(%s), (__global %s%lld*)(%s + %s));",
                  type, (long long)n, value, type, (long long)n, ptr, addr);
 }
 

@@ -30,13 +30,14 @@
 static et_device *g_dev;
 static int g_recycle; /* et_tune_opts.recycle_every for run_tune */
 static double g_cut;  /* et_search_opts.cut_factor for run_tune (0: 3) */
+static double g_limit; /* et_search_opts.time_limit_s for run_tune */
 static int g_race;    /* et_tune_opts.race_k for run_tune */
 static et_db *g_db;   /* et_tune_opts.db for run_tune */
 static const char *g_start; /* start opts for run_tune */
 
 /* The log lines of the last run_tune, by level. */
 typedef struct log_seen {
-    int lines, cut_info, cut_warn, untransformed, dict;
+    int lines, cut_info, cut_warn, untransformed, dict, no_candidate;
 } log_seen;
 static log_seen g_log;
 
@@ -52,6 +53,8 @@ static void capture_log(void *arg, et_tune_level lvl, const char *msg)
     }
     if (strcmp(msg, "trying untransformed") == 0)
         g_log.untransformed++;
+    if (strstr(msg, "left the search no candidate"))
+        g_log.no_candidate++;
     size_t n = strlen(msg);
     if (strstr(msg, "{") || strstr(msg, "':") ||
         (n >= 2 && strcmp(msg + n - 2, " -") == 0))
@@ -131,6 +134,7 @@ static void run_tune(run *r, const char *einsum, const char *shape,
     o.timing.max_seconds = 0.2;
     o.recycle_every = g_recycle;
     o.search.cut_factor = g_cut;
+    o.search.time_limit_s = g_limit;
     o.race_k = race_k;
     o.db = g_db;
     static et_opt start[ET_MAX_OPTS];
@@ -254,6 +258,27 @@ static void test_beam_actions(void **state)
         assert_true(c->build_s == 0 && c->timing_s == 0);
     }
     assert_int_equal(untransformed, 1);
+    run_free(&r);
+}
+
+/* A time limit the baseline used up: the search proposes nothing, and
+ * the untransformed kernel, verified and timed as the baseline, is the
+ * run's one candidate and its best. */
+static void test_limit_spent_by_baseline(void **state)
+{
+    (void)state;
+    run r;
+    g_limit = 1e-6;
+    run_tune(&r, "xik,kj->xij", "x=4,i=8,k=8,j=8", NULL, ET_SEARCH_BEAM, 12,
+             0);
+    g_limit = 0;
+    assert_int_equal(r.res.n_cand, 1);
+    assert_int_equal(r.res.best, 0);
+    const et_tune_candidate *c = &r.res.cand[0];
+    assert_string_equal(c->opts, "");
+    assert_int_equal(c->outcome, ET_OUTCOME_OK);
+    assert_true(c->timing.median_s == r.res.baseline.median_s);
+    assert_int_equal(g_log.no_candidate, 1);
     run_free(&r);
 }
 
@@ -501,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_grid_records_refused),
         cmocka_unit_test(test_beam_actions),
+        cmocka_unit_test(test_limit_spent_by_baseline),
         cmocka_unit_test(test_split_tuned),
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_worker_recycled),

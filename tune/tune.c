@@ -516,6 +516,36 @@ static int eval_cb(void *user, const et_candidate *c, et_eval_result *r)
     return stop;
 }
 
+/* A time limit that the baseline (the reference, the untransformed
+ * kernel's verification and timing) used up leaves the search no
+ * candidate: the untransformed kernel is then the run's one candidate,
+ * answered from the baseline's measurement, so that the run ends with a
+ * best, as a search that found nothing faster does. Only when the
+ * search starts from the untransformed kernel (no start opts). */
+static void baseline_as_candidate(tune_ctx *t, const et_search_opts *so)
+{
+    if (t->res->n_cand > 0 || so->n_start > 0 || t->fatal != ET_OK)
+        return;
+    const et_kernel *base = et_binding_base(t->b);
+    et_candidate c;
+    memset(&c, 0, sizeof c);
+    c.binding = t->b;
+    c.opts_text = "";
+    c.params_text = "{}";
+    c.reason = "";
+    c.kernel = base;
+    c.key = et_kernel_dedupe_key(base, t->backend);
+    c.bound_s = INFINITY;
+    et_evaluation ev;
+    if (!from_baseline(t, &c, &ev))
+        return;
+    tune_say(t, ET_TUNE_INFO, "the time limit left the search no candidate: "
+             "the untransformed kernel is the run's one");
+    et_eval_result r;
+    memset(&r, 0, sizeof r);
+    eval_cb(t, &c, &r);
+}
+
 /*
  * A batch through an executor (o->exec): candidates go to free slots in
  * proposal order as slots free up; each one's bound is tightened with the
@@ -959,6 +989,8 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
         st = et_search_run_many(b, &so, eval_many, &t, &res->stats, &d);
     } else {
         st = et_search_run(b, &so, eval_cb, &t, &res->stats, &d);
+        if (st == ET_OK)
+            baseline_as_candidate(&t, &so);
     }
     if (st != ET_OK && t.fatal == ET_OK) {
         et_errorf(err, st, "%s", d.msg);

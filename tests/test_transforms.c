@@ -1065,9 +1065,10 @@ static const kcase combo_cases[] = {
     /* four operands, padded, with SPLIT */
     {"ab,bc,c,ac->a", "a=7,b=6,c=5", "f32",
      "PADTO(a,8) HOIST UPCAST(a,4) UNROLL(c,5) SPLIT(b,2)"},
-    /* NTSTORE: vector stores aligned (i=4 lanes, coefficient 4), per lane
-     * (i=10: 8 lanes at x*10) with an aligned 2-lane chunk; masked (PADTO);
-     * after GROUP's combine; f16 inputs into an f32 output */
+    /* NTSTORE: vector stores aligned (i=4 lanes, coefficient 4), in
+     * aligned pairs (i=10: 8 lanes at x*10) and an aligned 2-lane chunk;
+     * masked (PADTO); after GROUP's combine; f16 inputs into an f32
+     * output */
     {"xj,ij->xi", "x=16,i=4,j=4", "f64",
      "UPCAST(i,0) UPCAST(x,4) STAGE LOOP(x,2) NTSTORE"},
     {"xj,ij->xi", "x=12,i=10,j=10", "f64", "NTSTORE UPCAST(i,0) LOOP(x,3)"},

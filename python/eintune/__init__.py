@@ -923,6 +923,12 @@ class Session:
         return "Session(device=%r, db=%r)" % (self.device_name, self.db_path)
 
 
+def _ptrs(buffers):
+    """The buffers' handles as a C array (one element when empty)."""
+    return (ctypes.c_void_p * max(len(buffers), 1))(
+        *[_int_ptr(b) for b in buffers])
+
+
 class LoadedKernel:
     """A tuned kernel built in the caller's OpenCL context
     (et_loaded_kernel): launch it on pyopencl buffers with launch().
@@ -963,6 +969,11 @@ class LoadedKernel:
             out.append((op.value, row.value))
         return out
 
+    def _live(self):
+        if not self._k:
+            raise Error(_lib.ET_ERR_INPUT, "eintune: the kernel was freed",
+                        "option")
+
     def _sizes(self, sizes):
         if sizes is None:
             return None
@@ -989,16 +1000,13 @@ class LoadedKernel:
         """Enqueues the kernel with one pyopencl.Buffer per entry of args
         (a batched einsum's kernel: each output row and each operand row
         in its own buffer) and returns its pyopencl.Event, as launch."""
-        if not self._k:
-            raise Error(_lib.ET_ERR_INPUT, "eintune: the kernel was freed",
-                        "option")
-        n = len(buffers)
-        bufs = (ctypes.c_void_p * max(n, 1))(*[_int_ptr(b) for b in buffers])
+        self._live()
         ev = ctypes.c_void_p()
         diag = _lib.Diag()
         _check(_L.et_cl_kernel_launch_args(
-            self._k, ctypes.c_void_p(_int_ptr(queue)), bufs, n,
-            self._sizes(sizes), ctypes.byref(ev), ctypes.byref(diag)), diag)
+            self._k, ctypes.c_void_p(_int_ptr(queue)), _ptrs(buffers),
+            len(buffers), self._sizes(sizes), ctypes.byref(ev),
+            ctypes.byref(diag)), diag)
         return self._event(ev, wait)
 
     def launch(self, queue, out, *inputs, sizes=None, wait=False):
@@ -1011,17 +1019,13 @@ class LoadedKernel:
         small, of another context, or a wrong count raise Error before
         anything is enqueued. A batched einsum's kernel takes its buffers
         through launch_args."""
-        if not self._k:
-            raise Error(_lib.ET_ERR_INPUT, "eintune: the kernel was freed",
-                        "option")
-        n = len(inputs)
-        ins = (ctypes.c_void_p * max(n, 1))(*[_int_ptr(b) for b in inputs])
+        self._live()
         ev = ctypes.c_void_p()
         diag = _lib.Diag()
         _check(_L.et_cl_kernel_launch(
             self._k, ctypes.c_void_p(_int_ptr(queue)),
-            ctypes.c_void_p(_int_ptr(out)), ins, n, self._sizes(sizes),
-            ctypes.byref(ev), ctypes.byref(diag)), diag)
+            ctypes.c_void_p(_int_ptr(out)), _ptrs(inputs), len(inputs),
+            self._sizes(sizes), ctypes.byref(ev), ctypes.byref(diag)), diag)
         return self._event(ev, wait)
 
     def close(self):

@@ -252,6 +252,13 @@ int et_problem_n_rows(const et_problem *p)
     return p ? p->e.n_rows : 0;
 }
 
+int et_problem_n_outputs(const et_problem *p)
+{
+    if (!p)
+        return 0;
+    return et_einsum_op_rowed(&p->e, -1) ? p->e.n_rows : 1;
+}
+
 const char *et_problem_row_name(const et_problem *p, int r, int k)
 {
     if (!p || r < 0 || r >= p->rows.n_rows || k < 0 || k >= p->rows.n_ops)

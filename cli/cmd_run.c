@@ -221,11 +221,12 @@ static int load_batch(const run_args *a, run_inputs *ri)
         return EXIT_INPUT;
     }
     /* the problem is made from row 0's arrays (the names before the
-     * first ';'), then batched: et_problem_set_batch checks the spec */
+     * first ';' or '+'), then batched: et_problem_set_batch checks the
+     * spec */
     int first[RUN_MAX_INPUTS];
     const char *spec = a->batch;
     char row0[1024];
-    size_t l = strcspn(spec, ";");
+    size_t l = strcspn(spec, ";+");
     if (l >= sizeof row0)
         return cli_error("run", EXIT_INPUT, "--batch: row 0 is too long");
     memcpy(row0, spec, l);
@@ -272,7 +273,12 @@ static int load_batch(const run_args *a, run_inputs *ri)
         return EXIT_INPUT;
     }
     int R = et_problem_n_rows(ri->p);
-    if (a->n_outputs != R)
+    int n_out = et_problem_n_outputs(ri->p);
+    if (a->n_outputs != n_out && n_out == 1)
+        return cli_error("run", EXIT_INPUT, "--batch sums its %d rows into "
+                         "one output: give one -o, %d given", R,
+                         a->n_outputs);
+    if (a->n_outputs != n_out)
         return cli_error("run", EXIT_INPUT, "--batch has %d rows: give one "
                          "-o per row, %d given", R, a->n_outputs);
     for (int op = 0; op < n_ops; op++) {
@@ -454,15 +460,18 @@ static int time_run(et_runner *r, const char *plot)
     return 0;
 }
 
-/* Writes out to -o, or a batched output's rows each to its -o. Returns
- * 0, or 1 after printing why. */
+/* Writes out to -o, or a batched output's rows each to its -o (rows
+ * summed: the one output to its -o). Returns 0, or 1 after printing
+ * why. */
 static int write_outputs(const run_args *a, const et_host_array *out)
 {
     et_diag d;
-    int R = a->batch ? a->n_outputs : 1;
+    /* parse_args and the batch check: one -o per output */
+    bool rowed = a->batch && a->n_outputs > 1;
+    int R = rowed ? a->n_outputs : 1;
     for (int r = 0; r < R; r++) {
         et_host_array row = *out;
-        if (a->batch) {
+        if (rowed) {
             /* the row axis is the output's first dimension */
             row.ndim = out->ndim - 1;
             memmove(row.dims, out->dims + 1, sizeof row.dims[0] *
@@ -471,7 +480,7 @@ static int write_outputs(const run_args *a, const et_host_array *out)
                            (out->dtype == ET_F64 ? 8 : 4);
             row.data = (char *)out->data + (size_t)r * bytes;
         }
-        const char *path = a->batch ? a->outputs[r] : a->output;
+        const char *path = rowed ? a->outputs[r] : a->output;
         if (et_npy_save(path, &row, &d) != ET_OK) {
             cli_diag("output", NULL, &d);
             return 1;

@@ -26,9 +26,11 @@
  * has the size "*" ("a=*"): its tokens carry -1 in place of the size, so
  * the form does not depend on the size the axis is worked at.
  *
- * A batched einsum (einsum.h) starts with "rows|"; its row axis is the
- * output's first index, so always "a"; rows are data along it, so their
- * order is not in the form.
+ * A batched einsum (einsum.h) starts with "rows|" when each row has its
+ * own output (its row axis is the output's first index, so always "a"),
+ * "rows+<name>|" when the rows are summed into one output (the row axis
+ * is the summed index <name>); rows are data along it, so their order is
+ * not in the form.
  *
  * The structure form (et_einsum_structure) is the same search with every
  * size left out of the tokens and the text:
@@ -262,8 +264,14 @@ static void canonical_form(const et_einsum *e, bool structure, char *buf,
 
     size_t n = 0;
     char nb[16], num[48];
-    if (e->n_rows)
+    if (et_einsum_rows_summed(e)) {
+        put(buf, cap, &n, "rows+");
+        name_str(name[e->row_axis], nb);
+        put(buf, cap, &n, nb);
+        put(buf, cap, &n, "|");
+    } else if (e->n_rows) {
         put(buf, cap, &n, "rows|");
+    }
     for (int p = 0; p < e->n_ops; p++) {
         const et_operand *op = &e->op[c.best_order[p]];
         if (p > 0)
@@ -332,10 +340,20 @@ et_status et_einsum_from_canonical(const char *form, et_einsum *e,
                                    et_diag *d)
 {
     char text[ET_MAX_TEXT];
-    /* a batched einsum: its row axis is the output's first index, a */
+    /* a batched einsum: its row axis is the output's first index, a; or,
+     * rows summed, the summed index named after "rows+" */
     bool rows = strncmp(form, "rows|", 5) == 0;
-    if (rows)
+    int summed_nm = -1;
+    if (rows) {
         form += 5;
+    } else if (strncmp(form, "rows+", 5) == 0) {
+        int j = 5;
+        summed_nm = canon_name(form, &j);
+        if (summed_nm < 0 || form[j] != '|')
+            return et_diag_fail(d, j, "canonical rows: a row axis name "
+                                      "and '|' expected");
+        form += j + 1;
+    }
     const char *bar1 = strchr(form, '|');
     const char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
     if (!bar1 || !bar2 || (size_t)(bar1 - form) >= sizeof text)
@@ -427,6 +445,21 @@ et_status et_einsum_from_canonical(const char *form, et_einsum *e,
             return et_diag_fail(d, -1, "canonical rows: the first output "
                                        "index is no row axis");
         e->n_rows = (int)e->idx[0].size;
+    }
+    if (summed_nm >= 0) {
+        int ra = -1;
+        for (int x = 0; x < e->n_idx; x++) {
+            int j = 0;
+            if (canon_name(e->idx[x].name, &j) == summed_nm)
+                ra = x;
+        }
+        if (ra < e->n_out || e->idx[ra].size < 2 ||
+            e->idx[ra].size > ET_MAX_ROWS)
+            return et_diag_fail(d, -1, "canonical rows: the row axis is no "
+                                       "summed index of 2 to %d rows",
+                                ET_MAX_ROWS);
+        e->n_rows = (int)e->idx[ra].size;
+        e->row_axis = ra;
     }
     return ET_OK;
 }

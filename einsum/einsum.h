@@ -160,6 +160,9 @@ typedef struct et_einsum {
     char text[ET_MAX_TEXT];  /* normalized explicit form, e.g. "ik,kj->ij" */
     int n_rows;              /* a batched einsum's rows (>= 2), else 0:
                               * see "batched einsums" below */
+    int row_axis;            /* a batched einsum's row axis: 0 (rows with
+                              * outputs of their own) or a summed index
+                              * (rows summed into one output) */
 } et_einsum;
 
 /*
@@ -237,14 +240,18 @@ int64_t et_einsum_bytes(const et_einsum *e);
 
 /*
  * A batched einsum computes several rows of one subscript, each with its
- * own operands and output, in one kernel. It is an et_einsum with n_rows
- * >= 2 whose index 0 is the row axis: an output index of size n_rows,
- * the first dimension of the output and of every rowed operand (an
- * operand whose array differs between rows); shared operands do not have
- * it. Host arrays of a rowed operand hold the rows one after another (the
- * row axis outermost), so the reference and the counts treat the einsum
- * as any other; a kernel takes one pointer per row (transforms/kernel.h).
- * e->text names the row axis by a capital letter ("xj,Rij->Rxi").
+ * own operands, in one kernel. It is an et_einsum with n_rows >= 2 and a
+ * row axis of size n_rows (e->row_axis), the first dimension of every
+ * rowed operand (an operand whose array differs between rows); shared
+ * operands do not have it. Either every row writes its own output: the
+ * row axis is index 0, an output index, the output's first dimension; or
+ * the rows are summed into one output (a spec with '+' between rows): the
+ * row axis is a summed index and the output has no row dimension. Host
+ * arrays of a rowed operand (and of a rowed output) hold the rows one
+ * after another (the row axis outermost), so the reference and the
+ * counts treat the einsum as any other; a kernel takes one pointer per
+ * row (transforms/kernel.h). e->text names the row axis by a capital
+ * letter ("xj,Rij->Rxi"; summed "Rxj,Rij->xi").
  */
 #define ET_MAX_ROWS 16
 #define ET_ROW_NAME_LEN 32
@@ -258,23 +265,28 @@ int64_t et_einsum_bytes(const et_einsum *e);
 typedef struct et_rows {
     int n_rows;
     int n_ops;
+    bool summed;             /* rows separated by '+': one output */
     char name[ET_MAX_ROWS][ET_MAX_OPERANDS][ET_ROW_NAME_LEN];
     int pos[ET_MAX_ROWS][ET_MAX_OPERANDS];
 } et_rows;
 
 /* Parses a batch spec for an einsum of n_ops operands: at least 2 rows,
- * each naming n_ops arrays; a name stands at one operand position; some
- * position differs between rows. ET_ERR_INPUT with d->pos into spec. */
+ * each naming n_ops arrays, separated by ';' (each row its own output) or
+ * by '+' (the rows summed into one output), not both; a name stands at
+ * one operand position; some position differs between rows. ET_ERR_INPUT
+ * with d->pos into spec. */
 et_status et_rows_parse(const char *spec, int n_ops, et_rows *r, et_diag *d);
 /* Is operand position k rowed (its name differs between rows)? */
 bool et_rows_rowed(const et_rows *r, int k);
 
 /*
  * The batched einsum of base (resolved, no open axis, letters only) with
- * n_rows rows and the positions rowed[k] rowed. ET_ERR_INPUT (d->msg).
+ * n_rows rows and the positions rowed[k] rowed; summed: the rows summed
+ * into base's output. ET_ERR_INPUT (d->msg).
  */
 et_status et_einsum_batch(const et_einsum *base, int n_rows,
-                          const bool *rowed, et_einsum *e, et_diag *d);
+                          const bool *rowed, bool summed, et_einsum *e,
+                          et_diag *d);
 /*
  * The two steps above in one: spec parsed for base's operands (into *rows
  * when rows is non-NULL) and base batched with it into *e. On an error
@@ -288,9 +300,13 @@ et_status et_einsum_batch_spec(const et_einsum *base, const char *spec,
  * when k is rowed, else as it is. */
 void et_einsum_row_operand(const et_einsum *e, int k, et_operand *out);
 /* The einsum of one row: e without its row axis (e itself when it is not
- * batched); index i of base is index i + 1 of e. */
+ * batched); index i of base is index i of e below the row axis, i + 1
+ * from it on. */
 void et_einsum_unbatch(const et_einsum *e, et_einsum *base);
-/* Is operand k (-1: the output) rowed? False for an unbatched einsum. */
+/* Are a batched einsum's rows summed into one output? */
+bool et_einsum_rows_summed(const et_einsum *e);
+/* Is operand k (-1: the output) rowed? False for an unbatched einsum and
+ * for the output of rows summed. */
 bool et_einsum_op_rowed(const et_einsum *e, int k);
 /* Elements of one row's array of operand k (-1: the output): all of them
  * for a shared operand. */

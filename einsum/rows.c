@@ -6,18 +6,23 @@
  * separated by ';', names by ','). A name is one array: it stands at one
  * operand position in every row it appears in. A position where every
  * row names the same array is shared (read once for all rows); any other
- * position is rowed: each row reads its own array there. The output is
- * always rowed.
+ * position is rowed: each row reads its own array there. With ';'
+ * between rows each row writes its own output (the output is rowed);
+ * with '+' the rows are summed into one output ("u0,Dr + u1,Ds + u2,Dt",
+ * a DG divergence).
  *
  * The batched einsum (et_einsum_batch) is the one subscript with a row
- * axis added: index 0, an output index of size n_rows, the first
- * dimension of the output and of every rowed operand, named by the first
- * capital letter from R on that the subscript does not use. "xj,ij->xi"
- * with rows "u,Dr; u,Ds; u,Dt" becomes "xj,Rij->Rxi", R = 3, position 1
- * rowed. Every later layer works on that einsum as on any other (counts,
- * the reference on rows laid out one after another, the canonical form
- * marked "rows|"); the kernel alone treats the row axis apart: it takes
- * one pointer per row of a rowed operand and of the output
+ * axis added, of size n_rows, the first dimension of every rowed operand,
+ * named by the first capital letter from R on that the subscript does
+ * not use. Rows with outputs of their own: the row axis is index 0, an
+ * output index, the output's first dimension: "xj,ij->xi" with rows
+ * "u,Dr; u,Ds; u,Dt" becomes "xj,Rij->Rxi", R = 3, position 1 rowed.
+ * Rows summed: the row axis is a summed index: "xj,ij->xi" with rows
+ * "u0,Dr + u1,Ds + u2,Dt" becomes "Rxj,Rij->xi". Every later layer works
+ * on that einsum as on any other (counts, the reference on rows laid out
+ * one after another, the canonical form marked "rows|" or "rows+<row
+ * axis>|"); the kernel alone treats the row axis apart: it takes one
+ * pointer per row of a rowed operand and of a rowed output
  * (transforms/kernel.h).
  */
 #include "einsum/einsum.h"
@@ -86,15 +91,27 @@ et_status et_rows_parse(const char *spec, int n_ops, et_rows *r, et_diag *d)
                                 "row %d names %d operand%s; the einsum "
                                 "has %d", row, k, k == 1 ? "" : "s", n_ops);
         r->n_rows++;
-        if (*p == ';') {
+        if (*p == ';' || *p == '+') {
+            bool plus = *p == '+';
+            if (r->n_rows > 1 && plus != r->summed)
+                return et_diag_fail(d, (int)(p - spec),
+                                    "'%c' after '%c': rows are separated "
+                                    "by ';' (each row its own output) or "
+                                    "by '+' (the rows summed into one "
+                                    "output), not both",
+                                    *p, plus ? ';' : '+');
+            r->summed = plus;
             p = skip_ws(p + 1);
-            if (!*p)
+            if (!*p && !plus)
                 break; /* a trailing ';' */
+            if (!*p)
+                return et_diag_fail(d, (int)(p - spec),
+                                    "a row after '+' expected");
             continue;
         }
         if (*p)
             return et_diag_fail(d, (int)(p - spec),
-                                "expected ',' between names or ';' "
+                                "expected ',' between names, ';' or '+' "
                                 "between rows");
         break;
     }
@@ -118,8 +135,13 @@ et_status et_rows_parse(const char *spec, int n_ops, et_rows *r, et_diag *d)
     for (int k = 0; k < n_ops; k++)
         n_rowed += et_rows_rowed(r, k);
     if (n_rowed == 0)
-        return et_diag_fail(d, 0, "every row names the same arrays: the "
-                                  "rows would compute the same output");
+        return et_diag_fail(d, 0, r->summed
+                                      ? "every row names the same arrays: "
+                                        "the sum would be one row times "
+                                        "their number"
+                                      : "every row names the same arrays: "
+                                        "the rows would compute the same "
+                                        "output");
     return ET_OK;
 }
 
@@ -173,8 +195,70 @@ static et_status add_row_axis(const et_einsum *base, int n_rows,
     return ET_OK;
 }
 
+/* Rows summed into one output: the subscript with the row letter in
+ * front of the rowed terms only, resolved again (so the row axis takes
+ * its place among the summed indices by first appearance). */
+static et_status add_summed_row_axis(const et_einsum *base, int n_rows,
+                                     const bool *rowed, char letter,
+                                     et_einsum *e, et_diag *d)
+{
+    char t[ET_MAX_TEXT];
+    size_t n = 0;
+    et_operand_shapes *sh = calloc(1, sizeof *sh);
+    et_subscripts *s = malloc(sizeof *s);
+    et_dtype dt[ET_MAX_OPERANDS];
+    et_status st = ET_ERR_NOMEM;
+    if (!sh || !s)
+        goto done;
+    sh->n_ops = base->n_ops;
+    for (int k = 0; k <= base->n_ops && n + ET_MAX_RANK + 4 < sizeof t;
+         k++) {
+        const et_operand *o = k < base->n_ops ? &base->op[k] : &base->out;
+        if (k == base->n_ops)
+            t[n++] = '-', t[n++] = '>';
+        else if (k)
+            t[n++] = ',';
+        bool rw = k < base->n_ops && rowed[k];
+        if (rw && o->rank + 1 > ET_MAX_RANK) {
+            st = et_diag_fail(d, -1, "operand %d: rank too large for a "
+                                     "batch", k);
+            goto done;
+        }
+        if (rw) {
+            t[n++] = letter;
+            sh->dim[k][sh->rank[k]++] = n_rows;
+        }
+        for (int q = 0; q < o->rank; q++) {
+            t[n++] = base->idx[o->idx[q]].name[0];
+            if (k < base->n_ops)
+                sh->dim[k][sh->rank[k]++] = o->dim[q];
+        }
+        if (k < base->n_ops)
+            dt[k] = o->dtype;
+    }
+    t[n] = '\0';
+    et_diag pd;
+    memset(&pd, 0, sizeof pd);
+    st = et_subscripts_parse(t, s, &pd);
+    if (st == ET_OK)
+        st = et_einsum_resolve(s, NULL, sh, dt, e, &pd);
+    if (st != ET_OK) {
+        st = et_diag_fail(d, -1, "rows summed: %s", pd.msg);
+        goto done;
+    }
+    e->out.dtype = base->out.dtype;
+    e->acc_dtype = base->acc_dtype;
+    e->n_rows = n_rows;
+    e->row_axis = et_einsum_index_find(e, (char[]){letter, 0});
+done:
+    free(sh);
+    free(s);
+    return st;
+}
+
 et_status et_einsum_batch(const et_einsum *base, int n_rows,
-                          const bool *rowed, et_einsum *e, et_diag *d)
+                          const bool *rowed, bool summed, et_einsum *e,
+                          et_diag *d)
 {
     if (base->n_rows)
         return et_diag_fail(d, -1, "the einsum is batched already");
@@ -187,7 +271,7 @@ et_status et_einsum_batch(const et_einsum *base, int n_rows,
         if (base->idx[i].name[0] == '_' || base->idx[i].name[1])
             return et_diag_fail(d, -1, "a batched einsum names every "
                                        "dimension with a letter (no '...')");
-    int n_args = n_rows;
+    int n_args = summed ? 1 : n_rows;
     for (int k = 0; k < base->n_ops; k++)
         n_args += rowed[k] ? n_rows : 1;
     if (n_args > ET_MAX_BATCH_ARGS)
@@ -202,6 +286,8 @@ et_status et_einsum_batch(const et_einsum *base, int n_rows,
     if (!letter)
         return et_diag_fail(d, -1, "no capital letter is free to name the "
                                    "row axis");
+    if (summed)
+        return add_summed_row_axis(base, n_rows, rowed, letter, e, d);
     et_status st = add_row_axis(base, n_rows, rowed, letter, e, d);
     if (st != ET_OK)
         return st;
@@ -228,10 +314,12 @@ void et_einsum_unbatch(const et_einsum *e, et_einsum *base)
     *base = *e;
     if (!e->n_rows)
         return;
+    const int ra = e->row_axis;
     base->n_rows = 0;
+    base->row_axis = 0;
     base->n_idx = e->n_idx - 1;
-    base->n_out = e->n_out - 1;
-    for (int i = 0; i < base->n_idx; i++)
+    base->n_out = e->n_out - (ra < e->n_out ? 1 : 0);
+    for (int i = ra; i < base->n_idx; i++)
         base->idx[i] = e->idx[i + 1];
     for (int k = 0; k <= e->n_ops; k++) {
         const et_operand *o = k < e->n_ops ? &e->op[k] : &e->out;
@@ -239,12 +327,13 @@ void et_einsum_unbatch(const et_einsum *e, et_einsum *base)
         int s = et_einsum_op_rowed(e, k < e->n_ops ? k : -1) ? 1 : 0;
         b->rank = o->rank - s;
         for (int q = 0; q < b->rank; q++) {
-            b->idx[q] = o->idx[q + s] - 1;
+            int x = o->idx[q + s];
+            b->idx[q] = x > ra ? x - 1 : x;
             b->dim[q] = o->dim[q + s];
         }
     }
     /* the text without the row letter */
-    const char R = e->idx[0].name[0];
+    const char R = e->idx[ra].name[0];
     size_t n = 0;
     for (const char *c = e->text; *c && n + 1 < sizeof base->text; c++)
         if (*c != R)
@@ -265,7 +354,7 @@ et_status et_einsum_batch_spec(const et_einsum *base, const char *spec,
         for (int k = 0; k < base->n_ops; k++)
             rowed[k] = et_rows_rowed(r, k);
         in = ET_INPUT_EINSUM;
-        st = et_einsum_batch(base, r->n_rows, rowed, e, d);
+        st = et_einsum_batch(base, r->n_rows, rowed, r->summed, e, d);
     }
     if (st != ET_OK && d) {
         d->input = in;
@@ -289,12 +378,17 @@ void et_einsum_row_operand(const et_einsum *e, int k, et_operand *out)
     }
 }
 
+bool et_einsum_rows_summed(const et_einsum *e)
+{
+    return e->n_rows && e->row_axis >= e->n_out;
+}
+
 bool et_einsum_op_rowed(const et_einsum *e, int k)
 {
     if (!e->n_rows)
         return false;
     const et_operand *o = k < 0 ? &e->out : &e->op[k];
-    return o->rank > 0 && o->idx[0] == 0;
+    return o->rank > 0 && o->idx[0] == e->row_axis;
 }
 
 int64_t et_einsum_row_elems(const et_einsum *e, int k)

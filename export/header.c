@@ -210,6 +210,8 @@ static void put_args(const hdr_ctx *c)
                   "the index number of each dim */\n");
     et_sbuf_printf(b, "#define %sN_ARGS %d\n", P, r->n_args);
     et_sbuf_printf(b, "#define %sN_ROWS %d\n", P, e->n_rows);
+    et_sbuf_printf(b, "#define %sROWS_SUMMED %d /* 1: the rows summed "
+                      "into one output */\n", P, et_einsum_rows_summed(e));
     for (int a = 0; a < r->n_args; a++) {
         const et_operand *o = c->args[a];
         int64_t elems = et_einsum_row_elems(e, r->arg_operand[a]);

@@ -264,6 +264,8 @@ static void put_table_head(et_sbuf *b, const et_export_table *t,
         n_args = 0;
     et_sbuf_printf(b, "#define %sN_ARGS %d\n", U, n_args);
     et_sbuf_printf(b, "#define %sN_ROWS %d\n", U, e->n_rows);
+    et_sbuf_printf(b, "#define %sROWS_SUMMED %d\n", U,
+                   et_einsum_rows_summed(e));
     et_sbuf_printf(b, "/* each buffer's operand (-1: the output) and row "
                       "(-1: not a row) */\n#define %sARG_OPERANDS {", U);
     for (int a = 0; a < n_args; a++)

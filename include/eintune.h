@@ -52,7 +52,7 @@
 extern "C" {
 #endif
 
-#define ET_VERSION "1.1.0"
+#define ET_VERSION "1.2.0"
 /* The shared library's major version (its soname: libeintune.so.N). */
 #define ET_VERSION_MAJOR 1
 
@@ -249,7 +249,10 @@ ET_API et_status et_problem_set_tune_at(et_problem *p, const char *spec,
  * letter from R on that p does not use, in front of the output and of
  * the rowed operands ("xj,ij->xi" with the rows above: "xj,Rij->Rxi");
  * a rowed operand's or the output's host array holds the rows one after
- * another. ET_ERR_INPUT (ET_INPUT_BATCH, diag->pos into rows) for a
+ * another. With '+' between rows ("u0,Dr + u1,Ds + u2,Dt", since 1.2)
+ * the rows are summed into one output: the row axis is a summed index,
+ * in front of the rowed operands only ("Rxj,Rij->xi"). ';' and '+' do
+ * not mix. ET_ERR_INPUT (ET_INPUT_BATCH, diag->pos into rows) for a
  * malformed spec; ET_INPUT_EINSUM for an einsum that cannot be batched
  * (an open axis, '...', batched already).
  */
@@ -258,6 +261,10 @@ ET_API et_status et_problem_set_batch(et_problem *p, const char *rows,
 /* Rows of a batched problem (0 when not batched); the array name of
  * operand k in row r (k = -1: "" for the output), "" out of range. */
 ET_API int et_problem_n_rows(const et_problem *p);
+/* The outputs a run of p writes (since 1.2): a batched problem's rows
+ * when each row has its own output, else 1 (rows summed, not batched);
+ * 0 for NULL. */
+ET_API int et_problem_n_outputs(const et_problem *p);
 ET_API const char *et_problem_row_name(const et_problem *p, int r, int k);
 
 /*

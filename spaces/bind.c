@@ -337,7 +337,7 @@ static et_status check_constraints(const et_binding *b, et_diag *d)
 
 /* A batched einsum (einsum.h) matches a pattern written for one of its
  * rows: the pattern's indices map onto the row's, shifted past the row
- * axis (index 0), which the space leaves to the search's other opts. */
+ * axis, which the space leaves to the search's other opts. */
 static et_status match_one_row(const et_space *s, const et_einsum *user,
                                et_binding *b, int *n)
 {
@@ -355,7 +355,8 @@ static et_status match_one_row(const et_space *s, const et_einsum *user,
     int m = *n < ET_SPACE_MAX_MAPS ? *n : ET_SPACE_MAX_MAPS;
     for (int i = 0; i < m; i++)
         for (int p = 0; p < s->pate.n_idx; p++)
-            b->map[i].idx_map[p] += 1;
+            if (b->map[i].idx_map[p] >= user->row_axis)
+                b->map[i].idx_map[p] += 1;
     return ET_OK;
 }
 

@@ -89,9 +89,9 @@ static void test_spec(void **state)
                                             "a=2,b=2,c=2,d=2,e=2", NULL, &e4,
                                             &d), ET_OK);
     bool all[4] = {true, true, true, true};
-    assert_int_equal(et_einsum_batch(&e4, 16, all, &b4, &d), ET_ERR_INPUT);
+    assert_int_equal(et_einsum_batch(&e4, 16, all, false, &b4, &d), ET_ERR_INPUT);
     assert_non_null(strstr(d.msg, "at most 64"));
-    assert_int_equal(et_einsum_batch(&e4, 12, all, &b4, &d), ET_OK);
+    assert_int_equal(et_einsum_batch(&e4, 12, all, false, &b4, &d), ET_OK);
 
     /* the public call: ET_INPUT_BATCH with the position, the problem
      * unchanged */

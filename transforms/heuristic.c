@@ -103,11 +103,12 @@ static bool register_block(et_kernel *k, int batch, bool with_batch,
      * the first, so that each work-item computes every row and a shared
      * operand's value serves them all */
     int order[ET_MAX_INDICES], n_order = 0;
+    bool out_rows = et_einsum_op_rowed(e, -1);
     for (int a = e->n_out - 1; a >= 0; a--) {
-        if (e->n_rows && a == 0)
+        if (out_rows && a == 0)
             continue;
         order[n_order++] = a;
-        if (e->n_rows && rows_first && n_order == 1)
+        if (out_rows && rows_first && n_order == 1)
             order[n_order++] = 0;
     }
     for (int oi = 0; oi < n_order && rows >= 2; oi++) {
@@ -200,16 +201,18 @@ int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
         return 0;
     /* the batch axis: the outermost, when no other global axis is larger
      * (after a batched kernel's row axis) */
-    int first = e->n_rows ? 1 : 0;
+    bool out_rows = et_einsum_op_rowed(e, -1);
+    int first = out_rows ? 1 : 0;
     int batch = e->n_out - first >= 2 ? first : -1;
     for (int a = first + 1; a < e->n_out && batch >= 0; a++)
         if (e->idx[a].size > e->idx[first].size)
             batch = -1;
     int n = suggest(k, batch, false, false, out);
     n += suggest(k, batch, true, false, out + n);
-    if (!e->n_rows)
+    if (!out_rows)
         return n;
-    /* a batched kernel: the same with every row in each work-item */
+    /* a batched kernel: the same with every row in each work-item (rows
+     * summed: every work-item has every row already) */
     n += suggest(k, batch, false, true, out + n);
     return n + suggest(k, batch, true, true, out + n);
 }

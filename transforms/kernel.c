@@ -45,7 +45,7 @@ et_status et_kernel_init(const et_einsum *e, const et_target *t,
      * run one after another and share what they read alike */
     for (int j = 0; j < e->n_out; j++)
         k->order[j] = e->n_out - 1 - j;
-    if (e->n_rows >= 2 && e->n_out >= 3) {
+    if (e->n_rows >= 2 && e->n_out >= 3 && !et_einsum_rows_summed(e)) {
         k->order[1] = 0;
         for (int j = 2; j < e->n_out; j++)
             k->order[j] = e->n_out - j;
@@ -53,6 +53,11 @@ et_status et_kernel_init(const et_einsum *e, const et_target *t,
     k->group_part = -1;
     k->prefetch_axis = -1;
     k->prefetch_part = -1;
+    /* rows summed into one output: the row axis is unrolled whole from
+     * the start, so that every row's pointers are named in the source */
+    if (et_einsum_rows_summed(e))
+        et_kernel_split(k, e->row_axis, e->n_rows, ET_PART_UNROLL, "r",
+                        false);
     *out = k;
     return ET_OK;
 }
@@ -449,14 +454,22 @@ static et_status common_rules(const et_kernel *k, et_opt_call *c)
  * (each work-item every row: a shared operand's value loaded once for
  * all; a rowed operand's PREFETCH or STAGE tile then holds every row,
  * each element copied through its row's pointer); SPLIT would zero every
- * row's output and is not offered.
+ * row's output and is not offered. Rows summed into one output: the row
+ * axis is a reduce axis unrolled whole from the start (et_kernel_init),
+ * which no opt names; SPLIT of another reduce axis applies (one output).
  */
 static et_status row_rules(const et_kernel *k, et_opt_call *c)
 {
     if (!k->e.n_rows)
         return ET_OK;
-    const char *R = k->e.idx[0].name;
+    const char *R = k->e.idx[k->e.row_axis].name;
     et_opt_kind kind = c->o->kind;
+    if (et_einsum_rows_summed(&k->e))
+        return c->a == k->e.row_axis
+                   ? et_opt_refuse(c, "the row axis %s of rows summed into "
+                                      "one output is unrolled whole; no opt "
+                                      "names it", R)
+                   : ET_OK;
     if (kind == ET_OPT_SPLIT)
         return et_opt_refuse(c, "SPLIT does not apply to a batched einsum "
                                 "(its rows' outputs would all need zeroing)");

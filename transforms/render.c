@@ -41,8 +41,8 @@
 
 #define LIMIT_INT31 ((int64_t)0x7fffffff)
 
-/* Address coefficients. A batched kernel's row axis (index 0) has none:
- * a row is a pointer of its own (rd_ptr_name). */
+/* Address coefficients. A batched kernel's row axis has none: a row is a
+ * pointer of its own (rd_ptr_name). */
 static void compute_coefs(ctx *c)
 {
     const et_einsum *e = &c->k->e;
@@ -51,7 +51,7 @@ static void compute_coefs(ctx *c)
         const et_operand *o = &e->op[op];
         int64_t stride = 1;
         for (int d = o->rank - 1; d >= 0; d--) {
-            if (e->n_rows && o->idx[d] == 0)
+            if (e->n_rows && o->idx[d] == e->row_axis)
                 continue;
             if (o->dim[d] != 1)
                 c->coef[op][o->idx[d]] += stride;
@@ -59,7 +59,8 @@ static void compute_coefs(ctx *c)
         }
     }
     int64_t stride = 1;
-    for (int a = e->n_out - 1; a >= (e->n_rows ? 1 : 0); a--) {
+    int first = et_einsum_op_rowed(e, -1) ? 1 : 0;
+    for (int a = e->n_out - 1; a >= first; a--) {
         c->coef[c->n_ops][a] = stride;
         stride *= e->idx[a].size;
     }
@@ -92,7 +93,9 @@ static void choose_row_mode(ctx *c)
         return;
     c->row_mode = 1;
     for (int p = 0; p < k->n_parts; p++)
-        if (k->part[p].axis == 0 && k->part[p].kind == ET_PART_UPCAST) {
+        if (k->part[p].axis == k->e.row_axis &&
+            (k->part[p].kind == ET_PART_UPCAST ||
+             k->part[p].kind == ET_PART_UNROLL)) {
             c->row_mode = 2;
             c->row_part = p;
         }

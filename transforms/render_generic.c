@@ -84,7 +84,7 @@ static void generic_operand(rd_out *s, const et_einsum *e, const dialect *D,
     et_sbuf_fixed(&ab, addr, sizeof addr);
     et_sbuf_puts(&ab, "0");
     for (int r = 0; r < o->rank; r++) {
-        if (e->n_rows && o->idx[r] == 0)
+        if (e->n_rows && o->idx[r] == e->row_axis)
             continue; /* the row: a pointer of its own */
         bool bc = o->dim[r] == 1 && e->idx[o->idx[r]].size != 1;
         char tmp[1024];
@@ -112,11 +112,11 @@ static void generic_operand(rd_out *s, const et_einsum *e, const dialect *D,
         snprintf(val, cap, "%sin%d[%s]", cast, k, a_text);
 }
 
-/* A batched einsum: this work-item's row's pointers, in<k> and out, by
- * its row index (index 0). */
+/* A batched einsum: the row's pointers, in<k> and out, by its row index
+ * (this work-item's; rows summed: the row loop's). */
 static void generic_rows(rd_out *s, const et_einsum *e, const dialect *D)
 {
-    const char *R = e->idx[0].name;
+    const char *R = e->idx[e->row_axis].name;
     for (int k = -1; k < e->n_ops; k++) {
         if (!et_einsum_op_rowed(e, k))
             continue;
@@ -158,7 +158,8 @@ static void generic_body(rd_out *s, const et_einsum *e, const dialect *D)
                 e->idx[a].name);
         rd_line(s, "rest /= n_%s;", e->idx[a].name);
     }
-    if (e->n_rows)
+    bool summed = et_einsum_rows_summed(e);
+    if (e->n_rows && !summed)
         generic_rows(s, e, D);
     rd_line(s, "%s acc = %s;", acc, zero);
     for (int a = e->n_out; a < e->n_idx; a++) {
@@ -166,6 +167,8 @@ static void generic_body(rd_out *s, const et_einsum *e, const dialect *D)
                 e->idx[a].name, e->idx[a].name, e->idx[a].name);
         s->indent++;
     }
+    if (summed)
+        generic_rows(s, e, D);
     char vals[ET_MAX_OPERANDS][1200];
     for (int k = 0; k < e->n_ops; k++)
         generic_operand(s, e, D, k, vals[k], sizeof vals[k]);
@@ -186,7 +189,7 @@ static void generic_body(rd_out *s, const et_einsum *e, const dialect *D)
     const char *ocast = e->out.dtype == e->acc_dtype ? ""
                         : e->out.dtype == ET_F64     ? "(double)"
                                                      : "(float)";
-    if (e->n_rows)
+    if (et_einsum_op_rowed(e, -1))
         /* a row's output is the elements after its row index */
         rd_line(s, "out[gid %% (%s / n_%s)] = %sacc;", n_out, e->idx[0].name,
                 ocast);

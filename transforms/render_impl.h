@@ -124,8 +124,8 @@ typedef struct ctx {
     int phase;
     /* a batched kernel's rows (kernel.h): 0 not batched; 1 the row axis
      * global, each work-item's pointers chosen once by its row; 2 the row
-     * axis UPCAST whole (row_part), a row's pointers named per
-     * combination: in<k>_<row>, out_<row> */
+     * axis UPCAST whole, or, rows summed, UNROLLed whole (row_part), a
+     * row's pointers named per combination: in<k>_<row>, out_<row> */
     int row_mode;
     int row_part;
 } ctx;

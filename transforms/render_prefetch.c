@@ -141,7 +141,7 @@ void rd_emit_prefetch_copy(ctx *c, int op)
     char ptr[512];
     if (c->row_mode == 2 && et_einsum_op_rowed(&k->e, op)) {
         char row[16], base[16];
-        snprintf(row, sizeof row, "%s_ci", k->e.idx[0].name);
+        snprintf(row, sizeof row, "%s_ci", k->e.idx[k->e.row_axis].name);
         snprintf(base, sizeof base, "in%d", op);
         et_sbuf pb;
         et_sbuf_fixed(&pb, ptr, sizeof ptr);

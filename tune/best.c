@@ -37,10 +37,15 @@ static et_status pulled_back(const et_subscripts *sub, const et_einsum *e,
     /* an open axis stays open under the mapping */
     for (int p = 0; p < out->n_idx; p++)
         out->idx[p].open = e->idx[m->idx_map[p]].open;
-    /* and a batched einsum's row axis, the output's first index, stays
-     * its row axis */
-    if (e->n_rows && m->idx_map[0] == 0)
-        out->n_rows = e->n_rows;
+    /* and a batched einsum's row axis (the output's first index, or a
+     * summed index for rows summed) stays its row axis */
+    for (int p = 0; e->n_rows && p < out->n_idx; p++)
+        if (m->idx_map[p] == e->row_axis &&
+            (p < out->n_out) == (e->row_axis < e->n_out) &&
+            (p == 0 || p >= out->n_out)) {
+            out->n_rows = e->n_rows;
+            out->row_axis = p;
+        }
     return ET_OK;
 }
 

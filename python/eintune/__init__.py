@@ -37,7 +37,7 @@ __all__ = ["Error", "NotFound", "Problem", "Session", "TuneReport",
            "LoadedKernel", "session", "tune", "best", "run", "export",
            "load", "einsum", "library_path", "__version__"]
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 #: The path of the libeintune the package loaded.
 library_path = _L._name

@@ -336,6 +336,13 @@ class Problem:
                 for r in range(_L.et_problem_n_rows(self._p))]
 
     @property
+    def n_outputs(self):
+        """The outputs a run writes: a batched problem's rows when each
+        row has its own output (rows separated by ';'), else 1 (rows
+        summed with '+', or not batched)."""
+        return _L.et_problem_n_outputs(self._p)
+
+    @property
     def n_operands(self):
         """The number of input operands."""
         return _L.et_problem_n_operands(self._p)
@@ -779,7 +786,8 @@ class Session:
         """Runs problem on NumPy arrays (the inputs in operand order) and
         returns the output as a NumPy array. A batched problem (Problem's
         batch) takes its arrays by name, inputs={"u": u, "Dr": Dr, ...},
-        and returns a list of outputs, one per row.
+        and returns a list of outputs, one per row (rows summed into one
+        output, batch="u0,Dr + u1,Ds": that one array).
 
         problem is a Problem or an einsum text (then the problem is made
         from the arrays). Arrays are converted to the problem's dtypes and
@@ -837,7 +845,7 @@ class Session:
                         "verification: %s" % (_s(res.kernel),
                                               _s(v.output_reason) or
                                               _s(v.reason) or _s(v.summary)))
-        if rows:
+        if rows and problem.n_outputs > 1:
             out = [out[r].copy() for r in range(len(rows))]
         if details:
             vd = _fields(v)

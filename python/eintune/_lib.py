@@ -265,6 +265,7 @@ _PROTOS = {
     "et_problem_set_tune_at": (c_int, [_VP, c_char_p, _DIAG]),
     "et_problem_set_batch": (c_int, [_VP, c_char_p, _DIAG]),
     "et_problem_n_rows": (c_int, [_VP]),
+    "et_problem_n_outputs": (c_int, [_VP]),
     "et_problem_row_name": (c_char_p, [_VP, c_int, c_int]),
     "et_codegen": (c_int, [_VP, c_char_p, c_int, P(_VP), _DIAG]),
     "et_kernel_source_free": (None, [_VP]),

@@ -99,3 +99,50 @@ def test_load_and_launch_rows(sess):
     with pytest.raises(eintune.Error):
         k.launch_args(q, *outs, buf(u), buf(D["Dr"]))
     k.close()
+
+
+SUMMED = "u0,Dr + u1,Ds + u2,Dt"
+
+
+def summed_arrays(seed=3):
+    rng = np.random.default_rng(seed)
+    return {**{n: rng.standard_normal((48, 6)) for n in ("u0", "u1", "u2")},
+            **{n: rng.standard_normal((5, 6)) for n in ("Dr", "Ds", "Dt")}}
+
+
+def summed_ref(a):
+    return sum(np.einsum("xj,ij->xi", a[u], a[D])
+               for u, D in (("u0", "Dr"), ("u1", "Ds"), ("u2", "Dt")))
+
+
+def test_rows_summed_run_against_numpy(sess):
+    """Rows summed into one output ('+'): one array, the sum of the rows'
+    numpy.einsum, untransformed and with opts; a tuned entry answers the
+    rows reordered and renamed."""
+    p = eintune.Problem("xj,ij->xi", "x=48,i=5,j=6", "f64", batch=SUMMED)
+    assert p.einsum == "Rxj,Rij->xi"
+    assert p.n_outputs == 1 and len(p.rows) == 3
+    assert p.out_shape == (48, 5)
+    assert eintune.Problem("xj,ij->xi", "x=48,i=5,j=6", "f64",
+                           batch=ROWS).n_outputs == 3
+    a = summed_arrays()
+    for opts in (None, "UPCAST(i,5) SPLIT(j,2)", "UPCAST(x,4) STAGE NTSTORE"):
+        out = sess.run(p, inputs=a, best=False, opts=opts, verify=True)
+        assert isinstance(out, np.ndarray) and out.shape == (48, 5)
+        assert np.allclose(out, summed_ref(a))
+    with pytest.raises(eintune.Error, match="unrolled whole"):
+        sess.run(p, inputs=a, best=False, opts="UNROLL(R,0)")
+    rep = sess.tune(p, budget=3, race=-1)
+    assert rep.summary["found"]
+    q = eintune.Problem("xj,ij->xi", "x=48,i=5,j=6", "f64",
+                        batch="w2,Dt + w0,Dr + w1,Ds")
+    out = sess.run(q, inputs=dict(w0=a["u0"], w1=a["u1"], w2=a["u2"],
+                                  Dr=a["Dr"], Ds=a["Ds"], Dt=a["Dt"]),
+                   best=True, exact=True)
+    assert np.allclose(out, summed_ref(a))
+
+
+def test_rows_summed_mixed_separators():
+    with pytest.raises(eintune.Error) as ei:
+        eintune.Problem("xj,ij->xi", "x=4,i=2,j=2", batch="u,A; u,B + u,C")
+    assert ei.value.input == "batch" and "not both" in str(ei.value)

@@ -775,6 +775,11 @@ static int c_problem_n_rows(int nul, et_diag *d)
     (void)d;
     return et_problem_n_rows(A(0, prob())) >= 0 ? 0 : 1;
 }
+static int c_problem_n_outputs(int nul, et_diag *d)
+{
+    (void)d;
+    return et_problem_n_outputs(A(0, prob())) >= 0 ? 0 : 1;
+}
 static int c_problem_row_name(int nul, et_diag *d)
 {
     (void)d;
@@ -1683,6 +1688,7 @@ static const call g_calls[] = {
     {"et_problem_set_tune_at", 3, "diag", c_problem_set_tune_at},
     {"et_problem_set_batch", 3, "diag", c_problem_set_batch},
     {"et_problem_n_rows", 1, "p", c_problem_n_rows},
+    {"et_problem_n_outputs", 1, "p", c_problem_n_outputs},
     {"et_problem_row_name", 3, "p", c_problem_row_name},
     {"et_shape_expand", 4, "diag", c_shape_expand},
     {"et_free", 1, "ptr", c_free},

@@ -22,6 +22,7 @@
 
 #include "eintune.h"
 #include "einsum/einsum.h"
+#include "spaces/space.h"
 #include "tests/kernel_check.h"
 #include "transforms/kernel.h"
 
@@ -174,6 +175,37 @@ static void test_canonical(void **state)
                                               &back, &d), ET_ERR_INPUT);
 }
 
+/* A space written for one row binds to the rows summed: its indices land
+ * on the row's, those from the row axis on one further. */
+static void test_space_binds_a_row(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "name: div\n"
+        "einsum: \"ab,cb->ac\"\n"
+        "params:\n"
+        "  t: {values: [1, 2]}\n"
+        "transforms:\n"
+        "  - {op: UPCAST, axis: c, amt: t, when: t > 1}\n";
+    et_space *sp = NULL;
+    et_diag d;
+    assert_int_equal(et_space_load_text(text, sizeof text - 1, "div.yaml",
+                                        &sp, &d), ET_OK);
+    et_einsum e;
+    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+                             "u0,Dr + u1,Ds + u2,Dt", &e, &d), ET_OK);
+    et_binding *b = NULL;
+    if (et_space_bind(sp, &e, NULL, &b, &d) != ET_OK)
+        fail_msg("bind: %s", d.msg);
+    const et_match *m = et_binding_map(b, 0);
+    assert_string_equal(e.idx[m->idx_map[0]].name, "x");
+    assert_string_equal(e.idx[m->idx_map[1]].name, "i");
+    assert_string_equal(e.idx[m->idx_map[2]].name, "j");
+    assert_int_equal(m->idx_map[2], 3); /* past R, index 2 */
+    et_binding_free(b);
+    et_space_free(sp);
+}
+
 static void refused(const char *opts, const char *say)
 {
     et_einsum e;
@@ -196,13 +228,14 @@ static void refused(const char *opts, const char *say)
 static void test_row_rules(void **state)
 {
     (void)state;
-    refused("UNROLL(R,0)", "unrolled whole");
-    refused("UNROLL(R,3)", "unrolled whole");
-    refused("GROUP(R,3)", "unrolled whole");
-    refused("PREFETCH(0,R,1)", "unrolled whole");
-    refused("SPLIT(R,3)", "unrolled whole");
+    refused("UNROLL(R,1)", "takes all its 3 rows");
+    refused("UNROLL(R,3) UNROLL(R,0)", "takes all its 3 rows");
+    refused("GROUP(R,3)", "a loop or UNROLLed whole");
+    refused("GROUPTOP(R,3)", "a loop or UNROLLed whole");
+    refused("PREFETCH(0,R,1)", "a loop or UNROLLed whole");
+    refused("SPLIT(R,3)", "a loop or UNROLLed whole");
     refused("UPCAST(R,0)", "reduce axis");
-    /* the row axis is unrolled from the start; SPLIT of another reduce
+    /* the row axis is a loop, or UNROLLed whole; SPLIT of another reduce
      * axis applies (one output to zero) */
     et_einsum e;
     et_diag d;
@@ -210,10 +243,13 @@ static void test_row_rules(void **state)
                              "u0,Dr + u1,Ds + u2,Dt", &e, &d), ET_OK);
     et_kernel *k = NULL;
     assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
-    int rr = et_kernel_part_find(k, "R_r");
-    assert_true(rr >= 0);
-    assert_int_equal(k->part[rr].kind, ET_PART_UNROLL);
-    assert_int_equal(k->part[rr].size, 3);
+    int rp = k->outer[e.row_axis];
+    assert_int_equal(k->part[rp].kind, ET_PART_REDUCE);
+    assert_int_equal(k->part[rp].size, 3);
+    et_opt un = et_opt_make(ET_OPT_UNROLL, "R", 0);
+    assert_int_equal(et_kernel_apply_opt(k, &un, NULL, 0), ET_OK);
+    assert_int_equal(k->part[rp].size, 1);
+    assert_int_equal(k->part[et_kernel_part_find(k, "R_r")].size, 3);
     et_opt sp = et_opt_make(ET_OPT_SPLIT, "j", 2);
     assert_int_equal(et_kernel_apply_opt(k, &sp, NULL, 0), ET_OK);
     et_launch L;
@@ -309,6 +345,7 @@ static void check_case(et_device *dev, const scase *c, const char *dt,
     et_kernel_free(k);
 }
 
+/* Every sequence with the rows a loop, and again after UNROLL(R,0). */
 static void test_kernels(void **state)
 {
     (void)state;
@@ -318,13 +355,19 @@ static void test_kernels(void **state)
     int failures = 0;
     for (size_t c = 0; c < sizeof scases / sizeof scases[0]; c++)
         for (size_t q = 0; q < sizeof sopts / sizeof sopts[0]; q++)
-            check_case(dev, &scases[c], (c + q) % 2 ? "f32" : "f64",
-                       sopts[q], &failures);
+            for (int mode = 0; mode < 2; mode++) {
+                char opts[512];
+                snprintf(opts, sizeof opts, "%s%s",
+                         mode ? "UNROLL(R,0) " : "", sopts[q]);
+                check_case(dev, &scases[c],
+                           (c + q + mode) % 2 ? "f32" : "f64", opts,
+                           &failures);
+            }
     print_message("kernels of rows summed: %d verified, %d CUDA renderings "
                   "compiled%s\n", n_checked, n_cuda,
                   nvrtc_absent ? " (libnvrtc absent)" : "");
     assert_int_equal(failures, 0);
-    assert_true(n_checked >= 50);
+    assert_true(n_checked >= 100);
 }
 
 /* One argument per row of each rowed operand, one output; rows passed in
@@ -340,6 +383,15 @@ static void test_args_and_wrong_rows(void **state)
     et_kernel *k = NULL;
     assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
     et_rendered r;
+    /* the rows a loop: each iteration's pointers chosen at its top */
+    assert_int_equal(et_kernel_render(k, ET_BACKEND_OPENCL, NULL, &r), ET_OK);
+    assert_non_null(strstr(r.source, "for (int R = 0; R < 3; R++)"));
+    assert_non_null(strstr(r.source, "in0 = R == 0 ? in0_0 : R == 1 ? "
+                                     "in0_1 : in0_2;"));
+    et_rendered_free(&r);
+    /* UNROLLed whole: every row's pointers named */
+    et_opt un = et_opt_make(ET_OPT_UNROLL, "R", 0);
+    assert_int_equal(et_kernel_apply_opt(k, &un, NULL, 0), ET_OK);
     assert_int_equal(et_kernel_render(k, ET_BACKEND_OPENCL, NULL, &r), ET_OK);
     /* out in0_0 in0_1 in0_2 in1_0 in1_1 in1_2 */
     assert_int_equal(r.n_args, 7);
@@ -642,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_spec),
         cmocka_unit_test(test_structure),
         cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_space_binds_a_row),
         cmocka_unit_test(test_row_rules),
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_args_and_wrong_rows),

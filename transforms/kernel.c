@@ -53,11 +53,6 @@ et_status et_kernel_init(const et_einsum *e, const et_target *t,
     k->group_part = -1;
     k->prefetch_axis = -1;
     k->prefetch_part = -1;
-    /* rows summed into one output: the row axis is unrolled whole from
-     * the start, so that every row's pointers are named in the source */
-    if (et_einsum_rows_summed(e))
-        et_kernel_split(k, e->row_axis, e->n_rows, ET_PART_UNROLL, "r",
-                        false);
     *out = k;
     return ET_OK;
 }
@@ -455,8 +450,10 @@ static et_status common_rules(const et_kernel *k, et_opt_call *c)
  * all; a rowed operand's PREFETCH or STAGE tile then holds every row,
  * each element copied through its row's pointer); SPLIT would zero every
  * row's output and is not offered. Rows summed into one output: the row
- * axis is a reduce axis unrolled whole from the start (et_kernel_init),
- * which no opt names; SPLIT of another reduce axis applies (one output).
+ * axis is a reduce axis, a loop (each iteration's pointers chosen at its
+ * top) or UNROLLed whole (every row's pointers named in the source); no
+ * other opt names it, and SPLIT of another reduce axis applies (one
+ * output to zero).
  */
 static et_status row_rules(const et_kernel *k, et_opt_call *c)
 {
@@ -464,12 +461,21 @@ static et_status row_rules(const et_kernel *k, et_opt_call *c)
         return ET_OK;
     const char *R = k->e.idx[k->e.row_axis].name;
     et_opt_kind kind = c->o->kind;
-    if (et_einsum_rows_summed(&k->e))
-        return c->a == k->e.row_axis
-                   ? et_opt_refuse(c, "the row axis %s of rows summed into "
-                                      "one output is unrolled whole; no opt "
-                                      "names it", R)
-                   : ET_OK;
+    if (et_einsum_rows_summed(&k->e)) {
+        if (c->a != k->e.row_axis)
+            return ET_OK;
+        if (kind != ET_OPT_UNROLL)
+            return et_opt_refuse(c, "the row axis %s of rows summed into "
+                                    "one output is a loop or UNROLLed "
+                                    "whole (each row's arrays are "
+                                    "pointers of their own)", R);
+        if (k->part[k->outer[k->e.row_axis]].size != k->e.n_rows ||
+            (c->o->amt != 0 && c->o->amt != k->e.n_rows))
+            return et_opt_refuse(c, "UNROLL of the row axis %s takes all "
+                                    "its %d rows (amount 0 or %d)", R,
+                                 k->e.n_rows, k->e.n_rows);
+        return ET_OK;
+    }
     if (kind == ET_OPT_SPLIT)
         return et_opt_refuse(c, "SPLIT does not apply to a batched einsum "
                                 "(its rows' outputs would all need zeroing)");

@@ -91,7 +91,7 @@ static void choose_row_mode(ctx *c)
     c->row_part = -1;
     if (!k->e.n_rows)
         return;
-    c->row_mode = 1;
+    c->row_mode = et_einsum_rows_summed(&k->e) ? 3 : 1;
     for (int p = 0; p < k->n_parts; p++)
         if (k->part[p].axis == k->e.row_axis &&
             (k->part[p].kind == ET_PART_UPCAST ||
@@ -101,19 +101,17 @@ static void choose_row_mode(ctx *c)
         }
 }
 
-/* Row mode 1: each work-item's row pointers, chosen once by its row. */
-static void emit_row_pointers(ctx *c, const et_rendered *r)
+/* Row modes 1 and 3: the row's pointers (in<k>, out), chosen by the row
+ * variable `row` (the work-item's row, or the row loop's). */
+void rd_emit_row_pointers(ctx *c, const char *row)
 {
     const et_kernel *k = c->k;
-    const char *row = k->part[k->outer[0]].name;
-    rd_line(&c->s, "// this work-item's row: its arrays");
-    for (int a = 0; a < r->n_args; a++) {
-        int op = r->arg_operand[a];
-        if (r->arg_row[a] != 0)
+    rd_line(&c->s, "// this row's arrays");
+    for (int op = -1; op < k->e.n_ops; op++) {
+        if (!et_einsum_op_rowed(&k->e, op))
             continue;
         char nm[16], decl[128];
-        rd_arg_name(r, a, nm, sizeof nm);
-        nm[strlen(nm) - 2] = '\0'; /* without "_0" */
+        snprintf(nm, sizeof nm, op < 0 ? "out" : "in%d", op);
         et_dtype t = op < 0 ? k->e.out.dtype : k->e.op[op].dtype;
         snprintf(decl, sizeof decl, op < 0 ? c->D->out_ptr : c->D->in_ptr,
                  rd_store_type(c, t), nm);
@@ -389,7 +387,7 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
                 (long long)(c->wg * nacc));
     rd_emit_ids(c);
     if (c->row_mode == 1)
-        emit_row_pointers(c, out);
+        rd_emit_row_pointers(c, k->part[k->outer[0]].name);
     /* before anything else is live: PoCL keeps the values that live
      * across a barrier in per-work-item memory, not in registers */
     rd_choose_vector(c); /* before the copies: it decides their layout */

@@ -125,7 +125,9 @@ typedef struct ctx {
     /* a batched kernel's rows (kernel.h): 0 not batched; 1 the row axis
      * global, each work-item's pointers chosen once by its row; 2 the row
      * axis UPCAST whole, or, rows summed, UNROLLed whole (row_part), a
-     * row's pointers named per combination: in<k>_<row>, out_<row> */
+     * row's pointers named per combination: in<k>_<row>, out_<row>; 3
+     * rows summed, the row axis a loop, each iteration's pointers chosen
+     * at its top (rd_emit_row_pointers from the loop's opening) */
     int row_mode;
     int row_part;
 } ctx;
@@ -184,6 +186,9 @@ void rd_arg_name(const et_rendered *r, int a, char *buf, size_t cap);
  * base_<n_rows-1>: "row == 0 ? base_0 : ... : base_<n_rows-1>". */
 void rd_row_select(et_sbuf *b, const char *row, const char *base,
                    int n_rows);
+/* Declares the row's pointers in<k> (and out for rows with outputs of
+ * their own) of every rowed array, chosen by the variable row. */
+void rd_emit_row_pointers(ctx *c, const char *row);
 int rd_vector_part(const ctx *c, int op, const plist *consts);
 int64_t rd_out_align(const ctx *c, int vp, int64_t off, int64_t n);
 void rd_addr_base(const ctx *c, int op, char *buf, size_t cap);

@@ -511,6 +511,9 @@ static void open_loop(ctx *c, const et_part *pt)
     rd_line(&c->s, "for (%s %s = 0; %s < %lld; %s++) {", c->itype, pt->name,
             pt->name, (long long)pt->size, pt->name);
     c->s.indent++;
+    /* rows summed, the row axis a loop: this row's pointers */
+    if (c->row_mode == 3 && pt == &c->k->part[c->k->outer[c->k->e.row_axis]])
+        rd_emit_row_pointers(c, pt->name);
 }
 
 static void close_block(ctx *c)

@@ -11,24 +11,33 @@
 
 /* Tile strides of operand op's PREFETCH or STAGE tile, indexed by part:
  * in part order, except that a staged tile puts the vector part first
- * (its lanes contiguous, whatever the operand's layout in memory). */
+ * (its lanes contiguous, whatever the operand's layout in memory), and
+ * the row loop of rows summed last (one iteration reads one row's slab
+ * of the tile, not every row's elements side by side). */
 int64_t rd_tile_strides(const ctx *c, int op, int64_t *ts)
 {
+    const et_kernel *k = c->k;
     int64_t t = 1;
-    int first = -1;
-    if (c->vmode && et_kernel_staged(c->k, op) &&
-        et_kernel_tile_part(c->k, op, c->vpart)) {
+    int first = -1, last = -1;
+    if (c->vmode && et_kernel_staged(k, op) &&
+        et_kernel_tile_part(k, op, c->vpart)) {
         first = c->vpart;
-        t = c->k->part[first].size;
+        t = k->part[first].size;
     }
-    for (int p = 0; p < c->k->n_parts; p++) {
+    if (c->row_mode == 3)
+        last = k->outer[k->e.row_axis];
+    for (int p = 0; p < k->n_parts; p++) {
         ts[p] = 0;
         if (p == first) {
             ts[p] = 1;
-        } else if (et_kernel_tile_part(c->k, op, p)) {
+        } else if (p != last && et_kernel_tile_part(k, op, p)) {
             ts[p] = t;
-            t *= c->k->part[p].size;
+            t *= k->part[p].size;
         }
+    }
+    if (last >= 0 && et_kernel_tile_part(k, op, last)) {
+        ts[last] = t;
+        t *= k->part[last].size;
     }
     return t;
 }
@@ -136,10 +145,16 @@ void rd_emit_prefetch_copy(ctx *c, int op)
         }
     }
     char expr[1536];
-    /* a rowed operand whose tile holds every row: the row's pointer by
-     * the element's row */
+    /* a rowed operand whose tile holds every row (the row axis UPCAST or
+     * UNROLLed whole, or, rows summed, a loop a STAGE tile spans): the
+     * row's pointer by the element's row */
+    bool rows_in_tile = false;
+    for (int p = 0; p < k->n_parts; p++)
+        rows_in_tile = rows_in_tile ||
+                       (ts[p] && k->e.n_rows && k->part[p].axis ==
+                                                    k->e.row_axis);
     char ptr[512];
-    if (c->row_mode == 2 && et_einsum_op_rowed(&k->e, op)) {
+    if (rows_in_tile && et_einsum_op_rowed(&k->e, op)) {
         char row[16], base[16];
         snprintf(row, sizeof row, "%s_ci", k->e.idx[k->e.row_axis].name);
         snprintf(base, sizeof base, "in%d", op);

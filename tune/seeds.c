@@ -96,9 +96,9 @@ void tune_seed_dropped(void *user, int i, const char *reason)
  * as they are (its other axes have the row's letters) with the row axis
  * left global: every row in a work-group of its own, what the rows'
  * separate kernels do, in one launch. So the search starts no slower
- * than the rows tuned apart. (Rows summed: the row axis is unrolled
- * whole, each work-item sums every row.) False when the einsum is not
- * batched or nothing is known.
+ * than the rows tuned apart. (Rows summed: the rows a loop around the
+ * row's kernel, each work-item summing every row.) False when the
+ * einsum is not batched or nothing is known.
  */
 static bool row_seed(tune_ctx *t, const et_device_info *info, et_best *out)
 {
@@ -126,18 +126,20 @@ static bool row_seed(tune_ctx *t, const et_device_info *info, et_best *out)
  * The row seed's fused form: UPCAST(R,0) before the row's opts, so each
  * work-item computes its elements of every row, and an operand the rows
  * share is loaded once for all of them (what a batched kernel is for:
- * the gradient's u read once instead of once per row). False when there
- * is no room for one more opt, and for rows summed into one output
- * (every work-item has every row already: the row seed is the fused
- * form).
+ * the gradient's u read once instead of once per row). Rows summed into
+ * one output: UNROLL(R,0), every row's terms in the innermost loop's
+ * body (the row seed has the rows in a loop around it). False when
+ * there is no room for one more opt.
  */
 static bool row_seed_fused(const et_einsum *e, const et_best *row,
                            et_best *out)
 {
-    if (row->n_opts + 1 > ET_MAX_OPTS || et_einsum_rows_summed(e))
+    if (row->n_opts + 1 > ET_MAX_OPTS)
         return false;
     *out = *row;
-    out->opt[0] = et_opt_make(ET_OPT_UPCAST, e->idx[0].name, 0);
+    out->opt[0] = et_opt_make(et_einsum_rows_summed(e) ? ET_OPT_UNROLL
+                                                       : ET_OPT_UPCAST,
+                              e->idx[e->row_axis].name, 0);
     memcpy(&out->opt[1], row->opt, sizeof row->opt[0] * (size_t)row->n_opts);
     out->n_opts = row->n_opts + 1;
     et_opts_format(out->opt, out->n_opts, out->opts, sizeof out->opts);

@@ -126,12 +126,13 @@ def test_rows_summed_run_against_numpy(sess):
     assert eintune.Problem("xj,ij->xi", "x=48,i=5,j=6", "f64",
                            batch=ROWS).n_outputs == 3
     a = summed_arrays()
-    for opts in (None, "UPCAST(i,5) SPLIT(j,2)", "UPCAST(x,4) STAGE NTSTORE"):
+    for opts in (None, "UPCAST(i,5) SPLIT(j,2)", "UPCAST(x,4) STAGE NTSTORE",
+                 "UNROLL(R,0) UPCAST(i,5) STAGE"):
         out = sess.run(p, inputs=a, best=False, opts=opts, verify=True)
         assert isinstance(out, np.ndarray) and out.shape == (48, 5)
         assert np.allclose(out, summed_ref(a))
-    with pytest.raises(eintune.Error, match="unrolled whole"):
-        sess.run(p, inputs=a, best=False, opts="UNROLL(R,0)")
+    with pytest.raises(eintune.Error, match="a loop or UNROLLed whole"):
+        sess.run(p, inputs=a, best=False, opts="GROUP(R,3)")
     rep = sess.tune(p, budget=3, race=-1)
     assert rep.summary["found"]
     q = eintune.Problem("xj,ij->xi", "x=48,i=5,j=6", "f64",

@@ -8,8 +8,9 @@ DG operators on tetrahedra at orders P1 to P4, f64 and f32:
   g  gradient     xj,ij->xi     rows "u,Dr; u,Ds; u,Dt"    (u shared)
   d  divergence   xj,ij->xi     rows "u0,Dr + u1,Ds + u2,Dt" (nothing
                                  shared; the rows summed into one output;
-                                 separate: three outputs, their sum not
-                                 timed)
+                                 separate: the three rows into one array
+                                 of three outputs, then their sum, the
+                                 einsum Rxi->xi tuned too)
   f  face mass    xfj,ifj->xi   rows "F0,L; F1,L; F2,L"    (L shared)
 
 See bench/README.md, "Batched einsums", for what every number means.
@@ -84,8 +85,8 @@ CASES = (
          batch="u,Dr; u,Ds; u,Dt"),
     dict(id="d", name="divergence", einsum="xj,ij->xi",
          batch="u0,Dr + u1,Ds + u2,Dt",
-         note="rows summed into one output; the separate rows write three "
-              "outputs, whose sum is not timed"),
+         note="rows summed into one output; separate: the three rows, "
+              "then the tuned sum Rxi->xi of their outputs"),
     dict(id="f", name="face mass", einsum="xfj,ifj->xi",
          batch="F0,L; F1,L; F2,L"),
 )
@@ -107,7 +108,19 @@ def sizes(case, order):
 
 def summed(case):
     """Are the case's rows summed into one output ('+' between them)?"""
-    return "+" in case["batch"]
+    return "+" in (case.get("batch") or "")
+
+
+def sum_einsum(case):
+    """The einsum that sums the separate rows' outputs, stacked: Rxi->xi."""
+    out = case["einsum"].split("->")[1]
+    return "R%s->%s" % (out, out)
+
+
+def sum_sizes(case, s):
+    """sum_einsum's sizes: the output's, and R the rows."""
+    subs, out, rows = parse(case)
+    return dict({ch: s[ch] for ch in out}, R=len(rows))
 
 
 def parse(case):
@@ -248,7 +261,8 @@ def verify(case, arrays, outs_fused, out_single, dtype):
         K *= s[ch]
     worst = 0.0
     every = list(range(len(rows)))
-    fused_rows = [every] if summed(case) else [[k] for k in every]
+    fused_rows = ([every] * len(outs_fused) if summed(case)
+                  else [[k] for k in every])
     checks = list(zip(fused_rows, outs_fused)) + [([0], out_single)]
     for ks, path in checks:
         k = ks[0] if len(ks) == 1 else "sum"
@@ -273,13 +287,16 @@ def verify(case, arrays, outs_fused, out_single, dtype):
     return worst
 
 
-def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name):
+def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name,
+            sum_opts=None):
     """The fused kernel and the row's kernel launched once per row (each
-    row on its own buffers, as a program would run the rows separately),
-    built with eintune.load in one pyopencl context on the same device
-    and timed in turn TURNS times on the same buffers: wall time from
-    the first enqueue to the finish. Both kernels' outputs are checked
-    against numpy afterwards. Returns (result, None) or (None, why)."""
+    row on its own buffers, as a program would run the rows separately;
+    rows summed: into one array of the rows' outputs, then the sum kernel,
+    sum_einsum(case) with sum_opts, over it), built with eintune.load in
+    one pyopencl context on the same device and timed in turn TURNS times
+    on the same buffers: wall time from the first enqueue to the finish.
+    Every kernel's output is checked against numpy afterwards. Returns
+    (result, None) or (None, why)."""
     try:
         import pyopencl as cl
         sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -303,6 +320,11 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name):
                        opts=fused_opts or "", verify=False)
         ks = sess.load(eintune.Problem(case["einsum"], shp, dtype), ctx,
                        opts=single_opts or "", verify=False)
+        ksum = None
+        if summed(case):
+            ksum = sess.load(eintune.Problem(
+                sum_einsum(case), shape_str(sum_sizes(case, s)), dtype),
+                ctx, opts=sum_opts or "", verify=False)
     except eintune.Error as e:
         sess.close()
         return None, "load: %s" % e
@@ -311,9 +333,22 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name):
             for n, a in arrays.items()}
     oshape = tuple(s[ch] for ch in out)
     nbytes = int(np.prod(oshape)) * (4 if dtype == "f32" else 8)
-    outs = [cl.Buffer(ctx, mf.READ_WRITE, size=nbytes) for _ in rows]
-    # rows summed: the fused kernel's one output is the first row's buffer
-    fouts = outs[:1] if summed(case) else outs
+    if ksum:
+        # the rows' outputs one after another in one array, the sum's
+        # input; the fused kernel and the sum write one more
+        stk = cl.Buffer(ctx, mf.READ_WRITE, size=nbytes * len(rows))
+        try:
+            outs = [stk.get_sub_region(r * nbytes, nbytes)
+                    for r in range(len(rows))]
+        except cl.Error as e:
+            sess.close()
+            return None, "a row's part of the stacked outputs: %s" % e
+        fouts = [cl.Buffer(ctx, mf.READ_WRITE, size=nbytes)]
+        souts = [cl.Buffer(ctx, mf.READ_WRITE, size=nbytes)]
+    else:
+        stk = None
+        outs = [cl.Buffer(ctx, mf.READ_WRITE, size=nbytes) for _ in rows]
+        fouts = outs
     fargs = [fouts[max(row, 0)] if op < 0 else bufs[rows[max(row, 0)][op]]
              for op, row in kf.args]
 
@@ -323,6 +358,8 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name):
     def separate():
         for r, row in enumerate(rows):
             ks.launch(q, outs[r], *[bufs[n] for n in row])
+        if ksum:
+            ksum.launch(q, souts[0], stk)
 
     def timed(fn):
         q.finish()
@@ -352,12 +389,17 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name):
     got_f = [read(b) for b in fouts]
     separate()
     got_s = read(outs[0])
+    if ksum:
+        got_f.append(read(souts[0]))
     worst = verify(case, arrays, got_f, got_s, dtype)
     kf.close()
     ks.close()
+    if ksum:
+        ksum.close()
     sess.close()
     # the next case's buffers are not to find these still held
-    for b in list(bufs.values()) + outs:
+    for b in list(bufs.values()) + outs + ([stk] + fouts + souts
+                                             if ksum else []):
         b.release()
     del ctx, q
     gc.collect()
@@ -383,6 +425,9 @@ def bench_one(case, order, dtype, db, tmp):
              shape=s, bytes=bytes_moved(case, s, itemsize),
              bytes_separate=len(rows) * bytes_moved(
                  dict(case, batch=",".join(rows[0])), s, itemsize))
+    if summed(case):
+        # the sum reads the rows' outputs and writes one
+        r["bytes_separate"] += itemsize * (len(rows) + 1) * elems(out, s)
     if case.get("note"):
         r["note"] = case["note"]
     log("%s P%d %s: %s %s, x=%d (%.0f MiB), tuned at x=%d" % (
@@ -392,6 +437,10 @@ def bench_one(case, order, dtype, db, tmp):
     # "Seeds"), which then starts from the rows' separate kernels
     r["tune_single"] = tune(case, st, dtype, db, False)
     r["tune_fused"] = tune(case, st, dtype, db, True)
+    if summed(case):
+        # the separate rows' sum, a kernel of its own
+        r["tune_sum"] = tune(dict(einsum=sum_einsum(case)),
+                             sum_sizes(case, st), dtype, db, False)
     for k in ("tune_fused", "tune_single"):
         t = r[k]
         log("  %s: %s evaluations in %.1f s: %s" % (
@@ -438,7 +487,8 @@ def bench_one(case, order, dtype, db, tmp):
     # the roofline's time, from the run that measured the fused kernel
     roof_s = (f["roofline_fraction"] or 0) * f["time_s"]
     turn, why = in_turn(case, s, dtype, arrays, db, f["opts"], g["opts"],
-                        r["device"])
+                        r["device"],
+                        (r.get("tune_sum") or {}).get("opts"))
     shutil.rmtree(d, ignore_errors=True)
     if turn:
         r["in_turn"] = turn
@@ -523,9 +573,9 @@ def report(doc):
         L.append("stopped: %s" % b["error"])
     L.append("")
     L.append("The divergence's fused kernel sums its rows into one output "
-             "(`u0,Dr + u1,Ds + u2,Dt`); the separate rows write three "
-             "outputs, and their sum, a further pass a program would need, "
-             "is not in the separate time.")
+             "(`u0,Dr + u1,Ds + u2,Dt`); separate is the three rows into one "
+             "array of their outputs, then the sum of them (`Rxi->xi`, "
+             "tuned like the rest: opts in the JSON's tune_sum).")
     if b.get("targets"):
         L.append("")
         L.append("Batched targets (measured in this run):")

@@ -552,6 +552,11 @@ def report(doc):
                  if b["mib"] == b["tune_mib"] else
                  "smaller x; run with the tuned opts", b["tune_time_s"],
                  b.get("turns", 0), b["rounds"]))
+    for m in b.get("merged", []):
+        L.append("")
+        L.append("The %s rows are from a run of that case alone (%s, commit "
+                 "%s, %.0f s), merged in." % (m["name"], m["date"],
+                                             m["commit"], m["wall_s"]))
     L.append("")
     L.append("| case | P | dtype | x | MiB fused / separate | fused ms "
              "| separate ms | separate/fused | timing | fused % roofline "

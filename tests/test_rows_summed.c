@@ -688,6 +688,58 @@ static void test_tune_and_deliver(void **state)
     run_argv(rm);
 }
 
+/* The row seeds of rows summed: the row's best (the rows a loop around
+ * the row's kernel), then UNROLL(R,0) in front of it. */
+static void test_row_seed(void **state)
+{
+    (void)state;
+    if (!kc_device())
+        skip();
+    char db[] = "/tmp/et_rows_summed_seed_XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(db);
+    et_problem *row = NULL, *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=64,i=4,j=4", "f32", &row,
+                                     &d), ET_OK);
+    et_tune_options o = {0};
+    o.db = db;
+    o.budget = 4;
+    o.race = -1;
+    et_tune_report *rep = NULL;
+    if (et_tune_run_full(row, &o, &rep, &d) != ET_OK)
+        fail_msg("tune the row: %s", d.msg);
+    et_tune_summary s;
+    et_tune_report_summary(rep, &s);
+    assert_true(s.found);
+    et_tune_report_free(rep);
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=64,i=4,j=4", "f32", &p,
+                                     &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u0,Dr + u1,Ds", &d), ET_OK);
+    if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
+        fail_msg("tune the rows: %s", d.msg);
+    et_tune_entry c;
+    int i = 0;
+    while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
+        i++;
+    assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+    assert_string_equal(c.opts, s.opts);
+    char fused[1200];
+    snprintf(fused, sizeof fused, "UNROLL(R,0)%s%s", s.opts[0] ? " " : "",
+             s.opts);
+    i++;
+    while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
+        i++;
+    assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+    assert_string_equal(c.opts, fused);
+    et_tune_report_free(rep);
+    et_problem_free(row);
+    et_problem_free(p);
+    unlink(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -699,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_args_and_wrong_rows),
         cmocka_unit_test(test_tune_and_deliver),
+        cmocka_unit_test(test_row_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,7 +106,8 @@ static void choose_row_mode(ctx *c)
 void rd_emit_row_pointers(ctx *c, const char *row)
 {
     const et_kernel *k = c->k;
-    rd_line(&c->s, "// this row's arrays");
+    rd_line(&c->s, c->row_mode == 1 ? "// this work-item's row: its arrays"
+                                    : "// this row's arrays");
     for (int op = -1; op < k->e.n_ops; op++) {
         if (!et_einsum_op_rowed(&k->e, op))
             continue;

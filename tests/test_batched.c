@@ -23,6 +23,7 @@
 #include "eintune.h"
 #include "einsum/einsum.h"
 #include "spaces/space.h"
+#include "tests/batch_check.h"
 #include "tests/kernel_check.h"
 #include "transforms/kernel.h"
 
@@ -30,24 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 static char msg[65536];
-
-/* The batched einsum of text/shape/dtype with rows `rows`. */
-static et_status batched(const char *text, const char *shape,
-                         const char *dtype, const char *rows, et_einsum *e,
-                         et_diag *d)
-{
-    et_einsum base;
-    memset(d, 0, sizeof *d);
-    et_status st = et_einsum_from_strings(text, shape, dtype, &base, d);
-    return st == ET_OK ? et_einsum_batch_spec(&base, rows, NULL, e, d) : st;
-}
 
 /* ---- the spec ----------------------------------------------------------- */
 
@@ -126,7 +112,7 @@ static void test_structure(void **state)
     (void)state;
     et_einsum e;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=100,i=20,j=20", "f64",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=100,i=20,j=20", "f64",
                              "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
     assert_int_equal(e.n_rows, 3);
     assert_string_equal(e.text, "xj,Rij->Rxi");
@@ -144,7 +130,7 @@ static void test_structure(void **state)
     assert_int_equal(et_einsum_bytes(&e),
                      8 * (100 * 20 + 3 * 400 + 3 * 100 * 20));
     /* a letter the einsum uses is not the row axis' */
-    assert_int_equal(batched("Rj,ij->Ri", "R=10,i=4,j=4", "f64", "u,A; u,B",
+    assert_int_equal(bc_batched("Rj,ij->Ri", "R=10,i=4,j=4", "f64", "u,A; u,B",
                              &e, &d), ET_OK);
     assert_string_equal(e.text, "Rj,Sij->SRi");
 }
@@ -155,13 +141,13 @@ static void test_canonical(void **state)
     et_einsum a, b, c, plain, back;
     et_diag d;
     char ca[512], cb[512], cc[512], cp[512], cback[512];
-    assert_int_equal(batched("xj,ij->xi", "x=64,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=64,i=8,j=8", "f32",
                              "u,Dr; u,Ds; u,Dt", &a, &d), ET_OK);
     /* rows reordered, arrays renamed */
-    assert_int_equal(batched("xj,ij->xi", "x=64,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=64,i=8,j=8", "f32",
                              "v,Dt; v,Dr; v,Ds", &b, &d), ET_OK);
     /* indices renamed, operands reordered */
-    assert_int_equal(batched("ab,yb->ya", "y=64,a=8,b=8", "f32",
+    assert_int_equal(bc_batched("ab,yb->ya", "y=64,a=8,b=8", "f32",
                              "P,w; Q,w; S,w", &c, &d), ET_OK);
     et_einsum_canonical(&a, ca, sizeof ca);
     et_einsum_canonical(&b, cb, sizeof cb);
@@ -204,7 +190,7 @@ static void test_space_binds_a_row(void **state)
     assert_int_equal(et_space_load_text(text, sizeof text - 1, "grad.yaml",
                                         &sp, &d), ET_OK);
     et_einsum e, base;
-    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
                              "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
     et_binding *b = NULL;
     if (et_space_bind(sp, &e, NULL, &b, &d) != ET_OK)
@@ -263,61 +249,14 @@ static const char *const bopts[] = {
     "UPCAST(i,8) UNROLL(j,2)", /* vector accumulators where i is 8 */
 };
 
-static int n_checked, n_cuda;
-static bool nvrtc_absent;
-
-/* Applies `opts` to case c's kernel in dtype dt and checks it on dev
- * (and NVRTC). Opts the case cannot take (an axis it lacks, a size that
- * does not divide) are skipped; a refusal by a row rule fails: every
- * sequence here keeps to them (test_row_rules asserts the refusals). */
-static void check_case(et_device *dev, const bcase *c, const char *dt,
-                       const char *opts, int *failures)
-{
-    et_einsum e;
-    et_diag d;
-    assert_int_equal(batched(c->einsum, c->shape, dt, c->rows, &e, &d), ET_OK);
-    et_opt o[ET_MAX_OPTS];
-    int n = 0;
-    if (et_opts_parse(opts, o, ET_MAX_OPTS, &n, &d) != ET_OK)
-        fail_msg("opts '%s': %s", opts, d.msg);
-    et_kernel *k = NULL;
-    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
-    char why[512];
-    if (et_kernel_apply_opts(k, o, n, why, sizeof why) != ET_OK) {
-        if (strstr(why, "row"))
-            fail_msg("%s [%s] '%s' refused by a row rule: %s", c->einsum,
-                     c->rows, opts, why);
-        et_kernel_free(k);
-        return;
-    }
-    if (kc_check_kernel(dev, k, 7, msg, sizeof msg) != ET_OK) {
-        print_error("%s [%s] %s '%s': %s\n", c->einsum, c->rows, dt, opts,
-                    msg);
-        (*failures)++;
-    } else {
-        n_checked++;
-    }
-    if (!nvrtc_absent) {
-        et_status st = kc_cuda_compile(k, msg, sizeof msg);
-        if (st == ET_ERR_UNSUPPORTED) {
-            nvrtc_absent = true;
-        } else if (st != ET_OK) {
-            print_error("CUDA %s '%s': %s\n", c->einsum, opts, msg);
-            (*failures)++;
-        } else {
-            n_cuda++;
-        }
-    }
-    et_kernel_free(k);
-}
-
 static void test_kernels(void **state)
 {
     (void)state;
     et_device *dev = kc_device();
     if (!dev)
         skip();
-    int failures = 0;
+    bc_tally t = {0};
+    char why[1024];
     for (size_t c = 0; c < sizeof bcases / sizeof bcases[0]; c++)
         for (size_t q = 0; q < sizeof bopts / sizeof bopts[0]; q++)
             for (int mode = 0; mode < 2; mode++) {
@@ -325,23 +264,26 @@ static void test_kernels(void **state)
                 snprintf(opts, sizeof opts, "%s%s", mode ? "UPCAST(R,0) " : "",
                          bopts[q]);
                 /* the dtype alternates, so both are covered */
-                check_case(dev, &bcases[c], (c + q + mode) % 2 ? "f32" : "f64",
-                           opts, &failures);
+                const bcase *b = &bcases[c];
+                if (bc_check(dev, b->einsum, b->shape, b->rows,
+                             (c + q + mode) % 2 ? "f32" : "f64", opts, 7, &t,
+                             why, sizeof why) != 0)
+                    fail_msg("%s", why);
             }
     print_message("batched kernels: %d verified, %d CUDA renderings "
-                  "compiled%s\n", n_checked, n_cuda,
-                  nvrtc_absent ? " (libnvrtc absent)" : "");
-    assert_int_equal(failures, 0);
+                  "compiled%s\n", t.checked, t.cuda,
+                  t.nvrtc_absent ? " (libnvrtc absent)" : "");
+    assert_int_equal(t.failures, 0);
     /* most sequences apply to every case: a rule refusing them all would
      * leave this suite checking nothing */
-    assert_true(n_checked >= 60);
+    assert_true(t.checked >= 60);
 }
 
 static void refused(const char *opts, const char *say)
 {
     et_einsum e;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
                              "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
     et_opt o[ET_MAX_OPTS];
     int n = 0;
@@ -369,7 +311,7 @@ static void test_row_rules(void **state)
      * (the row axis global) or every row (UPCAST whole) */
     et_einsum e;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
                              "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
     et_kernel *k = NULL;
     assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
@@ -407,7 +349,7 @@ static void test_args_and_wrong_rows(void **state)
     (void)state;
     et_einsum e;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=16,i=4,j=4", "f64",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=16,i=4,j=4", "f64",
                              "u,Dr; u,Ds; u,Dt", &e, &d), ET_OK);
     et_kernel *k = NULL;
     assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
@@ -469,18 +411,6 @@ static void expect_row(const char *what, int r, const float *u,
         }
 }
 
-/* Runs argv; its exit status, -1 when it could not run. */
-static int run_argv(char *const *argv)
-{
-    pid_t pid;
-    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-        return -1;
-    int ws;
-    if (waitpid(pid, &ws, 0) < 0)
-        return -1;
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
 static void put_raw(const char *path, const void *p, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -515,7 +445,7 @@ static void export_and_run(const et_problem *p, const char *db)
     char *cc[] = {"cc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror",
                   inc, "-DET_EXPORT_HEADER=\"grad.h\"",
                   "tests/delivery/host.c", "-lOpenCL", "-o", exe, NULL};
-    if (run_argv(cc) != 0) {
+    if (bc_run_argv(cc) != 0) {
         print_message("no cc or OpenCL headers: the host program is not "
                       "built\n");
         return;
@@ -540,7 +470,7 @@ static void export_and_run(const et_problem *p, const char *db)
     put_raw(files[3], u, sizeof u);
     char *host[] = {exe, src, "1", files[0], files[1], files[2], files[3],
                     files[4], files[5], files[6], NULL};
-    assert_int_equal(run_argv(host), 0);
+    assert_int_equal(bc_run_argv(host), 0);
     for (int r = 0; r < 3; r++) {
         FILE *f = fopen(files[r], "rb");
         assert_non_null(f);
@@ -549,7 +479,7 @@ static void export_and_run(const et_problem *p, const char *db)
         expect_row("exported", r, u, D[r], g[r], X, I, J);
     }
     char *rm[] = {"rm", "-rf", dir, NULL};
-    run_argv(rm);
+    bc_run_argv(rm);
 }
 
 /* The batched einsum's dispatch table (the tuned kernel at x=256, the
@@ -583,7 +513,7 @@ static void dispatch_and_run(const char *db)
                   inc, "-DET_DISPATCH_HEADER=\"gradt.h\"",
                   "-DET_DISPATCH_NAME=gradt", "tests/delivery/host.c",
                   "-lOpenCL", "-o", exe, NULL};
-    if (run_argv(cc) != 0) {
+    if (bc_run_argv(cc) != 0) {
         print_message("no cc or OpenCL headers: the host program is not "
                       "built\n");
         return;
@@ -621,7 +551,7 @@ static void dispatch_and_run(const char *db)
             host[h++] = files[s][a];
     }
     host[h] = NULL;
-    assert_int_equal(run_argv(host), 0);
+    assert_int_equal(bc_run_argv(host), 0);
     for (int s = 0; s < 2; s++) {
         int X = xs[s];
         for (int r = 0; r < 3; r++) {
@@ -635,7 +565,7 @@ static void dispatch_and_run(const char *db)
         }
     }
     char *rm[] = {"rm", "-rf", dir, NULL};
-    run_argv(rm);
+    bc_run_argv(rm);
 }
 
 /* The batched kernel loaded into this program's own OpenCL context and

@@ -23,6 +23,7 @@
 #include "eintune.h"
 #include "einsum/einsum.h"
 #include "spaces/space.h"
+#include "tests/batch_check.h"
 #include "tests/kernel_check.h"
 #include "transforms/kernel.h"
 
@@ -30,23 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 static char msg[65536];
-
-static et_status batched(const char *text, const char *shape,
-                         const char *dtype, const char *rows, et_einsum *e,
-                         et_diag *d)
-{
-    et_einsum base;
-    memset(d, 0, sizeof *d);
-    et_status st = et_einsum_from_strings(text, shape, dtype, &base, d);
-    return st == ET_OK ? et_einsum_batch_spec(&base, rows, NULL, e, d) : st;
-}
 
 static void spec_fails(const char *rows, int pos, const char *say)
 {
@@ -100,7 +87,7 @@ static void test_structure(void **state)
     (void)state;
     et_einsum e, base;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=100,i=20,j=20", "f64",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=100,i=20,j=20", "f64",
                              "u0,Dr + u1,Ds + u2,Dt", &e, &d), ET_OK);
     assert_string_equal(e.text, "Rxj,Rij->xi");
     assert_int_equal(e.n_rows, 3);
@@ -126,7 +113,7 @@ static void test_structure(void **state)
     assert_string_equal(base.idx[base.op[1].idx[1]].name, "j");
 
     /* a shared first operand: the row axis after j, which appears first */
-    assert_int_equal(batched("xj,ij->xi", "x=10,i=4,j=6", "f32", "u,Dr + u,Ds",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=10,i=4,j=6", "f32", "u,Dr + u,Ds",
                              &e, &d), ET_OK);
     assert_string_equal(e.text, "xj,Rij->xi");
     assert_int_equal(e.row_axis, 3);
@@ -144,11 +131,11 @@ static void test_canonical(void **state)
     et_einsum a, b, c, sep, back;
     et_diag d;
     char ca[512], cb[512], cc[512], cs[512], cback[512];
-    assert_int_equal(batched("xj,ij->xi", "x=64,i=8,j=6", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=64,i=8,j=6", "f32",
                              "u0,Dr + u1,Ds + u2,Dt", &a, &d), ET_OK);
-    assert_int_equal(batched("xj,ij->xi", "x=64,i=8,j=6", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=64,i=8,j=6", "f32",
                              "w2,Dt + w0,Dr + w1,Ds", &b, &d), ET_OK);
-    assert_int_equal(batched("ab,yb->ya", "y=64,a=8,b=6", "f32",
+    assert_int_equal(bc_batched("ab,yb->ya", "y=64,a=8,b=6", "f32",
                              "P,v0 + Q,v1 + S,v2", &c, &d), ET_OK);
     et_einsum_canonical(&a, ca, sizeof ca);
     et_einsum_canonical(&b, cb, sizeof cb);
@@ -157,7 +144,7 @@ static void test_canonical(void **state)
     assert_string_equal(ca, cc);
     assert_true(strncmp(ca, "rows+", 5) == 0);
     /* rows with outputs of their own are another problem */
-    assert_int_equal(batched("xj,ij->xi", "x=64,i=8,j=6", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=64,i=8,j=6", "f32",
                              "u0,Dr; u1,Ds; u2,Dt", &sep, &d), ET_OK);
     et_einsum_canonical(&sep, cs, sizeof cs);
     assert_string_not_equal(ca, cs);
@@ -192,7 +179,7 @@ static void test_space_binds_a_row(void **state)
     assert_int_equal(et_space_load_text(text, sizeof text - 1, "div.yaml",
                                         &sp, &d), ET_OK);
     et_einsum e;
-    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
                              "u0,Dr + u1,Ds + u2,Dt", &e, &d), ET_OK);
     et_binding *b = NULL;
     if (et_space_bind(sp, &e, NULL, &b, &d) != ET_OK)
@@ -210,7 +197,7 @@ static void refused(const char *opts, const char *say)
 {
     et_einsum e;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
                              "u0,Dr + u1,Ds + u2,Dt", &e, &d), ET_OK);
     et_opt o[ET_MAX_OPTS];
     int n = 0;
@@ -239,7 +226,7 @@ static void test_row_rules(void **state)
      * axis applies (one output to zero) */
     et_einsum e;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=32,i=8,j=8", "f32",
                              "u0,Dr + u1,Ds + u2,Dt", &e, &d), ET_OK);
     et_kernel *k = NULL;
     assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
@@ -301,50 +288,6 @@ static const char *const sopts[] = {
     "UPCAST(x,4) UPCAST(i,0) STAGE LOOP(x,5)",
 };
 
-static int n_checked, n_cuda;
-static bool nvrtc_absent;
-
-static void check_case(et_device *dev, const scase *c, const char *dt,
-                       const char *opts, int *failures)
-{
-    et_einsum e;
-    et_diag d;
-    assert_int_equal(batched(c->einsum, c->shape, dt, c->rows, &e, &d), ET_OK);
-    et_opt o[ET_MAX_OPTS];
-    int n = 0;
-    if (et_opts_parse(opts, o, ET_MAX_OPTS, &n, &d) != ET_OK)
-        fail_msg("opts '%s': %s", opts, d.msg);
-    et_kernel *k = NULL;
-    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
-    char why[512];
-    if (et_kernel_apply_opts(k, o, n, why, sizeof why) != ET_OK) {
-        if (strstr(why, "row"))
-            fail_msg("%s [%s] '%s' refused by a row rule: %s", c->einsum,
-                     c->rows, opts, why);
-        et_kernel_free(k);
-        return;
-    }
-    if (kc_check_kernel(dev, k, 11, msg, sizeof msg) != ET_OK) {
-        print_error("%s [%s] %s '%s': %s\n", c->einsum, c->rows, dt, opts,
-                    msg);
-        (*failures)++;
-    } else {
-        n_checked++;
-    }
-    if (!nvrtc_absent) {
-        et_status st = kc_cuda_compile(k, msg, sizeof msg);
-        if (st == ET_ERR_UNSUPPORTED) {
-            nvrtc_absent = true;
-        } else if (st != ET_OK) {
-            print_error("CUDA %s '%s': %s\n", c->einsum, opts, msg);
-            (*failures)++;
-        } else {
-            n_cuda++;
-        }
-    }
-    et_kernel_free(k);
-}
-
 /* Every sequence with the rows a loop, and again after UNROLL(R,0). */
 static void test_kernels(void **state)
 {
@@ -352,22 +295,25 @@ static void test_kernels(void **state)
     et_device *dev = kc_device();
     if (!dev)
         skip();
-    int failures = 0;
+    bc_tally t = {0};
+    char why[1024];
     for (size_t c = 0; c < sizeof scases / sizeof scases[0]; c++)
         for (size_t q = 0; q < sizeof sopts / sizeof sopts[0]; q++)
             for (int mode = 0; mode < 2; mode++) {
                 char opts[512];
                 snprintf(opts, sizeof opts, "%s%s",
                          mode ? "UNROLL(R,0) " : "", sopts[q]);
-                check_case(dev, &scases[c],
-                           (c + q + mode) % 2 ? "f32" : "f64", opts,
-                           &failures);
+                const scase *b = &scases[c];
+                if (bc_check(dev, b->einsum, b->shape, b->rows,
+                             (c + q + mode) % 2 ? "f32" : "f64", opts, 11,
+                             &t, why, sizeof why) != 0)
+                    fail_msg("%s", why);
             }
     print_message("kernels of rows summed: %d verified, %d CUDA renderings "
-                  "compiled%s\n", n_checked, n_cuda,
-                  nvrtc_absent ? " (libnvrtc absent)" : "");
-    assert_int_equal(failures, 0);
-    assert_true(n_checked >= 100);
+                  "compiled%s\n", t.checked, t.cuda,
+                  t.nvrtc_absent ? " (libnvrtc absent)" : "");
+    assert_int_equal(t.failures, 0);
+    assert_true(t.checked >= 100);
 }
 
 /* One argument per row of each rowed operand, one output; rows passed in
@@ -378,7 +324,7 @@ static void test_args_and_wrong_rows(void **state)
     (void)state;
     et_einsum e;
     et_diag d;
-    assert_int_equal(batched("xj,ij->xi", "x=16,i=4,j=4", "f64",
+    assert_int_equal(bc_batched("xj,ij->xi", "x=16,i=4,j=4", "f64",
                              "u0,Dr + u1,Ds + u2,Dt", &e, &d), ET_OK);
     et_kernel *k = NULL;
     assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
@@ -458,17 +404,6 @@ static void expect_sum(const char *what, const float *g)
                      (double)g[t], (double)want[t]);
 }
 
-static int run_argv(char *const *argv)
-{
-    pid_t pid;
-    if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
-        return -1;
-    int ws;
-    if (waitpid(pid, &ws, 0) < 0)
-        return -1;
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
 static void put_npy(const char *path, const float *p, int64_t d0, int64_t d1)
 {
     et_host_array a = {.dtype = ET_F32, .ndim = 2, .dims = {d0, d1},
@@ -504,7 +439,7 @@ static void run_cli(const char *db, const char *dir)
         print_message("no %s: the command line is not run\n", bin);
         return;
     }
-    assert_int_equal(run_argv(argv), 0);
+    assert_int_equal(bc_run_argv(argv), 0);
     et_host_array g;
     et_diag d;
     if (et_npy_load(out, &g, &d) != ET_OK)
@@ -519,7 +454,7 @@ static void run_cli(const char *db, const char *dir)
     snprintf(out2, sizeof out2, "%s/div2.npy", dir);
     argv[23] = "-o";
     argv[24] = out2;
-    assert_int_equal(run_argv(argv), 2);
+    assert_int_equal(bc_run_argv(argv), 2);
 }
 
 /* Loaded into this program's own context, launched on its buffers. */
@@ -609,7 +544,7 @@ static void export_and_run(const et_problem *p, const char *db,
     char *cc[] = {"cc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror",
                   inc, "-DET_EXPORT_HEADER=\"div.h\"",
                   "tests/delivery/host.c", "-lOpenCL", "-o", exe, NULL};
-    if (run_argv(cc) != 0) {
+    if (bc_run_argv(cc) != 0) {
         print_message("no cc or OpenCL headers: the host program is not "
                       "built\n");
         return;
@@ -631,7 +566,7 @@ static void export_and_run(const et_problem *p, const char *db,
     }
     char *host[] = {exe, src, "1", files[0], files[1], files[2], files[3],
                     files[4], files[5], files[6], NULL};
-    assert_int_equal(run_argv(host), 0);
+    assert_int_equal(bc_run_argv(host), 0);
     o = fopen(files[0], "rb");
     assert_non_null(o);
     assert_int_equal(fread(g, sizeof g[0], X * I, o), X * I);
@@ -685,7 +620,7 @@ static void test_tune_and_deliver(void **state)
     export_and_run(p, db, dir);
     et_problem_free(p);
     char *rm[] = {"rm", "-rf", dir, NULL};
-    run_argv(rm);
+    bc_run_argv(rm);
 }
 
 /* The row seeds of rows summed: the row's best (the rows a loop around

@@ -602,6 +602,11 @@ def main():
         return
     os.environ.setdefault("POCL_CACHE_DIR",
                           os.path.join(ROOT, "build", "bench", "pocl-cache"))
+    # PoCL's workers pinned one per CPU for every process of the run, the
+    # peers' as well as eintune's (which sets it itself where it is unset,
+    # docs/database.md): unpinned, a short kernel's workers often share a
+    # core for a whole process and its time doubles
+    os.environ.setdefault("POCL_AFFINITY", "1")
     tmp = tempfile.mkdtemp(prefix="eintune-batched-")
     db = os.path.join(tmp, "batched.db")
     b = dict(date=datetime.datetime.now().isoformat(timespec="seconds"),

@@ -822,6 +822,9 @@ def report(doc):
              "for the peer (machine had: %s)" % (doc.get("openblas_config"),
                                                   doc.get("openblas_threads"),
                                                   doc["machine_openblas_env"]))
+    if doc.get("pocl_affinity") is not None:
+        L.append("PoCL: POCL_AFFINITY=%s for every process of the run "
+                 "(eintune's and the peers')" % doc["pocl_affinity"])
     cb = doc.get("cublas") or {}
     if cb.get("run"):
         L.append("cuBLAS: runs here on %s (cuBLAS %s); the comparison is on "
@@ -1075,6 +1078,11 @@ def main():
     # A private PoCL cache that persists between runs (CLBlast's kernels
     # then compile once), never PoCL's default under ~/.cache.
     os.environ.setdefault("POCL_CACHE_DIR", os.path.join(BB, "pocl-cache"))
+    # PoCL's workers pinned one per CPU for every process of the run, the
+    # peers' as well as eintune's (which sets it itself where it is unset,
+    # docs/database.md): unpinned, a short kernel's workers often share a
+    # core for a whole process and its time doubles
+    os.environ.setdefault("POCL_AFFINITY", "1")
     db_env = os.environ.get("BENCH_DB")
     db = db_env or os.path.join(tmp, "bench.db")
     # measured afresh at the start, before anything else loads the machine
@@ -1096,6 +1104,7 @@ def main():
                tune_budget=TUNE_BUDGET, tune_time_limit_s=TUNE_TIME,
                tune_time_limit_big_s=BIG_TUNE_TIME, rounds=ROUNDS,
                db=db, db_reused=bool(db_env),
+               pocl_affinity=os.environ.get("POCL_AFFINITY"),
                machine_openblas_env={k: os.environ[k] for k in
                                      ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
                                      if k in os.environ},

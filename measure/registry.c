@@ -1,7 +1,8 @@
 /*
  * registry.c - the device registry: device specs, opening a device of
  * either backend by spec, listing the devices of every backend, and
- * PoCL's private kernel cache set up before the first OpenCL call. Sees
+ * PoCL's environment (a private kernel cache, worker threads pinned)
+ * set up before the first OpenCL call. Sees
  * the backends only through their open and list functions.
  */
 #include "base/cachedir.h"
@@ -14,10 +15,12 @@
 #include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- device specs ------------------------------------------------------ */
 
@@ -162,13 +165,53 @@ static void pocl_cache_setup_once(void)
     setenv("POCL_CACHE_DIR", dir, 0);
 }
 
+/*
+ * PoCL's CPU driver runs work-groups on one worker thread per core and
+ * leaves their placement to the scheduler. For kernels of a few
+ * milliseconds the workers, woken together by the host thread, often
+ * share one core for the whole process: the same kernel then times
+ * 0.28 or 0.54 ms (xre,rij,xej->xei f32, 2 cores) depending on the
+ * process, and a search or a run judges by the slow half. POCL_AFFINITY=1
+ * pins worker i to CPU i. Set only where that is this process's own
+ * placement: it may run on every online CPU, numbered 0..n-1, and PoCL
+ * starts no more workers than that (an MPI rank bound to a share of the
+ * node, or a process under taskset, keeps PoCL's default). A value the
+ * user set is left alone.
+ */
+static void pocl_affinity_setup(void)
+{
+    if (getenv("POCL_AFFINITY"))
+        return;
+    cpu_set_t have;
+    CPU_ZERO(&have);
+    if (sched_getaffinity(0, sizeof have, &have) != 0)
+        return;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = CPU_COUNT(&have);
+    if (online < 2 || n != online)
+        return;
+    for (int c = 0; c < n; c++)
+        if (!CPU_ISSET(c, &have))
+            return;
+    const char *max = getenv("POCL_MAX_PTHREAD_COUNT");
+    if (max && (atoi(max) < 1 || atoi(max) > n))
+        return;
+    setenv("POCL_AFFINITY", "1", 0);
+}
+
+static void pocl_env_setup_once(void)
+{
+    pocl_cache_setup_once();
+    pocl_affinity_setup();
+}
+
 /* Once per process, whichever thread opens a device first; the others
  * wait until it is done (g_cache_bytes is only touched here). */
-static pthread_once_t g_pocl_cache_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_pocl_env_once = PTHREAD_ONCE_INIT;
 
-static void pocl_cache_setup(void)
+static void pocl_env_setup(void)
 {
-    pthread_once(&g_pocl_cache_once, pocl_cache_setup_once);
+    pthread_once(&g_pocl_env_once, pocl_env_setup_once);
 }
 
 et_status et_device_open(const char *spec, et_device **out, et_error *err)
@@ -183,7 +226,7 @@ et_status et_device_open(const char *spec, et_device **out, et_error *err)
     et_status st = et_device_spec_parse(spec, &parsed, err);
     if (st != ET_OK)
         return st;
-    pocl_cache_setup();
+    pocl_env_setup();
 
     et_device *dev = calloc(1, sizeof *dev);
     if (!dev)
@@ -221,7 +264,7 @@ et_status et_device_list(et_device_info *out, int cap, int *n, char *notes,
         notes[0] = '\0';
     if (cap < 0 || (cap > 0 && !out))
         return ET_ERR_INPUT;
-    pocl_cache_setup();
+    pocl_env_setup();
     et_opencl_list(out, cap, n, notes, notes_cap);
     et_cuda_list(out, cap, n, notes, notes_cap);
     return ET_OK;

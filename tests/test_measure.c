@@ -7,7 +7,9 @@
 #include "measure/backend.h"
 #include "measure/cuda/nvrtc.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <sched.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -149,6 +153,105 @@ static void test_spec_parse(void **state)
 }
 
 /* ---- OpenCL ------------------------------------------------------------ */
+
+/*
+ * PoCL's worker threads: pinned one per CPU (POCL_AFFINITY=1) when the
+ * process may run on every CPU, left to the scheduler otherwise, and a
+ * value the user set kept. Each case runs in a child process of its own,
+ * before this process opened any device: the library decides once per
+ * process, before PoCL starts. The child answers through its exit status
+ * (no cmocka assertion runs there).
+ */
+enum { AFF_USER_ZERO, AFF_FREE, AFF_ONE_CPU };
+
+/* Threads of this process allowed on exactly one CPU. */
+static int pinned_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (tid > 0 && sched_getaffinity(tid, sizeof set, &set) == 0 &&
+            CPU_COUNT(&set) == 1)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* 0: as expected; 1-5: which expectation failed. */
+static int affinity_child(int how, int ncpu)
+{
+    if (how == AFF_USER_ZERO)
+        setenv("POCL_AFFINITY", "0", 1);
+    else
+        unsetenv("POCL_AFFINITY");
+    if (how == AFF_ONE_CPU) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(ncpu - 1, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0)
+            return 1;
+    }
+    et_device *dev = NULL;
+    et_error err = {{0}};
+    if (et_device_open(NULL, &dev, &err) != ET_OK)
+        return 2;
+    const char *v = getenv("POCL_AFFINITY");
+    int pinned = pinned_threads();
+    et_device_close(dev);
+    switch (how) {
+    case AFF_USER_ZERO:
+        return v && strcmp(v, "0") == 0 ? 0 : 3;
+    case AFF_FREE:
+        if (!v || strcmp(v, "1") != 0)
+            return 3;
+        /* PoCL honoured it: its workers are each on one CPU */
+        return pinned >= 2 ? 0 : 4;
+    default:
+        return v ? 3 : 0;
+    }
+}
+
+static void test_pocl_affinity(void **state)
+{
+    (void)state;
+    if (!td_opencl_only(OPENCL_ONLY))
+        skip();
+    cpu_set_t have;
+    CPU_ZERO(&have);
+    assert_int_equal(sched_getaffinity(0, sizeof have, &have), 0);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    bool free_here = online >= 2 && CPU_COUNT(&have) == online;
+    for (int c = 0; free_here && c < online; c++)
+        free_here = CPU_ISSET(c, &have);
+    if (!free_here || getenv("POCL_MAX_PTHREAD_COUNT")) {
+        print_message("this process is bound to some CPUs: skipped\n");
+        skip();
+    }
+    static const char *const names[] = {"POCL_AFFINITY=0 set by the user",
+                                        "every CPU free",
+                                        "bound to one CPU"};
+    for (int how = AFF_USER_ZERO; how <= AFF_ONE_CPU; how++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(affinity_child(how, (int)online));
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("%s: child ended with status %d (1 bind, 2 open, "
+                     "3 POCL_AFFINITY, 4 workers not pinned)", names[how],
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+}
+
 
 static void test_open_default_and_limits(void **state)
 {
@@ -842,6 +945,9 @@ static void test_cuda_fake_launch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: its children must start before this process opens a
+         * device */
+        cmocka_unit_test(test_pocl_affinity),
         cmocka_unit_test(test_spec_parse),
         cmocka_unit_test(test_open_default_and_limits),
         cmocka_unit_test(test_open_by_index_and_name),

@@ -180,7 +180,7 @@ done
 
 # the table, for people
 {
-    echo "eintune against cuBLAS on $DEV ($(awk -F'"' '/"name":/ {print $4; exit}' "$OUT/devices.json")), $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "eintune against cuBLAS on $DEV ($(awk -F'"' -v d="$DEV" '/"spec":/ {s = $4} /"name":/ && s == d {print $4; exit}' "$OUT/devices.json")), $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "tune: budget $BUDGET, time limit $TLIM s; fastest of $ROUNDS back-to-back rounds; GOps/s: the einsum's op count over the median"
     echo
     echo "| case | dtype | tuned ms | tuned GOps/s | cuBLAS ms | cuBLAS GOps/s | variant | tuned/cuBLAS | untransformed ms | tuned opts | note |"

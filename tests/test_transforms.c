@@ -603,6 +603,23 @@ static void test_source(void **state)
     expect_in(s, "__local double red[16];");
     expect_in(s, "barrier(CLK_LOCAL_MEM_FENCE);");
     expect_in(s, "if (j_g == 0) {");
+    /* no LOOP around the combine: red[] is written once, no second
+     * barrier */
+    expect_not_in(s, "}\n    barrier(");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* GROUP inside a LOOP: the next value writes red[] again, so every
+     * lane 0 must have read it first: a barrier closes each value (on an
+     * H100 the kernel without it summed other values' lanes: 2.8x the
+     * reference) */
+    k = make("ij->i", "i=129,j=35", "f32");
+    expect_ok(k, "GROUPTOP(j,7) LOOP(i,3) LOCAL(i,0)");
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_in(s, "            out[out_addr] = acc;\n"
+                 "        }\n"
+                 "        __syncthreads();\n"
+                 "    }\n}");
     et_rendered_free(&r);
     et_kernel_free(k);
 

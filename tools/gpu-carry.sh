@@ -297,6 +297,10 @@ st_sanitizer() {
     fi
     ord=${DEVICE#cuda:}
     rc=0
+    # the tune's peaks, measured under the sanitizer (far slower memory),
+    # go to a cache of their own, never the one the peaks and bench read
+    XDG_CACHE_HOME=$OUT/xdg-sanitizer
+    export XDG_CACHE_HOME
     echo "== memcheck: eintune tune (the worker followed)"
     "$cs" --tool memcheck --target-processes all --error-exitcode 9 \
         build-gpu/eintune tune "xik,kj->xij" --shape x=64,i=16,k=16,j=16 \

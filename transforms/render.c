@@ -424,10 +424,16 @@ et_status et_kernel_render(const et_kernel *k, et_backend_kind b,
     rd_emit_loops(c);
     if (c->vmode && !rd_vstores_direct_ok(c))
         rd_emit_vacc_unpack(c);
-    if (k->group_part >= 0)
+    if (k->group_part >= 0) {
         rd_emit_group_combine(c);
-    else
+        /* the next LOOP value writes red[] again: every lane 0 must have
+         * read its lanes' sums first (without this barrier a GPU's warps
+         * race ahead; PoCL's work-group loops hide the race) */
+        if (n_loops && k->part[k->group_part].size > 1)
+            rd_line(s, "%s", c->D->barrier);
+    } else {
         rd_emit_stores(c);
+    }
     for (int i = 0; i < n_loops; i++) {
         s->indent--;
         rd_line(s, "}");

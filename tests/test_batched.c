@@ -25,6 +25,7 @@
 #include "spaces/space.h"
 #include "tests/batch_check.h"
 #include "tests/kernel_check.h"
+#include "tests/suite_device.h"
 #include "transforms/kernel.h"
 
 #include <math.h>
@@ -369,6 +370,10 @@ static void test_args_and_wrong_rows(void **state)
     assert_non_null(strstr(r.source, "out_1"));
     et_device *dev = kc_device();
     if (dev) {
+        /* the same arguments rendered for the suite's device */
+        et_rendered_free(&r);
+        assert_int_equal(et_kernel_render(k, td_backend(), NULL, &r), ET_OK);
+        assert_int_equal(r.n_args, 7);
         assert_int_equal(kc_check_rendered(dev, k, &r, 3, msg, sizeof msg),
                          ET_OK);
         /* the host's rows 0 and 1 of Dr/Ds passed the other way round */
@@ -381,7 +386,7 @@ static void test_args_and_wrong_rows(void **state)
     et_rendered_free(&r);
     /* the generic kernel (every size an argument, for dispatch tables):
      * the same arguments, every row right; its CUDA rendering compiles */
-    assert_int_equal(et_kernel_render_generic(&e, ET_BACKEND_OPENCL, &r),
+    assert_int_equal(et_kernel_render_generic(&e, td_backend(), &r),
                      ET_OK);
     assert_int_equal(r.n_args, 7);
     for (int a = 0; a < 7; a++) {

@@ -248,6 +248,13 @@ static et_status add_summed_row_axis(const et_einsum *base, int n_rows,
     }
     e->out.dtype = base->out.dtype;
     e->acc_dtype = base->acc_dtype;
+    /* resolved from shapes: the open axis is open again */
+    int oa = et_einsum_open_axis(base);
+    if (oa >= 0) {
+        int a = et_einsum_index_find(e, base->idx[oa].name);
+        if (a >= 0)
+            e->idx[a].open = true;
+    }
     e->n_rows = n_rows;
     e->row_axis = et_einsum_index_find(e, (char[]){letter, 0});
 done:
@@ -264,9 +271,6 @@ et_status et_einsum_batch(const et_einsum *base, int n_rows,
         return et_diag_fail(d, -1, "the einsum is batched already");
     if (n_rows < 2 || n_rows > ET_MAX_ROWS)
         return et_diag_fail(d, -1, "a batch has 2 to %d rows", ET_MAX_ROWS);
-    if (et_einsum_open_axis(base) >= 0)
-        return et_diag_fail(d, -1, "a batched einsum has no open axis yet: "
-                                   "give every size");
     for (int i = 0; i < base->n_idx; i++)
         if (base->idx[i].name[0] == '_' || base->idx[i].name[1])
             return et_diag_fail(d, -1, "a batched einsum names every "

@@ -254,7 +254,7 @@ ET_API et_status et_problem_set_tune_at(et_problem *p, const char *spec,
  * in front of the rowed operands only ("Rxj,Rij->xi"). ';' and '+' do
  * not mix. ET_ERR_INPUT (ET_INPUT_BATCH, diag->pos into rows) for a
  * malformed spec; ET_INPUT_EINSUM for an einsum that cannot be batched
- * (an open axis, '...', batched already).
+ * ('...', batched already). An open axis (x=*) stays open.
  */
 ET_API et_status et_problem_set_batch(et_problem *p, const char *rows,
                                       et_diag *diag);

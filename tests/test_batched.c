@@ -95,14 +95,32 @@ static void test_spec(void **state)
     assert_string_equal(et_problem_einsum(p), "xj,Rij->Rxi");
     assert_string_equal(et_problem_row_name(p, 1, 1), "Ds");
     assert_string_equal(et_problem_row_name(p, 3, 1), "");
-    /* batched twice, or with an open axis: refused, about the einsum */
+    /* batched twice, or with '...': refused, about the einsum */
     assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_ERR_INPUT);
     assert_int_equal(d.input, ET_INPUT_EINSUM);
     et_problem_free(p);
+    assert_int_equal(et_problem_init("...j,ij->...i", "...=4,i=4,j=4", "f32",
+                                     &p, &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_ERR_INPUT);
+    assert_non_null(strstr(d.msg, "'...'"));
+    et_problem_free(p);
+    /* an open axis stays open, after the row axis; a tune-at size set
+     * after the batch applies to it */
     assert_int_equal(et_problem_init("xj,ij->xi", "x=*,i=4,j=4", "f32", &p,
                                      &d), ET_OK);
-    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_ERR_INPUT);
-    assert_non_null(strstr(d.msg, "open axis"));
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds", &d), ET_OK);
+    assert_string_equal(et_problem_einsum(p), "xj,Rij->Rxi");
+    assert_true(et_problem_index_open(p, 1));
+    assert_false(et_problem_index_open(p, 0));
+    assert_int_equal(et_problem_set_tune_at(p, "x=96", &d), ET_OK);
+    assert_int_equal(et_problem_index_size(p, 1), 96);
+    et_problem_free(p);
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=*,i=4,j=4", "f32", &p,
+                                     &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u0,Dr + u1,Ds", &d), ET_OK);
+    assert_string_equal(et_problem_einsum(p), "Rxj,Rij->xi");
+    assert_true(et_problem_index_open(p, et_problem_index_name(p, 0)[0] ==
+                                             'x' ? 0 : 1));
     et_problem_free(p);
 }
 
@@ -720,6 +738,140 @@ static void test_tune(void **state)
     unlink(db);
 }
 
+/* An open axis in a batched einsum (x=*): tuned at x=64, checked at the
+ * awkward sizes as any open einsum; the entry then serves run --best at
+ * another x (every row's output against the product), a load into this
+ * program's own OpenCL context launched at x=37 and x=1, and the rows
+ * written in another order with other names. */
+static void test_open_axis(void **state)
+{
+    (void)state;
+    if (!kc_device())
+        skip();
+    char db[] = "/tmp/et_batched_open_XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(db);
+    et_problem *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=*,i=10,j=10", "f32",
+                                     &p, &d), ET_OK);
+    assert_int_equal(et_problem_set_tune_at(p, "x=64", &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u,Dr; u,Ds; u,Dt", &d), ET_OK);
+    /* R, x, i, j: x the open one, R not */
+    assert_int_equal(et_problem_n_indices(p), 4);
+    assert_string_equal(et_problem_index_name(p, 1), "x");
+    assert_true(et_problem_index_open(p, 1));
+    assert_false(et_problem_index_open(p, 0));
+    et_tune_options o = {0};
+    o.db = db;
+    o.budget = 5;
+    o.race = -1;
+    et_tune_report *rep = NULL;
+    if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
+        fail_msg("tune: %s", d.msg);
+    et_tune_summary s;
+    et_tune_report_summary(rep, &s);
+    assert_true(s.found);
+    assert_int_equal(s.failures, 0);
+    et_tune_report_free(rep);
+    /* a second run: the cost model takes the first run's trials from the
+     * database (rebuilt at their tune-at size) */
+    o.budget = 2;
+    if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
+        fail_msg("second tune: %s", d.msg);
+    char *js = et_tune_report_json(rep);
+    assert_non_null(js);
+    const char *ds = strstr(js, "\"db_samples\":");
+    assert_non_null(ds);
+    long nds = strtol(ds + strlen("\"db_samples\":"), NULL, 10);
+    assert_true(nds >= 2); /* 0 when they could not be rebuilt */
+    et_free(js);
+    et_tune_report_free(rep);
+
+    /* loaded in this program's context, launched at other sizes of x */
+    cl_platform_id plat;
+    cl_device_id dev;
+    cl_uint n = 0;
+    if (clGetPlatformIDs(1, &plat, &n) == CL_SUCCESS && n > 0 &&
+        clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, &n) == CL_SUCCESS) {
+        cl_int rc;
+        cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &rc);
+        assert_int_equal(rc, CL_SUCCESS);
+        cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &rc);
+        assert_int_equal(rc, CL_SUCCESS);
+        et_load_options lo = {0};
+        lo.db = db;
+        et_loaded_kernel *lk = NULL;
+        if (et_cl_kernel_load(p, ctx, dev, &lo, &lk, &d) != ET_OK)
+            fail_msg("load: %s", d.msg);
+        enum { XM = 37, I = 10, J = 10 };
+        static float u[XM * J], D[3][I * J], g[3][XM * I];
+        for (int t = 0; t < XM * J; t++)
+            u[t] = (float)(t * 5 % 7) - 3;
+        for (int r = 0; r < 3; r++)
+            for (int t = 0; t < I * J; t++)
+                D[r][t] = (float)((t * (r + 2) + 2 * r) % 9) - 4;
+        static const int xs[] = {37, 1};
+        for (int c = 0; c < 2; c++) {
+            int X = xs[c];
+            cl_mem args[7];
+            for (int r = 0; r < 3; r++) {
+                for (int t = 0; t < XM * I; t++)
+                    g[r][t] = NAN;
+                args[r] = clCreateBuffer(ctx, CL_MEM_READ_WRITE |
+                                                  CL_MEM_COPY_HOST_PTR,
+                                         (size_t)X * I * sizeof(float), g[r],
+                                         &rc);
+                assert_int_equal(rc, CL_SUCCESS);
+                args[4 + r] = clCreateBuffer(ctx, CL_MEM_READ_ONLY |
+                                                      CL_MEM_COPY_HOST_PTR,
+                                             sizeof D[r], D[r], &rc);
+                assert_int_equal(rc, CL_SUCCESS);
+            }
+            args[3] = clCreateBuffer(ctx, CL_MEM_READ_ONLY |
+                                              CL_MEM_COPY_HOST_PTR,
+                                     (size_t)X * J * sizeof(float), u, &rc);
+            assert_int_equal(rc, CL_SUCCESS);
+            const int64_t sizes[4] = {3, X, I, J};
+            if (et_cl_kernel_launch_args(lk, q, args, 7, sizes, NULL, &d) !=
+                ET_OK)
+                fail_msg("launch at x=%d: %s", X, d.msg);
+            for (int r = 0; r < 3; r++) {
+                assert_int_equal(clEnqueueReadBuffer(q, args[r], CL_TRUE, 0,
+                                                     (size_t)X * I *
+                                                         sizeof(float),
+                                                     g[r], 0, NULL, NULL),
+                                 CL_SUCCESS);
+                expect_row(X == 1 ? "loaded, x=1" : "loaded, x=37", r, u,
+                           D[r], g[r], X, I, J);
+            }
+            for (int a = 0; a < 7; a++)
+                clReleaseMemObject(args[a]);
+        }
+        et_loaded_kernel_free(lk);
+        clReleaseCommandQueue(q);
+        clReleaseContext(ctx);
+    }
+
+    /* the rows in another order, renamed, at a concrete x: the open
+     * entry answers */
+    et_problem *p2 = NULL;
+    assert_int_equal(et_problem_init("yb,ab->ya", "y=300,a=10,b=10", "f32",
+                                     &p2, &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p2, "w,Dt; w,Dr; w,Ds", &d), ET_OK);
+    et_best_options bo = {0};
+    bo.db = db;
+    et_best_kernel *bk = NULL;
+    if (et_best_kernel_find(p2, &bo, &bk, &d) != ET_OK)
+        fail_msg("best for the renamed rows at y=300: %s", d.msg);
+    et_best_kernel_free(bk);
+    et_problem_free(p2);
+    et_problem_free(p);
+    unlink(db);
+}
+
 /* The row seed: a batched einsum's search starts from the best opts the
  * database knows for one row (the rows' separate kernels in one launch),
  * before the structural seeds. */
@@ -791,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_args_and_wrong_rows),
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_tune),
+        cmocka_unit_test(test_open_axis),
         cmocka_unit_test(test_row_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -628,6 +628,48 @@ static void test_tune_and_deliver(void **state)
     bc_run_argv(rm);
 }
 
+/* An open axis in rows summed into one output: tuned at x=64 (checked at
+ * x=1 and at a prime as any open einsum), the entry serves `eintune run
+ * --best` at x=256 (the output against the rows' sum, exactly). */
+static void test_open_axis(void **state)
+{
+    (void)state;
+    if (!kc_device())
+        skip();
+    make_inputs();
+    char dir[] = "/tmp/et_rows_summed_open_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char db[320];
+    snprintf(db, sizeof db, "%s/tuning.db", dir);
+    et_problem *p = NULL;
+    et_diag d;
+    assert_int_equal(et_problem_init("xj,ij->xi", "x=*,i=10,j=10", "f32",
+                                     &p, &d), ET_OK);
+    assert_int_equal(et_problem_set_batch(p, "u0,Dr + u1,Ds + u2,Dt", &d),
+                     ET_OK);
+    assert_int_equal(et_problem_set_tune_at(p, "x=64", &d), ET_OK);
+    int xa = strcmp(et_problem_index_name(p, 0), "x") == 0 ? 0 : 1;
+    assert_string_equal(et_problem_index_name(p, xa), "x");
+    assert_true(et_problem_index_open(p, xa));
+    assert_int_equal(et_problem_index_size(p, xa), 64);
+    et_tune_options o = {0};
+    o.db = db;
+    o.budget = 4;
+    o.race = -1;
+    et_tune_report *rep = NULL;
+    if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
+        fail_msg("tune: %s", d.msg);
+    et_tune_summary s;
+    et_tune_report_summary(rep, &s);
+    assert_true(s.found);
+    assert_int_equal(s.failures, 0);
+    et_tune_report_free(rep);
+    run_cli(db, dir);
+    et_problem_free(p);
+    char *rm[] = {"rm", "-rf", dir, NULL};
+    bc_run_argv(rm);
+}
+
 /* The row seeds of rows summed: the row's best (the rows a loop around
  * the row's kernel), then UNROLL(R,0) in front of it. */
 static void test_row_seed(void **state)
@@ -691,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_args_and_wrong_rows),
         cmocka_unit_test(test_tune_and_deliver),
+        cmocka_unit_test(test_open_axis),
         cmocka_unit_test(test_row_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -238,17 +238,19 @@ const char *et_best_source_name(et_best_source s)
 }
 
 /* Could axis a of e be open: an output index that is the first dimension
- * of every array that has it, once, and that no operand broadcasts along
- * (einsum.h)? */
+ * of every array that has it (after a batched einsum's row axis), once,
+ * and that no operand broadcasts along (einsum.h)? */
 static bool openable(const et_einsum *e, int a)
 {
-    if (a >= e->n_out)
+    if (a >= e->n_out || (e->n_rows && a == e->row_axis))
         return false;
     for (int k = -1; k < e->n_ops; k++) {
         const et_operand *op = k < 0 ? &e->out : &e->op[k];
+        int first = e->n_rows && op->rank > 0 &&
+                    op->idx[0] == e->row_axis ? 1 : 0;
         for (int r = 0; r < op->rank; r++)
             if (op->idx[r] == a &&
-                (r > 0 || op->dim[r] != e->idx[a].size))
+                (r != first || op->dim[r] != e->idx[a].size))
                 return false; /* not first, or broadcast along a */
     }
     return true;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* The problem a run of rows is about, rebuilt once per einsum and
@@ -25,6 +26,54 @@ typedef struct learn_ctx {
     et_einsum e;
 } learn_ctx;
 
+/* sizes ("R=3,x=*,i=10") with each open size ("*") the one tuned_at
+ * ("x=4096") gives it, into out; false when one has none or out is too
+ * small. */
+static bool at_tune_at(const char *sizes, const char *tuned_at, char *out,
+                       size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *p = sizes; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        char item[128];
+        if (!eq || len >= sizeof item)
+            return false;
+        size_t name = (size_t)(eq - p);
+        if (len - name == 2 && eq[1] == '*') {
+            /* the name's size in tuned_at */
+            const char *t = tuned_at;
+            const char *v = NULL;
+            while (t && *t) {
+                if (strncmp(t, p, name) == 0 && t[name] == '=') {
+                    v = t + name + 1;
+                    break;
+                }
+                t = strchr(t, ',');
+                if (t)
+                    t++;
+            }
+            if (!v)
+                return false;
+            size_t vl = strcspn(v, ",");
+            if (name + 1 + vl >= sizeof item)
+                return false;
+            snprintf(item, sizeof item, "%.*s=%.*s", (int)name, p, (int)vl,
+                     v);
+        } else {
+            snprintf(item, sizeof item, "%.*s", (int)len, p);
+        }
+        int w = snprintf(out + n, cap - n, "%s%s", n ? "," : "", item);
+        if (w < 0 || (size_t)w >= cap - n)
+            return false;
+        n += (size_t)w;
+        p = end ? end + 1 : p + len;
+    }
+    return true;
+}
+
 /* Rebuilds the untransformed kernel of a row's problem into c->base. */
 static void rebuild_problem(learn_ctx *c, const et_db_sample *s)
 {
@@ -42,10 +91,21 @@ static void rebuild_problem(learn_ctx *c, const et_db_sample *s)
         *arrow = '\0';
     et_diag d;
     memset(&d, 0, sizeof d);
-    if (et_einsum_from_strings(s->einsum, s->sizes, dt, &c->e, &d) != ET_OK)
-        return;
-    if (s->tuned_at[0] && et_einsum_tune_at(&c->e, s->tuned_at, &d) != ET_OK)
-        return;
+    if (et_einsum_from_strings(s->einsum, s->sizes, dt, &c->e, &d) ==
+        ET_OK) {
+        if (s->tuned_at[0] &&
+            et_einsum_tune_at(&c->e, s->tuned_at, &d) != ET_OK)
+            return;
+    } else {
+        /* a batched einsum's open axis stands after its row axis, which
+         * the plain einsum of its text may not have open: the problem at
+         * its tune-at size, where its trials were measured */
+        char sz[512];
+        if (!s->tuned_at[0] ||
+            !at_tune_at(s->sizes, s->tuned_at, sz, sizeof sz) ||
+            et_einsum_from_strings(s->einsum, sz, dt, &c->e, &d) != ET_OK)
+            return;
+    }
     if (et_kernel_init(&c->e, c->target, &c->base) != ET_OK) {
         c->base = NULL;
         return;

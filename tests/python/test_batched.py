@@ -63,6 +63,26 @@ def test_tuned_entry_serves_reordered_rows(sess):
         assert np.allclose(out, np.einsum("xj,ij->xi", u, D[n]))
 
 
+def test_open_axis_rows(sess):
+    # x=* in a batched problem: tuned at x=32, the entry then runs the
+    # rows at other sizes of x, each output equal to numpy.einsum
+    p = eintune.Problem("xj,ij->xi", "x=*,i=5,j=6", "f64", batch=ROWS,
+                        tune_at="x=32")
+    assert p.open_axes == ["x"]
+    rep = sess.tune(p, budget=3, race=-1)
+    assert rep.summary["found"]
+    rng = np.random.default_rng(3)
+    D = {n: rng.standard_normal((5, 6)) for n in ("Dr", "Ds", "Dt")}
+    for X in (1, 37, 100):
+        u = rng.standard_normal((X, 6))
+        q = eintune.Problem("xj,ij->xi", "x=%d,i=5,j=6" % X, "f64",
+                            batch=ROWS)
+        outs = sess.run(q, inputs=dict(u=u, **D), best=True)
+        for out, n in zip(outs, ("Dr", "Ds", "Dt")):
+            assert out.shape == (X, 5)
+            assert np.allclose(out, np.einsum("xj,ij->xi", u, D[n]))
+
+
 def test_load_and_launch_rows(sess):
     """A batched kernel loaded into pyopencl's context: args names each
     buffer (the output's rows, the shared u once, each rowed D), and

@@ -243,6 +243,8 @@ static const bcase bcases[] = {
     {"ik,kj->ij", "i=12,k=10,j=8", "A,B; C,D"},
     /* three operands, one rowed: geometric factors per row */
     {"xr,rij,xj->xi", "x=20,r=3,i=8,j=8", "g0,D,u; g1,D,u; g2,D,u"},
+    /* the gradient with an open x, at its working size (1024) */
+    {"xj,ij->xi", "x=*,i=8,j=12", "u,Dr; u,Ds; u,Dt"},
 };
 
 /* Opt sequences, in the global row mode (the row axis left alone) and

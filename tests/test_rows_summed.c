@@ -259,6 +259,8 @@ static const scase scases[] = {
     {"ik,kj->ij", "i=12,k=10,j=8", "A,B + C,D"},
     /* three operands, the first rowed */
     {"xr,rij,xj->xi", "x=20,r=3,i=8,j=8", "g0,D,u + g1,D,u + g2,D,u"},
+    /* the divergence with an open x, at its working size (1024) */
+    {"xj,ij->xi", "x=*,i=8,j=12", "u0,Dr + u1,Ds + u2,Dt"},
 };
 
 /* Between them every opt kind; an opt the case cannot take (an axis it

@@ -43,7 +43,9 @@ static et_kernel *make_on(const char *text, const char *shape, const char *dt,
     et_status st = et_einsum_from_strings(text, shape, dt, &e, &d);
     if (st != ET_OK)
         fail_msg("einsum %s: %s", text, d.msg);
-    et_target t = et_target_generic(ET_BACKEND_OPENCL);
+    /* vw -1: the generic CUDA profile */
+    et_target t = et_target_generic(vw < 0 ? ET_BACKEND_CUDA
+                                           : ET_BACKEND_OPENCL);
     if (vw > 0) {
         t.preferred_vector_width[ET_F16] = vw;
         t.preferred_vector_width[ET_F32] = vw;
@@ -1205,6 +1207,33 @@ static void test_heuristics(void **state)
         {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 8, 4,
          {"UPCAST(j,7)", "UPCAST(j,7) STAGE LOOP(x,64)",
           "UPCAST(j,7) UPCAST(x,2)", "UPCAST(j,7) UPCAST(x,2) STAGE LOOP(x,64)"}},
+        /* CUDA (the generic profile): first a thread block, LOCAL on the
+         * output axes innermost first (j whole: 35 values; i by 7: 245
+         * threads), a register tile (x by 4: nothing of j and i left to
+         * tile by up to 4), then with shared-memory tiles of k; then the
+         * register blocks as without vectors */
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", -1, 6,
+         {"LOCAL(j,35) LOCAL(i,7) UPCAST(x,4)",
+          "LOCAL(j,35) LOCAL(i,7) UPCAST(x,4) PREFETCH(0,k,7) "
+          "PREFETCH(1,k,7)",
+          "UPCAST(j,7)", "UPCAST(j,7) STAGE LOOP(x,64)",
+          "UPCAST(j,7) UPCAST(x,4)", "UPCAST(j,7) UPCAST(x,4) STAGE LOOP(x,64)"}},
+        /* j by a warp, i by 8: 256 threads, a 4 x 4 tile of each */
+        {"xik,kj->xij", "x=1,i=512,k=512,j=512", "f32", -1, 3,
+         {"LOCAL(j,32) LOCAL(i,8) UPCAST(j,4) UPCAST(i,4)",
+          "LOCAL(j,32) LOCAL(i,8) UPCAST(j,4) UPCAST(i,4) PREFETCH(0,k,16) "
+          "PREFETCH(1,k,16)",
+          "UPCAST(j,16) UPCAST(i,4)"}},
+        /* i, e whole and x by 2 (160 threads); the rij matrix, where i is
+         * not innermost, is small */
+        {"xre,rij,xej->xei", "x=8192,r=3,e=4,i=20,j=20", "f64", -1, 4,
+         {"LOCAL(i,20) LOCAL(e,4) LOCAL(x,2) UPCAST(x,4) FACTOR",
+          "LOCAL(i,20) LOCAL(e,4) LOCAL(x,2) UPCAST(x,4) FACTOR "
+          "PREFETCH(1,j,10) PREFETCH(2,j,10)",
+          "UPCAST(i,0) FACTOR", "UPCAST(i,0) FACTOR STAGE LOOP(x,64)"}},
+        /* a row reduction: i strided in xij, no block */
+        {"xij->xi", "x=512,i=256,j=256", "f32", -1, 2,
+         {"UPCAST(i,16)", "UPCAST(i,16) UPCAST(x,4)"}},
     };
     et_device *dev = kc_device();
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -1212,6 +1241,7 @@ static void test_heuristics(void **state)
                                cases[c].dtype, cases[c].vw);
         et_heuristic h[ET_HEURISTIC_MAX];
         int n = et_kernel_heuristics(k, h);
+        for (int i = 0; i < n; i++) { char tt[512]; et_opts_format(h[i].opt, h[i].n_opts, tt, sizeof tt); print_message("DBG %s %s: %s\n", cases[c].einsum, cases[c].dtype, tt); }
         if (n != cases[c].n)
             fail_msg("%s %s: %d suggestions, want %d", cases[c].einsum,
                      cases[c].shape, n, cases[c].n);

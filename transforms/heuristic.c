@@ -194,6 +194,127 @@ static int suggest(const et_kernel *k, int batch, bool with_batch,
     return n;
 }
 
+/*
+ * A GPU's thread block (CUDA), for a kernel whose innermost output axis
+ * is the innermost (contiguous) dimension of every large input that has
+ * it, so that a warp's neighbours along it load and store neighbouring
+ * elements: LOCAL on the
+ * output axes, innermost first, the first whole when it has at most 64
+ * values, else by its largest divisor up to 32 (a warp), the next ones
+ * whole when they fit what is left of CUDA_BLOCK threads, else by their
+ * largest divisor that does, until the block has CUDA_BLOCK_MIN threads.
+ * Then a register tile: what is left of the first two of those axes
+ * upcast by its largest divisor up to 4; when neither has a part left,
+ * the outermost output axis by up to 4 (f64) or 8 (f32); FACTOR when
+ * the kernel accepts it. The second
+ * suggestion adds a shared-memory tile per chunk of the largest summed
+ * axis: PREFETCH of every operand that has it, in chunks of its largest
+ * divisor up to 16 (the rules refuse a tile past the shared memory).
+ * Nothing when the block stays under a warp.
+ */
+#define CUDA_BLOCK 256
+#define CUDA_BLOCK_MIN 128
+#define CUDA_CHUNK 16
+
+static bool block_axis(const et_einsum *e, int a)
+{
+    return !e->idx[a].open && !(e->n_rows && a == e->row_axis);
+}
+
+/* Do a warp's neighbours along axis a read neighbouring elements: is a
+ * the innermost dimension of every input that has it, but of small ones
+ * (an eighth of the largest input's elements at most, read from the
+ * caches)? */
+static bool coalesced_along(const et_einsum *e, int a)
+{
+    int64_t most = 0;
+    for (int op = 0; op < e->n_ops; op++)
+        if (et_einsum_operand_elems(e, op) > most)
+            most = et_einsum_operand_elems(e, op);
+    for (int op = 0; op < e->n_ops; op++) {
+        const et_operand *o = &e->op[op];
+        for (int q = 0; q + 1 < o->rank; q++)
+            if (o->idx[q] == a && et_einsum_operand_elems(e, op) > most / 8)
+                return false;
+    }
+    return true;
+}
+
+/* UPCAST of axis a's global part by its largest divisor up to cap. */
+static bool upcast_up_to(et_kernel *w, int a, int64_t cap)
+{
+    const et_part *outer = &w->part[w->outer[a]];
+    if (outer->kind != ET_PART_GLOBAL || outer->size < 2)
+        return false;
+    int64_t d = divisor_up_to(outer->size, cap);
+    return d >= 2 && try_opt(w, ET_OPT_UPCAST, w->e.idx[a].name, d);
+}
+
+static int suggest_cuda_block(const et_kernel *k, et_heuristic *out)
+{
+    const et_einsum *e = &k->e;
+    int inner = -1;
+    for (int a = e->n_out - 1; a >= 0 && inner < 0; a--)
+        if (block_axis(e, a))
+            inner = a;
+    if (inner < 0 || !coalesced_along(e, inner))
+        return 0;
+    et_kernel *w = et_kernel_clone(k);
+    if (!w)
+        return 0;
+    int64_t threads = 1;
+    int blocked[2], n_blocked = 0;
+    for (int a = inner; a >= 0 && threads < CUDA_BLOCK_MIN; a--) {
+        const et_part *outer = &w->part[w->outer[a]];
+        if (!block_axis(e, a) || outer->kind != ET_PART_GLOBAL ||
+            outer->size < 2)
+            continue;
+        int64_t room = threads == 1 ? 64 : CUDA_BLOCK / threads;
+        int64_t d = outer->size <= room
+                        ? outer->size
+                        : divisor_up_to(outer->size,
+                                        threads == 1 ? 32 : room);
+        if (d >= 2 && try_opt(w, ET_OPT_LOCAL, e->idx[a].name, d)) {
+            threads *= d;
+            if (n_blocked < 2)
+                blocked[n_blocked++] = a;
+        }
+    }
+    int n = 0;
+    if (threads >= 32) {
+        bool tile = false;
+        for (int b = 0; b < n_blocked; b++)
+            tile = upcast_up_to(w, blocked[b], 4) || tile;
+        int64_t cap = et_dtype_size(e->acc_dtype) >= 8 ? 4 : 8;
+        for (int a = 0; a < e->n_out && !tile; a++)
+            tile = block_axis(e, a) && upcast_up_to(w, a, cap);
+        try_opt(w, ET_OPT_FACTOR, NULL, 0);
+        take(w, k->n_opts, &out[n++]);
+        /* the largest summed axis, tiled in chunks */
+        int r = -1;
+        for (int a = e->n_out; a < e->n_idx; a++)
+            if (!(e->n_rows && a == e->row_axis) &&
+                (r < 0 || e->idx[a].size > e->idx[r].size))
+                r = a;
+        int64_t c = r >= 0 ? divisor_up_to(e->idx[r].size, CUDA_CHUNK) : 1;
+        bool tiled = false;
+        for (int op = 0; op < e->n_ops && c >= 2; op++) {
+            bool has = false;
+            for (int q = 0; q < e->op[op].rank; q++)
+                has = has || e->op[op].idx[q] == r;
+            if (!has)
+                continue;
+            et_opt o = et_opt_make(ET_OPT_PREFETCH, e->idx[r].name, c);
+            o.operand = op;
+            tiled = et_kernel_apply_opt(w, &o, NULL, 0) == ET_OK || tiled;
+        }
+        if (tiled)
+            take(w, k->n_opts, &out[n++]);
+    }
+    et_kernel_free(w);
+    return n;
+}
+
 int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
 {
     const et_einsum *e = &k->e;
@@ -207,7 +328,10 @@ int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
     for (int a = first + 1; a < e->n_out && batch >= 0; a++)
         if (e->idx[a].size > e->idx[first].size)
             batch = -1;
-    int n = suggest(k, batch, false, false, out);
+    int n = 0;
+    if (k->target.backend == ET_BACKEND_CUDA)
+        n += suggest_cuda_block(k, out);
+    n += suggest(k, batch, false, false, out + n);
     n += suggest(k, batch, true, false, out + n);
     if (!out_rows)
         return n;

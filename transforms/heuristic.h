@@ -34,6 +34,11 @@
  *     use the batch axis) is copied to local memory once per work-group,
  *     and each work-item iterates the batch axis, so that the copy serves
  *     many of its values.
+ *   - on CUDA, first a thread block (LOCAL on the output axes, innermost
+ *     first, up to 256 threads), a register tile and FACTOR, then the
+ *     same with PREFETCH tiles of the largest summed axis, when the
+ *     innermost output axis is contiguous in the large inputs that have
+ *     it (heuristic.c says how the amounts are chosen).
  * Every opt is applied in turn to a copy of the kernel, and one the rules
  * refuse is left out, so every suggestion applies to the kernel as is.
  */
@@ -42,7 +47,7 @@
 
 #include "transforms/kernel.h"
 
-#define ET_HEURISTIC_MAX 8        /* suggestions at most */
+#define ET_HEURISTIC_MAX 10       /* suggestions at most */
 #define ET_HEURISTIC_MAX_OPTS 16  /* opts per suggestion at most */
 
 /* One suggestion: opts to apply after the kernel's own. Plain value. */

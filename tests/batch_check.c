@@ -82,3 +82,28 @@ int bc_run_argv(char *const *argv)
         return -1;
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
 }
+
+et_status bc_tune(const et_problem *p, const char *db, int budget,
+                  char *msg, size_t cap)
+{
+    et_tune_options o = {0};
+    o.db = db;
+    o.budget = budget;
+    o.race = -1;
+    et_tune_report *rep = NULL;
+    et_diag d;
+    et_status st = et_tune_run_full(p, &o, &rep, &d);
+    if (st != ET_OK) {
+        snprintf(msg, cap, "%s", d.msg);
+        return st;
+    }
+    et_tune_summary s;
+    et_tune_report_summary(rep, &s);
+    et_tune_report_free(rep);
+    if (!s.found || s.failures) {
+        snprintf(msg, cap, "%s, %d failure(s)",
+                 s.found ? "a best found" : "no best found", s.failures);
+        return ET_ERR_NOT_FOUND;
+    }
+    return ET_OK;
+}

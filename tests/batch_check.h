@@ -8,6 +8,7 @@
 #ifndef ET_TESTS_BATCH_CHECK_H
 #define ET_TESTS_BATCH_CHECK_H
 
+#include "eintune.h"
 #include "einsum/einsum.h"
 #include "tests/kernel_check.h"
 
@@ -36,6 +37,15 @@ typedef struct bc_tally {
 int bc_check(et_device *dev, const char *einsum, const char *shape,
              const char *rows, const char *dt, const char *opts,
              unsigned seed, bc_tally *t, char *why, size_t cap);
+
+/*
+ * Tunes p into the database db with a budget of candidates and no final
+ * race: ET_OK when a best was found and no candidate failed, else the
+ * status (ET_ERR_NOT_FOUND when the run found nothing or a candidate failed)
+ * with why in msg.
+ */
+et_status bc_tune(const et_problem *p, const char *db, int budget,
+                  char *msg, size_t cap);
 
 /* Runs argv (argv[0] found on PATH); its exit status, -1 when it could
  * not run. */

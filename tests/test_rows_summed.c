@@ -597,18 +597,9 @@ static void test_tune_and_deliver(void **state)
                                      &p, &d), ET_OK);
     assert_int_equal(et_problem_set_batch(p, "u0,Dr + u1,Ds + u2,Dt", &d),
                      ET_OK);
-    et_tune_options o = {0};
-    o.db = db;
-    o.budget = 6;
-    o.race = -1;
-    et_tune_report *rep = NULL;
-    if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
-        fail_msg("tune: %s", d.msg);
-    et_tune_summary s;
-    et_tune_report_summary(rep, &s);
-    assert_true(s.found);
-    assert_int_equal(s.failures, 0);
-    et_tune_report_free(rep);
+    char why[512];
+    if (bc_tune(p, db, 6, why, sizeof why) != ET_OK)
+        fail_msg("tune: %s", why);
     /* rows reordered and renamed: the same entry */
     et_problem *p2 = NULL;
     assert_int_equal(et_problem_init("ab,yb->ya", "y=256,a=10,b=10", "f32",
@@ -654,18 +645,9 @@ static void test_open_axis(void **state)
     assert_string_equal(et_problem_index_name(p, xa), "x");
     assert_true(et_problem_index_open(p, xa));
     assert_int_equal(et_problem_index_size(p, xa), 64);
-    et_tune_options o = {0};
-    o.db = db;
-    o.budget = 4;
-    o.race = -1;
-    et_tune_report *rep = NULL;
-    if (et_tune_run_full(p, &o, &rep, &d) != ET_OK)
-        fail_msg("tune: %s", d.msg);
-    et_tune_summary s;
-    et_tune_report_summary(rep, &s);
-    assert_true(s.found);
-    assert_int_equal(s.failures, 0);
-    et_tune_report_free(rep);
+    char why[512];
+    if (bc_tune(p, db, 4, why, sizeof why) != ET_OK)
+        fail_msg("tune: %s", why);
     run_cli(db, dir);
     et_problem_free(p);
     char *rm[] = {"rm", "-rf", dir, NULL};

@@ -35,7 +35,7 @@ from ._lib import lib as _L
 __all__ = ["Error", "NotFound", "Problem", "Session", "TuneReport",
            "Candidate", "Progress", "Best", "RunResult", "ExportResult",
            "LoadedKernel", "session", "tune", "best", "run", "export",
-           "load", "einsum", "library_path", "__version__"]
+           "load", "load_cuda", "einsum", "library_path", "__version__"]
 
 __version__ = "1.2.0"
 
@@ -921,6 +921,27 @@ class Session:
         _check(st, diag, {"opts": opts})
         return LoadedKernel(k, problem)
 
+    def load_cuda(self, problem, device=0, opts=None, exact=False,
+                  verify=True):
+        """Builds the best kernel known for problem for CUDA device
+        `device` (an ordinal) in the calling thread's current CUDA
+        context (the one CuPy, PyTorch or the caller made current) and
+        returns a LoadedKernel whose launch takes device pointers and a
+        stream. opts, exact and verify as for load. Error with status
+        DEVICE when there is no CUDA driver, no such device or no current
+        context on it; the driver is libcuda.so.1, or $ET_LIBCUDA."""
+        problem = _problem(problem)
+        o = _lib.sized(_lib.LoadOptions, opts=_b(opts),
+                       exact=int(bool(exact)), no_verify=int(not verify))
+        k = ctypes.c_void_p()
+        diag = _lib.Diag()
+        with self._lock:
+            st = _L.et_session_cu_kernel_load(
+                self._handle(), problem._p, int(device), ctypes.byref(o),
+                ctypes.byref(k), ctypes.byref(diag))
+        _check(st, diag, {"opts": opts})
+        return LoadedKernel(k, problem, backend="cuda")
+
     def einsum(self, subscripts, *operands, budget=None, verify=False):
         """eintune.einsum on this session's device and database."""
         return _einsum(self, subscripts, operands, budget, verify)
@@ -937,15 +958,57 @@ def _ptrs(buffers):
         *[_int_ptr(b) for b in buffers])
 
 
-class LoadedKernel:
-    """A tuned kernel built in the caller's OpenCL context
-    (et_loaded_kernel): launch it on pyopencl buffers with launch().
-    opts, name and zero_bytes (the output bytes a SPLIT kernel zeroes)
-    describe it."""
+def _dev_ptr(a):
+    """A CUDA device pointer: an int, or an array that says where its
+    data is (__cuda_array_interface__: CuPy, PyTorch, Numba; CuPy's
+    .data.ptr; PyTorch's .data_ptr())."""
+    if isinstance(a, int):
+        return a
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    data = getattr(a, "data", None)
+    if data is not None and hasattr(data, "ptr"):
+        return int(data.ptr)
+    if hasattr(a, "data_ptr"):
+        return int(a.data_ptr())
+    raise Error(_lib.ET_ERR_INPUT, "eintune: %r is not a CUDA device "
+                "pointer (an int, or an array with "
+                "__cuda_array_interface__)" % (type(a).__name__,), "option")
 
-    def __init__(self, handle, problem):
+
+def _dev_ptrs(arrays):
+    return (ctypes.c_ulonglong * max(len(arrays), 1))(
+        *[_dev_ptr(a) for a in arrays])
+
+
+def _stream(stream):
+    """A CUstream: None (the default stream), an int, or a stream object
+    (CuPy's .ptr, PyTorch's .cuda_stream)."""
+    if stream is None:
+        return None
+    if isinstance(stream, int):
+        return stream
+    for attr in ("ptr", "cuda_stream", "handle"):
+        v = getattr(stream, attr, None)
+        if isinstance(v, int):
+            return v
+    raise Error(_lib.ET_ERR_INPUT, "eintune: %r is not a CUDA stream (an "
+                "int, or an object with .ptr or .cuda_stream)"
+                % (type(stream).__name__,), "option")
+
+
+class LoadedKernel:
+    """A tuned kernel built in the caller's OpenCL context or current CUDA
+    context (et_loaded_kernel): launch it with launch() (OpenCL: pyopencl
+    buffers and a queue; CUDA: device pointers and a stream). backend
+    ("opencl" or "cuda"), opts, name and zero_bytes (the output bytes a
+    SPLIT kernel zeroes) describe it."""
+
+    def __init__(self, handle, problem, backend="opencl"):
         self._k = handle
         self.problem = problem
+        self.backend = backend
 
     @property
     def opts(self):
@@ -1007,10 +1070,17 @@ class LoadedKernel:
     def launch_args(self, queue, *buffers, sizes=None, wait=False):
         """Enqueues the kernel with one pyopencl.Buffer per entry of args
         (a batched einsum's kernel: each output row and each operand row
-        in its own buffer) and returns its pyopencl.Event, as launch."""
+        in its own buffer) and returns its pyopencl.Event, as launch. On
+        CUDA: queue is the stream and the buffers device pointers, as
+        launch; returns None."""
         self._live()
-        ev = ctypes.c_void_p()
         diag = _lib.Diag()
+        if self.backend == "cuda":
+            _check(_L.et_cu_kernel_launch_args(
+                self._k, ctypes.c_void_p(_stream(queue)), _dev_ptrs(buffers),
+                len(buffers), self._sizes(sizes), ctypes.byref(diag)), diag)
+            return None
+        ev = ctypes.c_void_p()
         _check(_L.et_cl_kernel_launch_args(
             self._k, ctypes.c_void_p(_int_ptr(queue)), _ptrs(buffers),
             len(buffers), self._sizes(sizes), ctypes.byref(ev),
@@ -1026,10 +1096,23 @@ class LoadedKernel:
         None: the problem's. wait=True waits for the launch. Buffers too
         small, of another context, or a wrong count raise Error before
         anything is enqueued. A batched einsum's kernel takes its buffers
-        through launch_args."""
+        through launch_args.
+
+        A kernel of load_cuda: queue is the CUDA stream (None: the
+        default stream; an int, or a CuPy/PyTorch stream), out and the
+        inputs device pointers (ints, or CuPy/PyTorch/Numba arrays); the
+        launch is queued on the stream and returns None, with the same
+        checks first (the current context the kernel was loaded into,
+        each pointer's allocation large enough)."""
         self._live()
-        ev = ctypes.c_void_p()
         diag = _lib.Diag()
+        if self.backend == "cuda":
+            _check(_L.et_cu_kernel_launch(
+                self._k, ctypes.c_void_p(_stream(queue)), _dev_ptr(out),
+                _dev_ptrs(inputs), len(inputs), self._sizes(sizes),
+                ctypes.byref(diag)), diag)
+            return None
+        ev = ctypes.c_void_p()
         _check(_L.et_cl_kernel_launch(
             self._k, ctypes.c_void_p(_int_ptr(queue)),
             ctypes.c_void_p(_int_ptr(out)), _ptrs(inputs), len(inputs),
@@ -1102,6 +1185,14 @@ def load(problem, context, device=None, db=None, **kw):
     """Session.load on the shared session of (None, db): device is the
     pyopencl.Device to build for (None: the context's first)."""
     return session(None, db).load(problem, context, device=device, **kw)
+
+
+def load_cuda(problem, device=0, db=None, **kw):
+    """Session.load_cuda on the shared session of ("cuda:DEVICE", db):
+    device is the CUDA device ordinal to build for, in the calling
+    thread's current context."""
+    return session("cuda:%d" % int(device), db).load_cuda(
+        problem, device=device, **kw)
 
 
 def _einsum(s, subscripts, operands, budget, verify):

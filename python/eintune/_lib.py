@@ -63,6 +63,7 @@ c_int = ctypes.c_int
 c_double = ctypes.c_double
 c_int64 = ctypes.c_int64
 c_size_t = ctypes.c_size_t
+c_ulonglong = ctypes.c_ulonglong
 
 ET_OK = 0
 ET_ERR_INPUT = 1
@@ -287,6 +288,10 @@ _PROTOS = {
                                     P(c_int64), P(_VP), _DIAG]),
     "et_cl_kernel_launch_args": (c_int, [_VP, _VP, P(_VP), c_int,
                                          P(c_int64), P(_VP), _DIAG]),
+    "et_cu_kernel_launch": (c_int, [_VP, _VP, c_ulonglong, P(c_ulonglong),
+                                    c_int, P(c_int64), _DIAG]),
+    "et_cu_kernel_launch_args": (c_int, [_VP, _VP, P(c_ulonglong), c_int,
+                                         P(c_int64), _DIAG]),
     "et_loaded_kernel_n_args": (c_int, [_VP]),
     "et_loaded_kernel_arg": (c_int, [_VP, c_int, P(c_int), P(c_int)]),
     "et_loaded_kernel_opts": (c_char_p, [_VP]),
@@ -305,6 +310,8 @@ _PROTOS = {
     "et_session_run": (c_int, [_VP, _VP, P(RunOptions), _VP, P(_VP),
                                P(RunResult), _DIAG]),
     "et_session_cl_kernel_load": (c_int, [_VP, _VP, _VP, _VP,
+                                          P(LoadOptions), P(_VP), _DIAG]),
+    "et_session_cu_kernel_load": (c_int, [_VP, _VP, c_int,
                                           P(LoadOptions), P(_VP), _DIAG]),
 }
 

@@ -17,7 +17,7 @@ what every number means. Environment knobs:
   BENCH_CURVE_TIME1, BENCH_CURVE_TIME2 search-efficiency time limits (s)
   BENCH_MODEL_DB=F   the database the search-efficiency runs with the cost
                      model start from (default: the previous run's)
-  BENCH_CASES=1,2,.. only these cases (ids 1 2 3 4a 4b 5)
+  BENCH_CASES=1,2,.. only these cases (ids 1 2 3 4a 4b 5 6)
   BENCH_ROUNDS=N     back-to-back rounds (default 3; QUICK 1)
   BENCH_OPEN=0       skip the open-axis row (case 1 f64 tuned with x=*,
                      timed at x=4096 against the concrete x=4096 best)
@@ -88,9 +88,10 @@ PEERS = [p for p in os.environ.get("BENCH_PEERS",
                                    "feinsum,kerneltuner,tinygrad")
          .replace(" ", "").split(",") if p and p != "none"]
 PEER_TIME = os.environ.get("BENCH_PEER_TIME")
-PEER_CASES = {"feinsum": ("1", "2", "5"), "kerneltuner": ("1", "2"),
+PEER_CASES = {"feinsum": ("1", "2", "5", "6"), "kerneltuner": ("1", "2"),
               "tinygrad": ("1", "2")}
-PEER_PAIRS = (("1", "f64"), ("2", "f32"), ("5", "f32"), ("5", "f64"))
+PEER_PAIRS = (("1", "f64"), ("2", "f32"), ("5", "f32"), ("5", "f64"),
+              ("6", "f64"))
 # the eintune space Kernel Tuner searches (its params as tune_params)
 KT_SPACE = os.path.join(ROOT, "examples", "batched_tiled_matmul.yaml")
 KT_STRATEGIES = ("brute_force", "bayes_opt")
@@ -165,6 +166,15 @@ def cases():
         # short (docs/opts.md, FACTOR, STAGE, LOOP)
         hand=["UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,128)"],
         operands=["xre", "rij", "xej"], clblast=[], openblas=[]))
+    # feinsum's own DG gradient with geometric factors (the einsum of its
+    # shipped xre_rij_ej_to_xei space): x and r the 3 dimensions, e the
+    # elements (feinsum's long axis), i, j 20 nodes (P3 tetrahedra);
+    # f64 only, as the space is written
+    c.append(dict(
+        id="6", name="DG gradient (feinsum's)", einsum="xre,rij,ej->xei",
+        shape=dict(x=3, r=3, e=131072, i=20, j=20), long_axis="e",
+        dtypes=("f64",), tune_time=DG_TUNE_TIME,
+        operands=["xre", "rij", "ej"], clblast=[], openblas=[]))
     return c
 
 
@@ -412,7 +422,7 @@ def bench_case(case, dtype, db, tmp, preset=None):
 # ---- peer tuners (bench/peers/) ---------------------------------------------
 
 def peers_for(case, dtype):
-    if case["id"] not in ("1", "2", "5"):
+    if not any(case["id"] in c for c in PEER_CASES.values()):
         return []
     if not QUICK and (case["id"], dtype) not in PEER_PAIRS:
         return []
@@ -467,7 +477,8 @@ def peer_tunes(case, dtype, limit, inputs, d):
                     py, "feinsum_peer.py", ["--mode", "tune"] + common + [
                         "--limit", limit, "--db",
                         os.path.join(d, "feinsum.db"), "--workdir",
-                        os.path.join(d, "feinsum")],
+                        os.path.join(d, "feinsum"), "--long",
+                        case.get("long_axis", "x")],
                     timeout=int(limit * 3 + 900))
             elif name == "kerneltuner":
                 ref = REF_TIMES.get((case["id"], dtype))
@@ -518,7 +529,8 @@ def peer_round(case, dtype, entries, inputs, d):
             res, bad = peer_env.run_driver(
                 py, "feinsum_peer.py", ["--mode", "time"] + common + [
                     "--space", doc["space"], "--params",
-                    json.dumps(doc["params"])] + inputs, timeout=900)
+                    json.dumps(doc["params"]), "--long",
+                    case.get("long_axis", "x")] + inputs, timeout=900)
             res = res or bad
         else:
             res, bad = peer_env.run_driver(
@@ -1142,6 +1154,8 @@ def main():
             if sel and case["id"] not in sel:
                 continue
             for dt in dtypes:
+                if dt not in case.get("dtypes", dtypes):
+                    continue
                 doc["cases"].append(bench_case(case, dt, db, tmp,
                                                presets.get((case["id"], dt))))
         if os.environ.get("BENCH_OPEN", "1") != "0" and (

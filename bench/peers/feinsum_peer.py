@@ -4,19 +4,21 @@ by feinsum) on the OpenCL device, then its best kernel timed with the
 bench's protocol.
 
   feinsum_peer.py --mode tune --einsum E --shape S --dtype f32 --limit SEC
-                  --db FILE --workdir DIR
+                  --db FILE --workdir DIR [--long x]
   feinsum_peer.py --mode time --einsum E --shape S --dtype f32
-                  --space FILE --params JSON INPUT.npy...
+                  --space FILE --params JSON [--long x] INPUT.npy...
 
 Transform spaces: for xik,kj->xij, feinsum's tutorial space (the shipped
 demo_transform_space.py, through feinsum_tutorial_space.py); for the DG
-operator xre,rij,xej->xei, every DG space feinsum ships
+operators xre,rij,xej->xei and xre,rij,ej->xei (the latter feinsum's
+own gradient with geometric factors), every DG space feinsum ships
 (feinsum/tuning/impls/*xre_rij*), each tried on the problem first: a space
 whose reference einsum feinsum cannot match to the problem is reported
 with feinsum's own error, and when none matches the peer is "not run".
 
-The batch axis (x) is feinsum's open axis, a size parameter, set to the
-bench's size through long_dim_length. The limit is OpenTuner's stop_after
+The long axis (--long, default x: the batch of elements) is feinsum's
+open axis, a size parameter, set to the bench's size through
+long_dim_length. The limit is OpenTuner's stop_after
 and a stop of the search at the limit, unless no candidate has been
 measured by then (one of feinsum's candidates takes minutes here: three of
 its timings, each at least 500 launches and 2 s, in batches of up to 4
@@ -43,14 +45,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BATCH = "x"
 
 
-def make_einsum(fnsm, eq, shape, dtype):
+def make_einsum(fnsm, eq, shape, dtype, long):
     ins, _ = eq.split("->")
     arrs = []
     for n, sub in enumerate(ins.split(",")):
-        dims = tuple("N_%s" % BATCH if c == BATCH else shape[c] for c in sub)
+        dims = tuple("N_%s" % long if c == long else shape[c] for c in sub)
         arrs.append(fnsm.array("in%d" % n, dims,
                                "float32" if dtype == "f32" else "float64"))
     return fnsm.einsum(eq, *arrs)
@@ -60,7 +61,7 @@ def spaces_for(eq):
     from feinsum.tuning import _get_impls_path
     if eq == "xik,kj->xij":
         return [os.path.join(HERE, "feinsum_tutorial_space.py")]
-    if eq == "xre,rij,xej->xei":
+    if eq in ("xre,rij,xej->xei", "xre,rij,ej->xei"):
         return sorted(glob.glob(os.path.join(_get_impls_path(),
                                              "*xre_rij*.py")))
     return []
@@ -154,7 +155,7 @@ def tune(a):
     shape = common.parse_shape(a.shape)
     os.environ["FEINSUM_PEER_DTYPE"] = ("float32" if a.dtype == "f32"
                                         else "float64")
-    einsum = make_einsum(fnsm, a.einsum, shape, a.dtype)
+    einsum = make_einsum(fnsm, a.einsum, shape, a.dtype, a.long)
     ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
     dev_name = ctx.devices[0].name
     spaces = spaces_for(a.einsum)
@@ -179,7 +180,7 @@ def tune(a):
         common.not_run("feinsum ships no transform space that applies to "
                        "%s: " % a.einsum + "; ".join(
                            "%s: %s" % kv for kv in tried.items()))
-    x = shape[BATCH]
+    x = shape[a.long]
     os.makedirs(a.workdir, exist_ok=True)
     os.chdir(a.workdir)  # OpenTuner keeps its own database in the cwd
     per_space = a.limit / len(ok)
@@ -276,7 +277,7 @@ def timed(a):
     shape = common.parse_shape(a.shape)
     os.environ["FEINSUM_PEER_DTYPE"] = ("float32" if a.dtype == "f32"
                                         else "float64")
-    einsum = make_einsum(fnsm, a.einsum, shape, a.dtype)
+    einsum = make_einsum(fnsm, a.einsum, shape, a.dtype, a.long)
     ptf = get_transform_func_from_module_path(a.space)
     bound = ptf.bind_args(canonicalize_einsum(einsum), **json.loads(a.params))
     ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
@@ -322,6 +323,7 @@ def main():
     ap.add_argument("--workdir")
     ap.add_argument("--space")
     ap.add_argument("--params")
+    ap.add_argument("--long", default="x")
     ap.add_argument("inputs", nargs="*")
     a = ap.parse_args()
     common.quiet_stdout()

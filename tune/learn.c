@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdbool.h>
 #include <string.h>
 
 /* The problem a run of rows is about, rebuilt once per einsum and
@@ -26,52 +25,37 @@ typedef struct learn_ctx {
     et_einsum e;
 } learn_ctx;
 
-/* sizes ("R=3,x=*,i=10") with each open size ("*") the one tuned_at
- * ("x=4096") gives it, into out; false when one has none or out is too
- * small. */
-static bool at_tune_at(const char *sizes, const char *tuned_at, char *out,
-                       size_t cap)
+/* The problem of einsum text, sizes ("R=3,x=*,i=10") and dtypes with
+ * each open size the one tuned_at ("x=4096") gives it, resolved as a
+ * plain einsum: a batched einsum's open axis stands after its row axis,
+ * which the plain einsum of its text may not have open, and its trials
+ * were measured at the tune-at size. */
+static et_status resolve_at_tune_at(const char *text, const char *sizes,
+                                    const char *tuned_at, const char *dt,
+                                    et_einsum *e, et_diag *d)
 {
-    size_t n = 0;
-    out[0] = '\0';
-    for (const char *p = sizes; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        const char *eq = memchr(p, '=', len);
-        char item[128];
-        if (!eq || len >= sizeof item)
-            return false;
-        size_t name = (size_t)(eq - p);
-        if (len - name == 2 && eq[1] == '*') {
-            /* the name's size in tuned_at */
-            const char *t = tuned_at;
-            const char *v = NULL;
-            while (t && *t) {
-                if (strncmp(t, p, name) == 0 && t[name] == '=') {
-                    v = t + name + 1;
-                    break;
-                }
-                t = strchr(t, ',');
-                if (t)
-                    t++;
-            }
-            if (!v)
-                return false;
-            size_t vl = strcspn(v, ",");
-            if (name + 1 + vl >= sizeof item)
-                return false;
-            snprintf(item, sizeof item, "%.*s=%.*s", (int)name, p, (int)vl,
-                     v);
-        } else {
-            snprintf(item, sizeof item, "%.*s", (int)len, p);
-        }
-        int w = snprintf(out + n, cap - n, "%s%s", n ? "," : "", item);
-        if (w < 0 || (size_t)w >= cap - n)
-            return false;
-        n += (size_t)w;
-        p = end ? end + 1 : p + len;
+    et_subscripts sub;
+    et_shape_spec sp, at;
+    et_dtype dts[ET_MAX_OPERANDS];
+    et_status st = et_subscripts_parse(text, &sub, d);
+    if (st == ET_OK)
+        st = et_shape_spec_parse(sizes, &sp, d);
+    if (st == ET_OK)
+        st = et_shape_spec_parse(tuned_at, &at, d);
+    if (st == ET_OK)
+        st = et_dtype_spec_parse(dt, sub.n_ops, dts, d);
+    for (int i = 0; st == ET_OK && i < sp.n; i++) {
+        if (!sp.open[i])
+            continue;
+        int j = 0;
+        while (j < at.n && strcmp(at.name[j], sp.name[i]) != 0)
+            j++;
+        if (j == at.n)
+            return ET_ERR_INPUT;
+        sp.size[i] = at.size[j];
+        sp.open[i] = false;
     }
-    return true;
+    return st == ET_OK ? et_einsum_resolve(&sub, &sp, NULL, dts, e, d) : st;
 }
 
 /* Rebuilds the untransformed kernel of a row's problem into c->base. */
@@ -97,13 +81,9 @@ static void rebuild_problem(learn_ctx *c, const et_db_sample *s)
             et_einsum_tune_at(&c->e, s->tuned_at, &d) != ET_OK)
             return;
     } else {
-        /* a batched einsum's open axis stands after its row axis, which
-         * the plain einsum of its text may not have open: the problem at
-         * its tune-at size, where its trials were measured */
-        char sz[512];
         if (!s->tuned_at[0] ||
-            !at_tune_at(s->sizes, s->tuned_at, sz, sizeof sz) ||
-            et_einsum_from_strings(s->einsum, sz, dt, &c->e, &d) != ET_OK)
+            resolve_at_tune_at(s->einsum, s->sizes, s->tuned_at, dt, &c->e,
+                               &d) != ET_OK)
             return;
     }
     if (et_kernel_init(&c->e, c->target, &c->base) != ET_OK) {

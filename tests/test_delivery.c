@@ -4,7 +4,10 @@
  *
  * Problems (the table `problems` below): a batched matmul, a row
  * reduction, a full reduction over the non-open axes and a plain one, the
- * 3-operand DG operator, a diagonal and an ellipsis. Each is tuned (small
+ * 3-operand DG operator, a diagonal, an ellipsis, and two batched einsums
+ * (docs/einsum.md): the DG gradient's three rows sharing u, each with its
+ * own output, and the divergence's three rows summed into one. Each is
+ * tuned (small
  * budget, no race, a database of its own) concretely, and with its first
  * axis open where the einsum allows it; the tuned sizes cover 1, 2, a
  * prime and 256. Then every delivery path runs the tuned kernel at sizes
@@ -24,6 +27,12 @@
  *   nvrtc        the CUDA source `eintune export --backend cuda` writes
  *                at each size, compiled with NVRTC (no GPU here)
  *
+ * A batched problem's arrays go in by name where the path takes names
+ * (`eintune run -i NAME=FILE`, one -o per output) and one buffer per row
+ * where it takes buffers (et_cl_kernel_launch_args, the exported header's
+ * arguments: the output's rows, then each operand, a shared one once, a
+ * rowed one row by row); its outputs are read back row by row.
+ *
  * Every output is checked element by element against the extended-
  * precision reference (einsum/reference.c) within the bound the tuner's
  * verification uses (measure/verify.c): |got - ref| <= gamma_n * sum|terms|
@@ -34,8 +43,8 @@
  * printed at the end.
  *
  * Runs $ET_BUILD_DIR/eintune (default build/) and cc; the paths that need
- * them are skipped without. About a minute on two cores (75 s with PoCL's
- * kernel cache empty). ET_KEEP_DELIVERY=1 keeps the temporary directory
+ * them are skipped without. About 100 s on two cores with PoCL's kernel
+ * cache empty. ET_KEEP_DELIVERY=1 keeps the temporary directory
  * (databases, exports, host programs, every command's output) and says
  * where. Not in the valgrind lists: it tunes and builds some 200 kernels.
  */
@@ -80,16 +89,20 @@ typedef struct problem {
     int64_t concrete_at; /* tuned with the axis at this size */
     int64_t open_at;     /* tuned with the axis open, at this size; 0: never
                           * (the einsum cannot open it) */
+    const char *rows;    /* a batched einsum's rows (--batch), or NULL */
 } problem;
 
 static const problem problems[] = {
-    {"bmm", "xik,kj->xij", "x=#,i=8,k=16,j=8", "f32", 16, 256},
-    {"rowsum", "xij->xi", "x=#,i=5,j=16", "f64", 13, 13},
-    {"fullsum", "xij->x", "x=#,i=6,j=7", "f32", 2, 1},
-    {"sum2d", "ij->", "i=#,j=13", "f64", 16, 0},
-    {"dg", "xre,rij,xej->xei", "x=#,r=3,e=4,i=10,j=10", "f64", 7, 2},
-    {"diag", "xii->xi", "x=#,i=7", "f64", 1, 256},
-    {"ellipsis", "...ik,kj->...ij", "...=#x3,i=5,k=6,j=7", "f32", 4, 0},
+    {"bmm", "xik,kj->xij", "x=#,i=8,k=16,j=8", "f32", 16, 256, NULL},
+    {"rowsum", "xij->xi", "x=#,i=5,j=16", "f64", 13, 13, NULL},
+    {"fullsum", "xij->x", "x=#,i=6,j=7", "f32", 2, 1, NULL},
+    {"sum2d", "ij->", "i=#,j=13", "f64", 16, 0, NULL},
+    {"dg", "xre,rij,xej->xei", "x=#,r=3,e=4,i=10,j=10", "f64", 7, 2, NULL},
+    {"diag", "xii->xi", "x=#,i=7", "f64", 1, 256, NULL},
+    {"ellipsis", "...ik,kj->...ij", "...=#x3,i=5,k=6,j=7", "f32", 4, 0, NULL},
+    {"grad", "xj,ij->xi", "x=#,i=6,j=5", "f64", 9, 64, "u,Dr; u,Ds; u,Dt"},
+    {"div", "xj,ij->xi", "x=#,i=4,j=7", "f32", 5, 3,
+     "u0,Dr + u1,Ds + u2,Dt"},
 };
 #define N_PROBLEMS (sizeof problems / sizeof problems[0])
 
@@ -187,6 +200,24 @@ static void shape_at(const problem *p, int64_t n, char *out, size_t cap)
     else
         snprintf(num, sizeof num, "*");
     snprintf(out, cap, "%.*s%s%s", (int)(h - p->shape), p->shape, num, h + 1);
+}
+
+/* The problem p with its first axis at n (0: open), batched when p has
+ * rows; ET_OK or the failing call's status with d set. */
+static et_status problem_at(const problem *p, int64_t n, et_problem **out,
+                            et_diag *d)
+{
+    char shape[256];
+    shape_at(p, n, shape, sizeof shape);
+    *out = NULL;
+    et_status st = et_problem_init(p->einsum, shape, p->dtype, out, d);
+    if (st == ET_OK && p->rows)
+        st = et_problem_set_batch(*out, p->rows, d);
+    if (st != ET_OK) {
+        et_problem_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 /* The first axis' letter, "x" ("" for an ellipsis). */
@@ -295,12 +326,11 @@ static void entry_add(const problem *p, bool open, int64_t at)
 static void entry_tune(entry *en)
 {
     const problem *p = en->p;
-    char shape[256];
-    shape_at(p, en->open ? 0 : en->at, shape, sizeof shape);
     et_problem *pr = NULL;
     et_diag d;
-    if (et_problem_init(p->einsum, shape, p->dtype, &pr, &d) != ET_OK) {
-        say(en->opts, sizeof en->opts, "problem %s: %s", shape, d.msg);
+    if (problem_at(p, en->open ? 0 : en->at, &pr, &d) != ET_OK) {
+        say(en->opts, sizeof en->opts, "problem %s %s: %s", p->einsum,
+            p->shape, d.msg);
         return;
     }
     if (en->open) {
@@ -443,6 +473,19 @@ typedef struct data {
     size_t out_bytes;
     char npy[ET_MAX_OPERANDS][600];  /* inputs as .npy */
     char raw[ET_MAX_OPERANDS][600];  /* inputs as raw dense arrays */
+    /* The kernel's buffers in the documented order: the output's (its
+     * rows, or 1), then every input's (a rowed operand's rows, one for
+     * any other): operand and row (-1: the whole array) and, for the
+     * inputs, raw files. An unbatched problem: the output, the inputs. */
+    int n_out_args;
+    int n_in_args;
+    int in_arg_op[ET_MAX_BATCH_ARGS];
+    int in_arg_row[ET_MAX_BATCH_ARGS];
+    char in_arg_raw[ET_MAX_BATCH_ARGS][600];
+    /* A batched problem's arrays by name, as `eintune run -i` takes them:
+     * "NAME=FILE.npy", each distinct name once. */
+    int n_named;
+    char named[ET_MAX_ROWS * ET_MAX_OPERANDS][700];
 } data;
 
 static data *g_data[N_PROBLEMS * 8];
@@ -469,6 +512,81 @@ static void write_file(const char *path, const void *buf, size_t n)
     assert_int_equal(fclose(f), 0);
 }
 
+/* Operand k's array (k >= 0) of one row (row < 0: the whole array) in
+ * dd's inputs, and its bytes. */
+static const void *in_slice(const data *dd, int k, int row, size_t *bytes)
+{
+    if (row < 0) {
+        *bytes = dd->in_bytes[k];
+        return dd->in[k];
+    }
+    *bytes = (size_t)et_einsum_row_elems(dd->e, k) *
+             et_dtype_size(dd->e->op[k].dtype);
+    return (const char *)dd->in[k] + (size_t)row * *bytes;
+}
+
+/* dd's buffer list, and a batched problem's raw files per row and .npy
+ * files per name. */
+static void data_args(data *dd, const problem *p, const et_rows *rows)
+{
+    const et_einsum *e = dd->e;
+    int n_rows = e->n_rows;
+    dd->n_out_args = et_einsum_op_rowed(e, -1) ? n_rows : 1;
+    for (int k = 0; k < e->n_ops; k++) {
+        bool rowed = et_einsum_op_rowed(e, k);
+        for (int r = 0; r < (rowed ? n_rows : 1); r++) {
+            int a = dd->n_in_args++;
+            assert_true(a < ET_MAX_BATCH_ARGS);
+            dd->in_arg_op[a] = k;
+            dd->in_arg_row[a] = rowed ? r : -1;
+            if (!rowed) {
+                snprintf(dd->in_arg_raw[a], sizeof dd->in_arg_raw[a], "%s",
+                         dd->raw[k]);
+                continue;
+            }
+            snprintf(dd->in_arg_raw[a], sizeof dd->in_arg_raw[a],
+                     "%s/%s-%lld-in%d-row%d.bin", g_dir, p->id,
+                     (long long)dd->size, k, r);
+            size_t nb;
+            const void *src = in_slice(dd, k, r, &nb);
+            write_file(dd->in_arg_raw[a], src, nb);
+        }
+    }
+    if (!p->rows)
+        return;
+    for (int r = 0; r < rows->n_rows; r++) {
+        for (int k = 0; k < e->n_ops; k++) {
+            const char *name = rows->name[r][k];
+            bool seen = false;
+            for (int i = 0; i < dd->n_named && !seen; i++)
+                seen = strncmp(dd->named[i], name, strlen(name)) == 0 &&
+                       dd->named[i][strlen(name)] == '=';
+            if (seen)
+                continue;
+            bool rowed = et_einsum_op_rowed(e, k);
+            char path[600];
+            snprintf(path, sizeof path, "%s/%s-%lld-%s.npy", g_dir, p->id,
+                     (long long)dd->size, name);
+            et_operand op;
+            et_einsum_row_operand(e, k, &op);
+            et_array a;
+            memset(&a, 0, sizeof a);
+            a.dtype = op.dtype;
+            a.rank = op.rank;
+            for (int i = 0; i < op.rank; i++)
+                a.dim[i] = op.dim[i];
+            size_t nb;
+            a.data = (void *)in_slice(dd, k, rowed ? r : -1, &nb);
+            et_diag d;
+            if (et_npy_write(path, &a, &d) != ET_OK)
+                fail_msg("%s: %s", path, d.msg);
+            assert_true(dd->n_named < ET_MAX_ROWS * ET_MAX_OPERANDS);
+            snprintf(dd->named[dd->n_named++], sizeof dd->named[0], "%s=%s",
+                     name, path);
+        }
+    }
+}
+
 /* The data of problem p at size n, made once. */
 static const data *data_get(const problem *p, int64_t n)
 {
@@ -488,6 +606,13 @@ static const data *data_get(const problem *p, int64_t n)
     if (et_einsum_from_strings(p->einsum, shape, p->dtype, dd->e, &d) !=
         ET_OK)
         fail_msg("%s %s: %s", p->einsum, shape, d.msg);
+    et_rows rows;
+    memset(&rows, 0, sizeof rows);
+    if (p->rows) {
+        et_einsum base = *dd->e;
+        if (et_einsum_batch_spec(&base, p->rows, &rows, dd->e, &d) != ET_OK)
+            fail_msg("%s --batch '%s': %s", p->einsum, p->rows, d.msg);
+    }
     const et_einsum *e = dd->e;
     uint64_t rs = 0x9e3779b97f4a7c15ull ^ ((uint64_t)(p - problems) << 32) ^
                   (uint64_t)n;
@@ -519,6 +644,7 @@ static const data *data_get(const problem *p, int64_t n)
         if (et_npy_write(dd->npy[k], &a, &d) != ET_OK)
             fail_msg("%s: %s", dd->npy[k], d.msg);
     }
+    data_args(dd, p, &rows);
     dd->n_out = et_einsum_operand_elems(e, -1);
     dd->out_bytes = (size_t)dd->n_out * et_dtype_size(e->out.dtype);
     size_t no = (size_t)(dd->n_out ? dd->n_out : 1);
@@ -724,9 +850,16 @@ static void skip_all(entry *en, dpath pa, const char *why)
 /* Buffers of dd's inputs and a NaN output in the fixture's context,
  * launched through k with the index sizes `sizes` (NULL: the problem's),
  * the output checked. */
+static void cl_launch_args_check(entry *en, dpath pa, et_loaded_kernel *k,
+                                 const data *dd, const int64_t *sizes);
+
 static void cl_launch_check(entry *en, dpath pa, et_loaded_kernel *k,
                             const data *dd, const int64_t *sizes)
 {
+    if (dd->e->n_rows > 0) {
+        cl_launch_args_check(en, pa, k, dd, sizes);
+        return;
+    }
     cl_int rc;
     cl_mem in[ET_MAX_OPERANDS] = {0}, out = NULL;
     void *host = nan_output(dd);
@@ -766,6 +899,72 @@ static void cl_launch_check(entry *en, dpath pa, et_loaded_kernel *k,
     free(host);
 }
 
+/* A batched problem's launch: one buffer per argument as
+ * et_loaded_kernel_arg names it (a row of the output or of a rowed
+ * operand holds that row alone), through et_cl_kernel_launch_args; the
+ * outputs read back row by row into one array and checked. */
+static void cl_launch_args_check(entry *en, dpath pa, et_loaded_kernel *k,
+                                 const data *dd, const int64_t *sizes)
+{
+    cl_int rc;
+    int n_args = et_loaded_kernel_n_args(k);
+    cl_mem buf[ET_MAX_BATCH_ARGS] = {0};
+    char *host = nan_output(dd);
+    size_t out_row = dd->out_bytes / (size_t)dd->n_out_args;
+    char what[300];
+    snprintf(what, sizeof what, "%s: %s", et_loaded_kernel_name(k),
+             et_loaded_kernel_opts(k));
+    if (n_args != dd->n_out_args + dd->n_in_args) {
+        fail_cell(en, pa, dd->size, NAN, "%d kernel arguments, not %d [%s]",
+                  n_args, dd->n_out_args + dd->n_in_args, what);
+        free(host);
+        return;
+    }
+    for (int a = 0; a < n_args; a++) {
+        int op = -2, row = -2;
+        assert_int_equal(et_loaded_kernel_arg(k, a, &op, &row), 0);
+        size_t nb;
+        const void *src;
+        if (op < 0) {
+            nb = out_row;
+            src = host + (size_t)(row < 0 ? 0 : row) * out_row;
+        } else {
+            src = in_slice(dd, op, row, &nb);
+        }
+        buf[a] = clCreateBuffer(g_cl.ctx,
+                                CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                nb ? nb : 1, nb ? (void *)src : (void *)&rc,
+                                &rc);
+        assert_int_equal(rc, CL_SUCCESS);
+    }
+    et_diag d;
+    cl_event ev = NULL;
+    if (et_cl_kernel_launch_args(k, g_cl.q, buf, n_args, sizes, &ev, &d) !=
+        ET_OK) {
+        fail_cell(en, pa, dd->size, NAN, "et_cl_kernel_launch_args: %s [%s]",
+                  d.msg, what);
+    } else {
+        assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+        for (int a = 0; a < n_args; a++) {
+            int op, row;
+            et_loaded_kernel_arg(k, a, &op, &row);
+            if (op >= 0)
+                continue;
+            assert_int_equal(
+                clEnqueueReadBuffer(g_cl.q, buf[a], CL_TRUE, 0, out_row,
+                                    host + (size_t)(row < 0 ? 0 : row) *
+                                               out_row,
+                                    0, NULL, NULL),
+                CL_SUCCESS);
+        }
+        check_output(en, pa, dd, host, what);
+    }
+    for (int a = 0; a < n_args; a++)
+        clReleaseMemObject(buf[a]);
+    free(host);
+}
+
 /* api: the concrete problem at each size, loaded and launched. */
 static void deliver_api(entry *en)
 {
@@ -773,13 +972,9 @@ static void deliver_api(entry *en)
         return;
     for (int s = 0; s < en->n_sizes; s++) {
         const data *dd = data_get(en->p, en->sizes[s]);
-        char shape[256];
-        shape_at(en->p, en->sizes[s], shape, sizeof shape);
         et_problem *pr = NULL;
         et_diag d;
-        assert_int_equal(et_problem_init(en->p->einsum, shape, en->p->dtype,
-                                         &pr, &d),
-                         ET_OK);
+        assert_int_equal(problem_at(en->p, en->sizes[s], &pr, &d), ET_OK);
         et_load_options lo = {.db = en->db};
         et_loaded_kernel *k = NULL;
         if (et_cl_kernel_load(pr, g_cl.ctx, g_cl.dev, &lo, &k, &d) != ET_OK)
@@ -797,13 +992,9 @@ static void deliver_api_open(entry *en)
 {
     if (!en->open || !have_kernel(en, PATH_API_OPEN))
         return;
-    char shape[256];
-    shape_at(en->p, 0, shape, sizeof shape);
     et_problem *pr = NULL;
     et_diag d;
-    assert_int_equal(et_problem_init(en->p->einsum, shape, en->p->dtype, &pr,
-                                     &d),
-                     ET_OK);
+    assert_int_equal(problem_at(en->p, 0, &pr, &d), ET_OK);
     et_load_options lo = {.db = en->db};
     et_loaded_kernel *k = NULL;
     if (et_cl_kernel_load(pr, g_cl.ctx, g_cl.dev, &lo, &k, &d) != ET_OK) {
@@ -836,13 +1027,9 @@ static void deliver_run(entry *en)
         return;
     for (int s = 0; s < en->n_sizes; s++) {
         const data *dd = data_get(en->p, en->sizes[s]);
-        char shape[256];
-        shape_at(en->p, en->sizes[s], shape, sizeof shape);
         et_problem *pr = NULL;
         et_diag d;
-        assert_int_equal(et_problem_init(en->p->einsum, shape, en->p->dtype,
-                                         &pr, &d),
-                         ET_OK);
+        assert_int_equal(problem_at(en->p, en->sizes[s], &pr, &d), ET_OK);
         et_run_options ro = {0};
         ro.db = en->db;
         ro.best = 1;
@@ -891,20 +1078,32 @@ static void deliver_cli(entry *en)
     }
     for (int s = 0; s < en->n_sizes; s++) {
         const data *dd = data_get(en->p, en->sizes[s]);
-        char tag[128], out[600];
+        char tag[128], out[ET_MAX_ROWS][600];
         snprintf(tag, sizeof tag, "%s-cli-%lld", en->tag, (long long)dd->size);
-        snprintf(out, sizeof out, "%s/%s.npy", g_dir, tag);
-        char *argv[32];
+        char *argv[24 + 2 * ET_MAX_ROWS * (ET_MAX_OPERANDS + 1)];
         int a = 0;
         argv[a++] = g_bin;
         argv[a++] = "run";
         argv[a++] = (char *)en->p->einsum;
-        for (int k = 0; k < dd->e->n_ops; k++) {
-            argv[a++] = "-i";
-            argv[a++] = (char *)dd->npy[k];
+        if (en->p->rows) {
+            /* the arrays by name, an output per row */
+            argv[a++] = "--batch";
+            argv[a++] = (char *)en->p->rows;
+            for (int i = 0; i < dd->n_named; i++) {
+                argv[a++] = "-i";
+                argv[a++] = (char *)dd->named[i];
+            }
+        } else {
+            for (int k = 0; k < dd->e->n_ops; k++) {
+                argv[a++] = "-i";
+                argv[a++] = (char *)dd->npy[k];
+            }
         }
-        argv[a++] = "-o";
-        argv[a++] = out;
+        for (int r = 0; r < dd->n_out_args; r++) {
+            snprintf(out[r], sizeof out[r], "%s/%s-out%d.npy", g_dir, tag, r);
+            argv[a++] = "-o";
+            argv[a++] = out[r];
+        }
         argv[a++] = "--best";
         argv[a++] = "--db";
         argv[a++] = en->db;
@@ -917,20 +1116,35 @@ static void deliver_cli(entry *en)
                       err);
             continue;
         }
-        et_array got;
-        et_diag d;
-        if (et_npy_read(out, &got, &d) != ET_OK) {
-            fail_cell(en, PATH_CLI, dd->size, NAN, "%s: %s", out, d.msg);
-            continue;
+        /* the outputs, row after row, into one array */
+        char *host = nan_output(dd);
+        int64_t row_elems = dd->n_out / dd->n_out_args;
+        size_t row_bytes = dd->out_bytes / (size_t)dd->n_out_args;
+        bool read = true;
+        for (int r = 0; r < dd->n_out_args && read; r++) {
+            et_array got;
+            et_diag d;
+            if (et_npy_read(out[r], &got, &d) != ET_OK) {
+                fail_cell(en, PATH_CLI, dd->size, NAN, "%s: %s", out[r],
+                          d.msg);
+                read = false;
+                break;
+            }
+            if (et_array_elems(&got) != row_elems ||
+                got.dtype != dd->e->out.dtype) {
+                fail_cell(en, PATH_CLI, dd->size, NAN,
+                          "%s: %lld elements, not %lld", out[r],
+                          (long long)et_array_elems(&got),
+                          (long long)row_elems);
+                read = false;
+            } else {
+                memcpy(host + (size_t)r * row_bytes, got.data, row_bytes);
+            }
+            et_array_free(&got);
         }
-        if (et_array_elems(&got) != dd->n_out ||
-            got.dtype != dd->e->out.dtype)
-            fail_cell(en, PATH_CLI, dd->size, NAN,
-                      "%s: %lld elements, not %lld", out,
-                      (long long)et_array_elems(&got), (long long)dd->n_out);
-        else
-            check_output(en, PATH_CLI, dd, got.data, err);
-        et_array_free(&got);
+        if (read)
+            check_output(en, PATH_CLI, dd, host, err);
+        free(host);
     }
 }
 
@@ -970,22 +1184,25 @@ static void host_run(entry *en, dpath pa, const char *dir, const char *name,
     char exe[700], src[700];
     snprintf(exe, sizeof exe, "%s/host", dir);
     snprintf(src, sizeof src, "%s/%s.cl", dir, name);
-    char *argv[2 + MAX_SIZES * (ET_MAX_OPERANDS + 2) + 1];
-    char outs[MAX_SIZES][700];
+    static char *argv[2 + MAX_SIZES * (ET_MAX_BATCH_ARGS + 1) + 1];
+    static char outs[MAX_SIZES][ET_MAX_ROWS][700];
     int a = 0;
     argv[a++] = exe;
     argv[a++] = src;
     for (int i = 0; i < n; i++) {
         const data *dd = data_get(en->p, en->sizes[slot[i]]);
-        snprintf(outs[i], sizeof outs[i], "%s/out-%lld.bin", dir,
-                 (long long)dd->size);
-        void *nan = nan_output(dd);
-        write_file(outs[i], nan, dd->out_bytes);
-        free(nan);
+        char *nan = nan_output(dd);
+        size_t row_bytes = dd->out_bytes / (size_t)dd->n_out_args;
         argv[a++] = sizes_arg[i];
-        argv[a++] = outs[i];
-        for (int k = 0; k < dd->e->n_ops; k++)
-            argv[a++] = (char *)dd->raw[k];
+        for (int r = 0; r < dd->n_out_args; r++) {
+            snprintf(outs[i][r], sizeof outs[i][r], "%s/out-%lld-%d.bin",
+                     dir, (long long)dd->size, r);
+            write_file(outs[i][r], nan + (size_t)r * row_bytes, row_bytes);
+            argv[a++] = outs[i][r];
+        }
+        free(nan);
+        for (int k = 0; k < dd->n_in_args; k++)
+            argv[a++] = (char *)dd->in_arg_raw[k];
     }
     argv[a] = NULL;
     int rc = spawn(argv, tag);
@@ -1019,16 +1236,23 @@ static void host_run(entry *en, dpath pa, const char *dir, const char *name,
             snprintf(what, sizeof what, "%.*s", (int)(nl - line), line);
             line = nl + 1;
         }
-        FILE *f = fopen(outs[i], "rb");
-        void *out = malloc(dd->out_bytes ? dd->out_bytes : 1);
+        char *out = malloc(dd->out_bytes ? dd->out_bytes : 1);
         assert_non_null(out);
-        size_t got = f ? fread(out, 1, dd->out_bytes, f) : 0;
-        if (f)
-            fclose(f);
-        if (got != dd->out_bytes)
-            fail_cell(en, pa, dd->size, NAN, "%s: %zu bytes, not %zu",
-                      outs[i], got, dd->out_bytes);
-        else
+        size_t row_bytes = dd->out_bytes / (size_t)dd->n_out_args;
+        bool read = true;
+        for (int r = 0; r < dd->n_out_args && read; r++) {
+            FILE *f = fopen(outs[i][r], "rb");
+            size_t got =
+                f ? fread(out + (size_t)r * row_bytes, 1, row_bytes, f) : 0;
+            if (f)
+                fclose(f);
+            if (got != row_bytes) {
+                fail_cell(en, pa, dd->size, NAN, "%s: %zu bytes, not %zu",
+                          outs[i][r], got, row_bytes);
+                read = false;
+            }
+        }
+        if (read)
             check_output(en, pa, dd, out, what);
         free(out);
     }
@@ -1043,9 +1267,15 @@ static bool export_at(entry *en, int64_t n, const char *backend,
 {
     char shape[256];
     shape_at(en->p, n, shape, sizeof shape);
-    int rc = eintune(tag, "export", en->p->einsum, "--shape", shape,
-                     "--dtype", en->p->dtype, "--db", en->db, "--backend",
-                     backend, "--name", KERNEL, "-o", dir, (char *)NULL);
+    int rc = en->p->rows
+                 ? eintune(tag, "export", en->p->einsum, "--batch",
+                           en->p->rows, "--shape", shape, "--dtype",
+                           en->p->dtype, "--db", en->db, "--backend",
+                           backend, "--name", KERNEL, "-o", dir, (char *)NULL)
+                 : eintune(tag, "export", en->p->einsum, "--shape", shape,
+                           "--dtype", en->p->dtype, "--db", en->db,
+                           "--backend", backend, "--name", KERNEL, "-o", dir,
+                           (char *)NULL);
     if (rc != 0) {
         char err[400];
         tail_of(tag, "err", err, sizeof err);
@@ -1158,9 +1388,15 @@ static void deliver_dispatch(entry *en)
     snprintf(tag, sizeof tag, "%s-dispatch", en->tag);
     snprintf(dir, sizeof dir, "%s/%s", g_dir, tag);
     dispatch_shape(en, shape, sizeof shape);
-    int rc = eintune(tag, "export", en->p->einsum, "--shape", shape,
-                     "--dtype", en->p->dtype, "--db", en->db, "--dispatch",
-                     "--name", TABLE, "-o", dir, (char *)NULL);
+    int rc = en->p->rows
+                 ? eintune(tag, "export", en->p->einsum, "--batch",
+                           en->p->rows, "--shape", shape, "--dtype",
+                           en->p->dtype, "--db", en->db, "--dispatch",
+                           "--name", TABLE, "-o", dir, (char *)NULL)
+                 : eintune(tag, "export", en->p->einsum, "--shape", shape,
+                           "--dtype", en->p->dtype, "--db", en->db,
+                           "--dispatch", "--name", TABLE, "-o", dir,
+                           (char *)NULL);
     if (rc != 0) {
         char err[400];
         tail_of(tag, "err", err, sizeof err);

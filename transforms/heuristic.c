@@ -12,6 +12,8 @@
  * accumulator bytes a register block may take; on CUDA, a thread's. */
 #define BLOCK_BYTES 1024
 #define BLOCK_BYTES_CUDA 256
+/* A CPU work-group's blocks of the batch axis at most (suggest). */
+#define CPU_GROUP 8
 /* Registers a block leaves free for the compiler's own temporaries. */
 #define SPARE_REGS 4
 
@@ -180,6 +182,23 @@ static int suggest(const et_kernel *k, int batch, bool with_batch,
     take(w, k->n_opts, &out[n]);
     if (out[n].n_opts > 0)
         n++;
+    /* a CPU's work-group (not CUDA, whose blocks are suggest_cuda_block's):
+     * the block with the batch axis in it, and neighbouring blocks of the
+     * batch axis side by side in one work-group, LOCAL by the largest
+     * power of two up to CPU_GROUP that divides what the block leaves */
+    if (with_batch && k->target.backend != ET_BACKEND_CUDA) {
+        et_kernel *g = et_kernel_clone(w);
+        int64_t left = g ? g->part[g->outer[batch]].size : 0;
+        int64_t d = CPU_GROUP;
+        while (d >= 2 && left % d != 0)
+            d /= 2;
+        if (g && d >= 2 && g->part[g->outer[batch]].kind == ET_PART_GLOBAL &&
+            try_opt(g, ET_OPT_LOCAL, e->idx[batch].name, d)) {
+            take(g, k->n_opts, &out[n]);
+            n++;
+        }
+        et_kernel_free(g);
+    }
     /* the loop: the largest divisor up to 64 of what the block leaves of
      * the batch axis */
     int64_t n_loop = batch >= 0 ? divisor_up_to(

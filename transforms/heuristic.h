@@ -34,6 +34,10 @@
  *     use the batch axis) is copied to local memory once per work-group,
  *     and each work-item iterates the batch axis, so that the copy serves
  *     many of its values.
+ *   - not on CUDA (a CPU's work-groups): the block with the batch axis
+ *     in it, and with LOCAL(batch, n) after it, n the largest power of
+ *     two up to 8 dividing what the block leaves of the batch axis, so
+ *     that neighbouring blocks share a work-group;
  *   - on CUDA, first a thread block (LOCAL on the output axes, innermost
  *     first, up to 256 threads), a register tile and FACTOR, then the
  *     same with PREFETCH tiles of the largest summed axis, when the

@@ -1181,8 +1181,22 @@ static void test_heuristics(void **state)
          {"UPCAST(j,0) UPCAST(i,0)", "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,48)",
           "UPCAST(j,0) UPCAST(i,0) UPCAST(x,16)",
           "UPCAST(j,0) UPCAST(i,0) UPCAST(x,16) STAGE LOOP(x,3)"}},
-        /* a full reduction: no global axis, nothing to suggest */
-        {"xij->", "x=64,i=8,j=8", "f32", 0, 0, {NULL}},
+        /* a full reduction: no global axis, no register block; on a CPU
+         * each work-item runs along the contiguous j (UNROLL by 8) and
+         * SPLIT spreads x over work-groups (its largest divisor up to
+         * 64) */
+        {"xij->", "x=64,i=8,j=8", "f32", 0, 1, {"UNROLL(j,8) SPLIT(x,64)"}},
+        {"xij->", "x=128,i=16,j=64", "f32", 16, 1,
+         {"UNROLL(j,8) SPLIT(x,64)"}},
+        /* a batched matvec: i strided in xik, k its contiguous summed
+         * axis: first along k with 4 of x in a work-item, then the
+         * register blocks */
+        {"xik,xk->xi", "x=4096,i=128,k=128", "f32", 16, 4,
+         {"UNROLL(k,8) UPCAST(x,4)", "UPCAST(i,0)", "UPCAST(i,0) UPCAST(x,2)",
+          "UPCAST(i,0) UPCAST(x,2) LOCAL(x,8)"}},
+        /* a row reduction (i strided in xij), AVX2 */
+        {"xij->xi", "x=512,i=256,j=256", "f64", 8, 2,
+         {"UNROLL(j,8) UPCAST(x,4)", "UPCAST(i,16)"}},
         /* 64-byte vectors (AVX-512: 16 f32, 8 f64), 28 registers: j
          * padded to 40 f64 (5 registers a row), 4 rows of x */
         {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 16, 5,

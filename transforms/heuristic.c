@@ -334,11 +334,78 @@ static int suggest_cuda_block(const et_kernel *k, et_heuristic *out)
     return n;
 }
 
+/*
+ * A CPU's reduction (not CUDA): when the innermost output axis is strided
+ * in a large input (or there is no output axis) and the largest input's
+ * innermost dimension is a summed axis, the register block along the
+ * output axes would load with a stride; a work-item instead runs along
+ * the contiguous summed axis, UNROLL by its largest divisor up to
+ * CPU_UNROLL, and upcasts the batch axis (else the outermost output axis)
+ * by its largest divisor up to CPU_ROWS; without output axes, SPLIT of
+ * the largest other summed axis by its largest divisor up to CPU_SPLIT
+ * spreads the sum over work-groups.
+ */
+#define CPU_UNROLL 8
+#define CPU_ROWS 4
+#define CPU_SPLIT 64
+
+static int suggest_cpu_reduction(const et_kernel *k, int batch,
+                                 et_heuristic *out)
+{
+    const et_einsum *e = &k->e;
+    int inner = -1;
+    for (int a = e->n_out - 1; a >= 0 && inner < 0; a--)
+        if (block_axis(e, a))
+            inner = a;
+    if (inner >= 0 && coalesced_along(e, inner))
+        return 0;
+    int big = -1;
+    for (int op = 0; op < e->n_ops; op++)
+        if (e->op[op].rank > 0 &&
+            (big < 0 || et_einsum_operand_elems(e, op) >
+                            et_einsum_operand_elems(e, big)))
+            big = op;
+    if (big < 0)
+        return 0;
+    int r = e->op[big].idx[e->op[big].rank - 1];
+    if (r < e->n_out || (e->n_rows && r == e->row_axis))
+        return 0;
+    et_kernel *w = et_kernel_clone(k);
+    if (!w)
+        return 0;
+    int64_t d = divisor_up_to(e->idx[r].size, CPU_UNROLL);
+    bool any = d >= 2 && try_opt(w, ET_OPT_UNROLL, e->idx[r].name, d);
+    if (inner >= 0) {
+        int a = batch >= 0 ? batch : -1;
+        for (int b = 0; b < e->n_out && a < 0; b++)
+            if (block_axis(e, b))
+                a = b;
+        any = (a >= 0 && upcast_up_to(w, a, CPU_ROWS)) || any;
+    } else {
+        int s = -1;
+        for (int b = e->n_out; b < e->n_idx; b++)
+            if (b != r && !(e->n_rows && b == e->row_axis) &&
+                (s < 0 || e->idx[b].size > e->idx[s].size))
+                s = b;
+        int64_t n = s >= 0 ? divisor_up_to(e->idx[s].size, CPU_SPLIT) : 1;
+        any = (n >= 2 && try_opt(w, ET_OPT_SPLIT, e->idx[s].name, n)) || any;
+    }
+    int n = 0;
+    if (any) {
+        take(w, k->n_opts, out);
+        n = out->n_opts > 0;
+    }
+    et_kernel_free(w);
+    return n;
+}
+
 int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
 {
     const et_einsum *e = &k->e;
     if (e->n_out == 0)
-        return 0;
+        return k->target.backend == ET_BACKEND_CUDA
+                   ? 0
+                   : suggest_cpu_reduction(k, -1, out);
     /* the batch axis: the outermost, when no other global axis is larger
      * (after a batched kernel's row axis) */
     bool out_rows = et_einsum_op_rowed(e, -1);
@@ -350,6 +417,8 @@ int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
     int n = 0;
     if (k->target.backend == ET_BACKEND_CUDA)
         n += suggest_cuda_block(k, out);
+    else
+        n += suggest_cpu_reduction(k, batch, out);
     n += suggest(k, batch, false, false, out + n);
     n += suggest(k, batch, true, false, out + n);
     if (!out_rows)

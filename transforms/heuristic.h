@@ -38,6 +38,12 @@
  *     in it, and with LOCAL(batch, n) after it, n the largest power of
  *     two up to 8 dividing what the block leaves of the batch axis, so
  *     that neighbouring blocks share a work-group;
+ *   - not on CUDA, first a reduction's form when the innermost output
+ *     axis is strided in a large input (or there is none) and the
+ *     largest input's innermost dimension is a summed axis: UNROLL of
+ *     that axis by up to 8, and UPCAST of the batch axis (else the
+ *     outermost output axis) by up to 4, or, without output axes, SPLIT
+ *     of the largest other summed axis by up to 64;
  *   - on CUDA, first a thread block (LOCAL on the output axes, innermost
  *     first, up to 256 threads), a register tile and FACTOR, then the
  *     same with PREFETCH tiles of the largest summed axis, when the
@@ -51,7 +57,7 @@
 
 #include "transforms/kernel.h"
 
-#define ET_HEURISTIC_MAX 10       /* suggestions at most */
+#define ET_HEURISTIC_MAX 12       /* suggestions at most */
 #define ET_HEURISTIC_MAX_OPTS 16  /* opts per suggestion at most */
 
 /* One suggestion: opts to apply after the kernel's own. Plain value. */

@@ -1,7 +1,8 @@
 /*
  * heuristic.c - the opts a kernel's structure suggests before any search:
  * a register block along the innermost output axes, FACTOR, and STAGE with
- * a loop over the batch axis (the rules are in heuristic.h).
+ * a loop over the batch axis; on a CPU a reduction's form and work-groups
+ * of blocks, on CUDA a thread block (the rules are in heuristic.h).
  */
 #include "transforms/heuristic.h"
 

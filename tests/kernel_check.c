@@ -164,7 +164,9 @@ static et_status run_and_compare(et_device *dev, const et_kernel *k,
     double u_out = e->out.dtype == e->acc_dtype ? 0 : unit_roundoff(e->out.dtype);
     double n = (double)(K + nops - 2);
     /* as measure/verify.c: no bound where n u reaches 1 */
-    double gamma = n > 0 ? (n * u < 1 ? n * u / (1 - n * u) : INFINITY) : 0;
+    double gamma = n <= 0       ? 0
+                   : n * u < 1 ? n * u / (1 - n * u)
+                               : INFINITY;
     for (int64_t i = 0; i < no; i++) {
         double got = os == 4 ? ((float *)host[0])[i] : ((double *)host[0])[i];
         long double bound = gamma * abs_terms[i] + u_out * fabsl(ref[i]);

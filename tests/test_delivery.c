@@ -909,6 +909,7 @@ static void cl_launch_args_check(entry *en, dpath pa, et_loaded_kernel *k,
     cl_int rc;
     int n_args = et_loaded_kernel_n_args(k);
     cl_mem buf[ET_MAX_BATCH_ARGS] = {0};
+    int op[ET_MAX_BATCH_ARGS], row[ET_MAX_BATCH_ARGS];
     char *host = nan_output(dd);
     size_t out_row = dd->out_bytes / (size_t)dd->n_out_args;
     char what[300];
@@ -921,15 +922,14 @@ static void cl_launch_args_check(entry *en, dpath pa, et_loaded_kernel *k,
         return;
     }
     for (int a = 0; a < n_args; a++) {
-        int op = -2, row = -2;
-        assert_int_equal(et_loaded_kernel_arg(k, a, &op, &row), 0);
+        assert_int_equal(et_loaded_kernel_arg(k, a, &op[a], &row[a]), 0);
         size_t nb;
         const void *src;
-        if (op < 0) {
+        if (op[a] < 0) {
             nb = out_row;
-            src = host + (size_t)(row < 0 ? 0 : row) * out_row;
+            src = host + (size_t)(row[a] < 0 ? 0 : row[a]) * out_row;
         } else {
-            src = in_slice(dd, op, row, &nb);
+            src = in_slice(dd, op[a], row[a], &nb);
         }
         buf[a] = clCreateBuffer(g_cl.ctx,
                                 CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
@@ -947,13 +947,11 @@ static void cl_launch_args_check(entry *en, dpath pa, et_loaded_kernel *k,
         assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
         clReleaseEvent(ev);
         for (int a = 0; a < n_args; a++) {
-            int op, row;
-            et_loaded_kernel_arg(k, a, &op, &row);
-            if (op >= 0)
+            if (op[a] >= 0)
                 continue;
             assert_int_equal(
                 clEnqueueReadBuffer(g_cl.q, buf[a], CL_TRUE, 0, out_row,
-                                    host + (size_t)(row < 0 ? 0 : row) *
+                                    host + (size_t)(row[a] < 0 ? 0 : row[a]) *
                                                out_row,
                                     0, NULL, NULL),
                 CL_SUCCESS);
@@ -1052,14 +1050,29 @@ static void deliver_run(entry *en)
 
 /* ---- the eintune command ------------------------------------------------ */
 
-/* `eintune ARGS...` (NULL-terminated) with its output under tag. */
-static int eintune(const char *tag, ...)
+/* `eintune export` of en's problem (its einsum, rows, dtype and
+ * database) with the shape spec `shape`, then ARGS... (NULL-terminated),
+ * its output under tag. */
+static int eintune_export(const char *tag, const entry *en,
+                          const char *shape, ...)
 {
     char *argv[64];
     int n = 0;
     argv[n++] = g_bin;
+    argv[n++] = "export";
+    argv[n++] = (char *)en->p->einsum;
+    if (en->p->rows) {
+        argv[n++] = "--batch";
+        argv[n++] = (char *)en->p->rows;
+    }
+    argv[n++] = "--shape";
+    argv[n++] = (char *)shape;
+    argv[n++] = "--dtype";
+    argv[n++] = (char *)en->p->dtype;
+    argv[n++] = "--db";
+    argv[n++] = (char *)en->db;
     va_list ap;
-    va_start(ap, tag);
+    va_start(ap, shape);
     const char *a;
     while ((a = va_arg(ap, const char *)) != NULL && n < 63)
         argv[n++] = (char *)a;
@@ -1128,7 +1141,7 @@ static void deliver_cli(entry *en)
                 fail_cell(en, PATH_CLI, dd->size, NAN, "%s: %s", out[r],
                           d.msg);
                 read = false;
-                break;
+                continue;
             }
             if (et_array_elems(&got) != row_elems ||
                 got.dtype != dd->e->out.dtype) {
@@ -1267,15 +1280,8 @@ static bool export_at(entry *en, int64_t n, const char *backend,
 {
     char shape[256];
     shape_at(en->p, n, shape, sizeof shape);
-    int rc = en->p->rows
-                 ? eintune(tag, "export", en->p->einsum, "--batch",
-                           en->p->rows, "--shape", shape, "--dtype",
-                           en->p->dtype, "--db", en->db, "--backend",
-                           backend, "--name", KERNEL, "-o", dir, (char *)NULL)
-                 : eintune(tag, "export", en->p->einsum, "--shape", shape,
-                           "--dtype", en->p->dtype, "--db", en->db,
-                           "--backend", backend, "--name", KERNEL, "-o", dir,
-                           (char *)NULL);
+    int rc = eintune_export(tag, en, shape, "--backend", backend, "--name",
+                            KERNEL, "-o", dir, (char *)NULL);
     if (rc != 0) {
         char err[400];
         tail_of(tag, "err", err, sizeof err);
@@ -1388,15 +1394,8 @@ static void deliver_dispatch(entry *en)
     snprintf(tag, sizeof tag, "%s-dispatch", en->tag);
     snprintf(dir, sizeof dir, "%s/%s", g_dir, tag);
     dispatch_shape(en, shape, sizeof shape);
-    int rc = en->p->rows
-                 ? eintune(tag, "export", en->p->einsum, "--batch",
-                           en->p->rows, "--shape", shape, "--dtype",
-                           en->p->dtype, "--db", en->db, "--dispatch",
-                           "--name", TABLE, "-o", dir, (char *)NULL)
-                 : eintune(tag, "export", en->p->einsum, "--shape", shape,
-                           "--dtype", en->p->dtype, "--db", en->db,
-                           "--dispatch", "--name", TABLE, "-o", dir,
-                           (char *)NULL);
+    int rc = eintune_export(tag, en, shape, "--dispatch", "--name", TABLE,
+                            "-o", dir, (char *)NULL);
     if (rc != 0) {
         char err[400];
         tail_of(tag, "err", err, sizeof err);

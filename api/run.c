@@ -68,8 +68,11 @@ et_status api_runner_open(et_session *s, const et_problem *p,
     et_error err = {{0}};
     et_status st = ET_OK;
     r->shared = s != NULL;
-    /* the database before the device: a refused file costs no worker */
-    if (o->best) {
+    /* the database before the device: a refused file costs no worker.
+     * Opened for the best kernel, and wherever one is named or the session
+     * has one: the roofline takes its peaks from it, as `eintune peaks
+     * --db` stores them (without one, from the cache file) */
+    if (o->best || o->db || s) {
         bool own = false;
         st = api_session_db(s, o->db, &r->db, &own, diag);
         if (st != ET_OK)

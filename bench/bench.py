@@ -220,7 +220,10 @@ def fastest(results):
     return next((x for x in results if x), None)
 
 
-def eintune_run(case, inputs, d, opts):
+def eintune_run(case, inputs, d, opts, db=None):
+    """Times opts with `eintune run --time`; db: a database whose peaks
+    give the roofline (default: the default database's, measured at the
+    run's start)."""
     cmd = [BIN, "run", case["einsum"]]
     for p in inputs:
         cmd += ["-i", p]
@@ -228,6 +231,8 @@ def eintune_run(case, inputs, d, opts):
             "--device", "opencl:" + DEVICE]
     if opts:
         cmd += ["--opts", opts]
+    if db:
+        cmd += ["--db", db]
     doc, err = run_json(cmd, timeout=600)
     if doc is None:
         return dict(error=err)
@@ -236,6 +241,33 @@ def eintune_run(case, inputs, d, opts):
                 roofline_gops=doc["roofline_gops"],
                 roofline_memory=doc.get("roofline_memory"),
                 roofline_note=doc.get("roofline_note"))
+
+
+def round_roof(tmp):
+    """The device's peaks measured again right before a round's runs, into
+    a database of their own (and a cache directory of their own, so the
+    user's cached figures stay as they are): a memory-bound kernel's %% of
+    roofline then compares it with what the memory gave in the same
+    minute. This host's DRAM bandwidth moves by 1.5-2x within minutes (a
+    read kernel 33-53 GB/s in one 10 s measurement, 31 and 75 GB/s an
+    hour apart), so a roof measured only at the run's start makes the
+    figure a measure of the host's drift. Returns (database, bandwidth
+    figures) or (None, None) when the measurement failed (the round then
+    uses the start's peaks)."""
+    db = os.path.join(tmp, "round-roof.db")
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "round-cache"))
+    doc, err = run_json([BIN, "peaks", "--remeasure", "--runs", "3", "--db",
+                         db, "--json", "-", "--device", "opencl:" + DEVICE],
+                        env=env, timeout=600)
+    if doc is None:
+        log("  peaks for the round failed (%s): the start's peaks" % err)
+        return None, None
+    bw = doc.get("bandwidth") or {}
+    fig = dict(read_gbs=(bw.get("read") or {}).get("gbs"),
+               copy_gbs=(bw.get("copy") or {}).get("gbs"))
+    log("  round's peaks: DRAM read %.1f, copy %.1f GB/s" % (
+        fig["read_gbs"] or 0, fig["copy_gbs"] or 0))
+    return db, fig
 
 
 def peer(kind, variants, dtype, ops):
@@ -369,18 +401,29 @@ def bench_case(case, dtype, db, tmp, preset=None):
     for k, _ in enumerate(case.get("hand") or []):
         runs["hand%d" % k] = []
     variants = dict(clblast=[], openblas=[])
+    # a memory-bound problem's roof is measured again in every round
+    # (round_roof): its tuned, untransformed and by-hand runs take their
+    # roofline from it
+    mem_bound = (chk.get("roofline") or {}).get("bound") == "memory"
+    r["round_roofs"] = []
     for _ in range(ROUNDS):
+        rdb = None
+        if mem_bound:
+            rdb, fig = round_roof(tmp)
+            r["round_roofs"].append(fig)
         if t.get("opts") is not None:
-            runs["tuned"].append(eintune_run(case, inputs, d, t["opts"]))
+            runs["tuned"].append(eintune_run(case, inputs, d, t["opts"],
+                                             rdb))
         else:
             runs["tuned"].append(dict(error="no tuned kernel"))
         for kind in ("clblast", "openblas"):
             best, allv = peer(kind, case[kind], dtype, ops)
             runs[kind].append(best)
             variants[kind] += allv
-        runs["untransformed"].append(eintune_run(case, inputs, d, ""))
+        runs["untransformed"].append(eintune_run(case, inputs, d, "", rdb))
         for k, opts in enumerate(case.get("hand") or []):
-            runs["hand%d" % k].append(eintune_run(case, inputs, d, opts))
+            runs["hand%d" % k].append(eintune_run(case, inputs, d, opts,
+                                                  rdb))
         peer_round(case, dtype, ptuners, inputs, d)
     for kind, lst in runs.items():
         r[kind] = fastest(lst)
@@ -401,6 +444,13 @@ def bench_case(case, dtype, db, tmp, preset=None):
             r["ratios"]["tuned/" + peer_name] = tg / pg
     if tg and r["roofline_gops"]:
         r["tuned_pct_roofline"] = 100.0 * tg / r["roofline_gops"]
+    # the same kernel against the roofline of the peaks measured at the
+    # run's start (the only roof before round roofs; a compute-bound
+    # problem's two figures are one)
+    r["roofline_start_gops"] = acc((chk.get("roofline") or {})
+                                   .get("roofline_gops"), dtype)
+    if tg and r["roofline_start_gops"]:
+        r["tuned_pct_roofline_start"] = 100.0 * tg / r["roofline_start_gops"]
     if ptuners:
         peer_finish(r, ptuners, tg)
     ug = acc(r["untransformed"].get("gops"), dtype)
@@ -846,13 +896,17 @@ def report(doc):
         L.append("cuBLAS peer not run: %s" % cb.get("why"))
     L.append("")
     L.append("Ratios (tuned GOps/s / peer GOps/s, measured back to back; "
-             "each kernel's fastest of %d rounds):" % doc.get("rounds", 1))
+             "each kernel's fastest of %d rounds). A memory-bound row's "
+             "roofline is from the peaks measured again right before the "
+             "round its tuned kernel was fastest in; the start's roofline "
+             "from those measured at the run's start:" % doc.get("rounds", 1))
     L.append("")
     L.append("| case | dtype | tuned/CLBlast | tuned/OpenBLAS | tuned/untransformed "
              "| tuned GOps/s | CLBlast | OpenBLAS | untransformed | roofline "
-             "| tuned % roofline | tuned ms: search / back to back "
+             "| tuned % roofline | % of the start's roofline "
+             "| tuned ms: search / back to back "
              "| tuning s | evaluations |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in doc["cases"]:
         def g(x):
             v = (r.get(x) or {}).get("gops")
@@ -861,7 +915,7 @@ def report(doc):
             return v
         t = r.get("tune", {})
         L.append("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-                 "| %s | %s | %s |" % (
+                 "| %s | %s | %s | %s |" % (
                      r["case"], r["einsum"], r["dtype"] +
                      ("*" if t.get("source") else ""),
                      fmt(r["ratios"].get("tuned/clblast")),
@@ -870,6 +924,7 @@ def report(doc):
                      fmt(g("tuned")), fmt(g("clblast")), fmt(g("openblas")),
                      fmt(g("untransformed")), fmt(r.get("roofline_gops")),
                      fmt(r.get("tuned_pct_roofline"), "%.1f"),
+                     fmt(r.get("tuned_pct_roofline_start"), "%.1f"),
                      "%s / %s" % (fmt(t.get("time_s") and t["time_s"] * 1e3,
                                       "%.4g"),
                                   fmt(r["tuned"].get("time_s") and
@@ -901,6 +956,18 @@ def report(doc):
                                                   h.get("pct_roofline", 0))
                 if "time_s" in h else "FAILED (%s)" % h.get("error")))
     L += peer_lines(doc)
+    rr = [r for r in doc["cases"] if r.get("round_roofs")]
+    if rr:
+        L.append("")
+        L.append("DRAM bandwidth of the peaks measured in each round "
+                 "(read / copy GB/s; at the run's start: %s):" % (
+                     fmt(((doc.get("peaks") or {}).get("bandwidth") or {})
+                         .get("read_gbs"), "%.1f")))
+        for r in rr:
+            L.append("- case %s %s: %s" % (r["case"], r["dtype"], ", ".join(
+                "%s / %s" % (fmt(f and f.get("read_gbs"), "%.1f"),
+                             fmt(f and f.get("copy_gbs"), "%.1f"))
+                for f in r["round_roofs"])))
     notes = [(r, (r.get("tuned") or {}).get("roofline_note"))
              for r in doc["cases"]]
     notes = [(r, n) for r, n in notes if n]
@@ -1022,7 +1089,7 @@ def targets(doc):
         out.append(dict(what="case 1 f64 % of the f64 peak",
                         measured="%.1f %%" % (100.0 * tg / peak),
                         target=">= 60 %", met=tg >= 0.6 * peak))
-    for cid, goal in (("4a", 70), ("4b", 70), ("5", 60)):
+    for cid, goal in (("3", 70), ("4a", 70), ("4b", 70), ("5", 60)):
         for dt in ("f32", "f64"):
             r = case(cid, dt)
             v = r and r.get("tuned_pct_roofline")
@@ -1112,7 +1179,12 @@ def main():
                mode="QUICK" if QUICK else "full",
                device=peaks["device"]["name"], driver=peaks["device"]["driver"],
                peaks=dict(gflops=peaks["gflops"],
-                          bandwidth_gbs=peaks["bandwidth_gbs"]),
+                          bandwidth_gbs=peaks["bandwidth_gbs"],
+                          bandwidth=dict(
+                              read_gbs=((peaks.get("bandwidth") or {})
+                                        .get("read") or {}).get("gbs"),
+                              copy_gbs=((peaks.get("bandwidth") or {})
+                                        .get("copy") or {}).get("gbs"))),
                tune_budget=TUNE_BUDGET, tune_time_limit_s=TUNE_TIME,
                tune_time_limit_big_s=BIG_TUNE_TIME, rounds=ROUNDS,
                db=db, db_reused=bool(db_env),

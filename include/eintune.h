@@ -1221,7 +1221,9 @@ typedef struct et_run_options {
     size_t size;            /* sizeof(et_run_options), or 0: the 1.0 layout */
     const char *device;     /* NULL: the first OpenCL device */
     const char *db;         /* database for best and the peaks; NULL: the
-                             * default path */
+                             * default path for best, and otherwise the
+                             * peaks from the cache file (a session's
+                             * runner uses the session's database) */
     const char *opts;       /* opts to apply; NULL or "": untransformed */
     int best;               /* run the best known kernel instead of opts
                              * (the database is opened before the device) */

@@ -27,6 +27,9 @@
 #include "einsum/einsum.h"
 #include "einsum/npy.h"
 #include "db/db.h"
+#include "measure/backend.h"
+#include "roofline/peaks.h"
+#include "roofline/report.h"
 #include "tests/suite_device.h"
 
 #include <cjson/cJSON.h>
@@ -1220,6 +1223,102 @@ static void test_run_best(void **state)
     free(err);
 }
 
+/* Peaks of the test device with every DRAM bandwidth figure gbs and no
+ * cache levels, as `eintune peaks` would have measured them. */
+static et_peaks planted_peaks(et_device *dev, double gbs)
+{
+    char path[512];
+    path_in(path, sizeof path, "planted.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"gflops\": {\"f32\": 100, \"f64\": 50, \"f16\": 100}, "
+               "\"bandwidth_gbs\": %g}\n", gbs);
+    fclose(f);
+    et_peaks_get_opts o;
+    memset(&o, 0, sizeof o);
+    o.peaks_file = path;
+    et_peaks p;
+    et_error err = {{0}};
+    if (et_peaks_get(dev, &o, &p, &err) != ET_OK)
+        fail_msg("et_peaks_get: %s", err.msg);
+    p.source = ET_PEAKS_MEASURED;
+    p.bench_version = ET_PEAKS_BENCH_VERSION;
+    return p;
+}
+
+/* `eintune run --opts .. --time --db F` takes its roofline from the peaks
+ * F keeps (where `eintune peaks --db F` stores them); without --db from
+ * the cache file. Planted: 7 GB/s in the database, 29 in the cache file. */
+static void test_run_peaks_from_db(void **state)
+{
+    (void)state;
+    need_binary();
+    et_device *dev = NULL;
+    et_error err = {{0}};
+    if (et_device_open(td_device(), &dev, &err) != ET_OK) {
+        fprintf(stderr, "  no device %s (%s): skipped\n", td_spec(), err.msg);
+        skip();
+    }
+    char dbp[512];
+    path_in(dbp, sizeof dbp, "peaks.db");
+    et_db *db = NULL;
+    assert_int_equal(et_db_open(dbp, &db, &err), ET_OK);
+    int64_t id = 0;
+    assert_int_equal(et_db_device_id(db, &dev->info, &id, &err), ET_OK);
+    et_peaks in_db = planted_peaks(dev, 7);
+    cJSON *j = et_peaks_to_json(&in_db);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    assert_int_equal(et_db_peaks_store(db, id, text, 0, &err), ET_OK);
+    cJSON_free(text);
+    et_db_close(db);
+    et_peaks in_file = planted_peaks(dev, 29);
+    assert_int_equal(et_peaks_store(&in_file, &err), ET_OK);
+    et_device_close(dev);
+
+    enum { I = 16, J = 8, K = 12 };
+    static float A[I * J], B[J * K];
+    for (int x = 0; x < I * J; x++)
+        A[x] = (float)(x % 7) - 3;
+    for (int x = 0; x < J * K; x++)
+        B[x] = (float)(x % 5) - 2;
+    char pa[512], pb[512], pc[512];
+    path_in(pa, sizeof pa, "PA.npy");
+    path_in(pb, sizeof pb, "PB.npy");
+    path_in(pc, sizeof pc, "PC.npy");
+    write_npy(pa, I, J, A);
+    write_npy(pb, J, K, B);
+    /* the override file of setup() would stand for both */
+    char *keep = strdup(getenv("ET_PEAKS_FILE"));
+    unsetenv("ET_PEAKS_FILE");
+    static const struct {
+        const char *tag;
+        int with_db;
+        double gbs;
+    } want[] = {{"pk_db", 1, 7}, {"pk_file", 0, 29}};
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        cJSON *doc = NULL;
+        int rc = want[w].with_db
+                     ? eintune(want[w].tag, &doc, "run", "ij,jk->ik", "-i",
+                               pa, "-i", pb, "-o", pc, "--opts", "UPCAST(k,4)",
+                               "--time", "--db", dbp, "--json", "-", NULL)
+                     : eintune(want[w].tag, &doc, "run", "ij,jk->ik", "-i",
+                               pa, "-i", pb, "-o", pc, "--opts", "UPCAST(k,4)",
+                               "--time", "--json", "-", NULL);
+        assert_int_equal(rc, 0);
+        assert_non_null(doc);
+        const cJSON *m = cJSON_GetObjectItem(doc, "roofline_memory");
+        assert_non_null(m);
+        double got = num(m, "read_gbs");
+        if (fabs(got - want[w].gbs) > 1e-9)
+            fail_msg("%s: roofline read %.6g GB/s, planted %.6g",
+                     want[w].tag, got, want[w].gbs);
+        cJSON_Delete(doc);
+    }
+    setenv("ET_PEAKS_FILE", keep, 1);
+    free(keep);
+}
+
 /* ---- (5) a corrupt --db -------------------------------------------------- */
 
 static void test_corrupt_db(void **state)
@@ -1290,6 +1389,7 @@ int main(void)
         cmocka_unit_test(test_export_dtypes),
         cmocka_unit_test(test_export_embed),
         cmocka_unit_test(test_run_best),
+        cmocka_unit_test(test_run_peaks_from_db),
         cmocka_unit_test(test_corrupt_db),
     };
     return cmocka_run_group_tests_name("db_cli", tests, setup, teardown);

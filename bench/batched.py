@@ -166,14 +166,14 @@ def shape_str(s):
         k for k in s if k != "x"))
 
 
-def run(cmd, timeout=None):
+def run(cmd, timeout=None, env=None):
     p = subprocess.run([str(a) for a in cmd], capture_output=True, text=True,
-                       timeout=timeout)
+                       timeout=timeout, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
-def run_json(cmd, timeout=None):
-    rc, out, err = run(cmd, timeout)
+def run_json(cmd, timeout=None, env=None):
+    rc, out, err = run(cmd, timeout, env)
     try:
         doc = json.loads(out)
     except ValueError:
@@ -209,6 +209,32 @@ def tune(case, s, dtype, db, batched):
                 race_verdict=race.get("verdict"))
 
 
+def round_roof(db, tmp):
+    """A copy of the tuning database with the device's peaks measured again
+    in it, right before a case's timed runs (a cache directory of its own,
+    so the user's cached figures stay): the runs take their roofline from
+    it, so a kernel's % of roofline compares it with what the memory gave
+    in the same minute (bench/README.md, "roofline and % of roofline": this
+    host's DRAM bandwidth moves by 1.5-2x within minutes). Returns
+    (database, {read_gbs, copy_gbs}); the copy alone where the measurement
+    failed."""
+    rdb = os.path.join(tmp, "round-roof.db")
+    shutil.copyfile(db, rdb)
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "round-cache"))
+    doc, _, why = run_json([BIN, "peaks", "--remeasure", "--runs", "3",
+                            "--db", rdb, "--json", "-", "--device",
+                            "opencl:" + DEVICE], timeout=600, env=env)
+    if doc is None:
+        log("  peaks before the runs failed (%s): the stored ones" % why)
+        return rdb, None
+    bw = doc.get("bandwidth") or {}
+    fig = dict(read_gbs=(bw.get("read") or {}).get("gbs"),
+               copy_gbs=(bw.get("copy") or {}).get("gbs"))
+    log("  peaks measured again: DRAM read %.1f, copy %.1f GB/s" % (
+        fig["read_gbs"] or 0, fig["copy_gbs"] or 0))
+    return rdb, fig
+
+
 def bound_of(stderr):
     m = re.search(r"\b(memory|compute)-bound\b", stderr)
     return m.group(1) if m else None
@@ -228,10 +254,11 @@ def time_run(case, files, outs, dtype, db, opts, exact, batched):
     for o in outs:
         cmd += ["-o", o]
     if exact:
-        cmd += ["--best", "--exact", "--db", db]
+        cmd += ["--best", "--exact"]
     elif opts:
         cmd += ["--opts", opts]
-    cmd += ["--time", "--json", "-", "--device", "opencl:" + DEVICE]
+    # the database of round_roof: the tuned kernels and the peaks
+    cmd += ["--db", db, "--time", "--json", "-", "--device", "opencl:" + DEVICE]
     doc, err, why = run_json(cmd, timeout=900)
     if doc is None:
         raise SystemExit("batched: run failed (%s): %s" % (
@@ -463,16 +490,17 @@ def bench_one(case, order, dtype, db, tmp):
     out_single = os.path.join(d, "single.npy")
     single_files = [files[n] for n in rows[0]]
     fused, single = [], []
+    rdb, r["round_roof"] = round_roof(db, tmp)
     for rnd in range(ROUNDS):
         # alternate which kernel goes first
         order_ = (0, 1) if rnd % 2 == 0 else (1, 0)
         for which in order_:
             if which == 0:
-                fused.append(time_run(case, files, outs_fused, dtype, db,
+                fused.append(time_run(case, files, outs_fused, dtype, rdb,
                                       r["tune_fused"]["opts"], exact, True))
             else:
                 single.append(time_run(case, single_files, [out_single],
-                                       dtype, db, r["tune_single"]["opts"],
+                                       dtype, rdb, r["tune_single"]["opts"],
                                        exact, False))
         if rnd == 0:
             r["verify_max_err_over_bound"] = verify(
@@ -545,8 +573,9 @@ def report(doc):
              "buffers, in alternating order, on the same buffers; pyopencl "
              "and the Python package), where a row says `in turn`; else the "
              "fastest `eintune run --time` of %d, separate = the row's time "
-             "x the rows. %% roofline: the roofline's time (from `run --time`) "
-             "over the fused ms." % (
+             "x the rows. %% roofline: the roofline's time (from `run --time`, "
+             "against the peaks measured again right before the row's runs: "
+             "DRAM read / copy GB/s in the row) over the fused ms." % (
                  b["date"], b.get("device"), b["mode"], b["mib"],
                  b["tune_mib"], "the same sizes: --best --exact"
                  if b["mib"] == b["tune_mib"] else
@@ -560,18 +589,22 @@ def report(doc):
     L.append("")
     L.append("| case | P | dtype | x | MiB fused / separate | fused ms "
              "| separate ms | separate/fused | timing | fused % roofline "
-             "| bound: fused / row | fused opts | row opts |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "| DRAM GB/s | bound: fused / row | fused opts | row opts |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in b["results"]:
         f, g = r["fused"], r["single"]
+        rr = r.get("round_roof") or {}
         L.append("| %s (%s) | %d | %s | %d | %.0f / %.0f | %.3f | %.3f "
-                 "| %.2fx | %s | %.1f %% | %s / %s | `%s` | `%s` |" % (
+                 "| %.2fx | %s | %.1f %% | %s | %s / %s | `%s` | `%s` |" % (
                      r["name"], r["case"], r["order"], r["dtype"],
                      r["shape"]["x"], r["bytes"] / 2 ** 20,
                      r["bytes_separate"] / 2 ** 20,
                      r["fused_time_s"] * 1e3, r["separate_time_s"] * 1e3,
                      r["ratio"], r.get("timing", "run --time"),
-                     r["fused_pct_roofline"], f["bound"],
+                     r["fused_pct_roofline"],
+                     "%.1f / %.1f" % (rr["read_gbs"], rr["copy_gbs"])
+                     if rr.get("read_gbs") and rr.get("copy_gbs") else "-",
+                     f["bound"],
                      g["bound"], f["opts"] or "-", g["opts"] or "-"))
     if b.get("error"):
         L.append("")

@@ -57,6 +57,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import round_roof  # noqa: E402  (bench/round_roof.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "eintune")
 QUICK = os.environ.get("QUICK", "") not in ("", "0")
@@ -166,14 +169,14 @@ def shape_str(s):
         k for k in s if k != "x"))
 
 
-def run(cmd, timeout=None, env=None):
+def run(cmd, timeout=None):
     p = subprocess.run([str(a) for a in cmd], capture_output=True, text=True,
-                       timeout=timeout, env=env)
+                       timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
-def run_json(cmd, timeout=None, env=None):
-    rc, out, err = run(cmd, timeout, env)
+def run_json(cmd, timeout=None):
+    rc, out, err = run(cmd, timeout)
     try:
         doc = json.loads(out)
     except ValueError:
@@ -209,32 +212,6 @@ def tune(case, s, dtype, db, batched):
                 race_verdict=race.get("verdict"))
 
 
-def round_roof(db, tmp):
-    """A copy of the tuning database with the device's peaks measured again
-    in it, right before a case's timed runs (a cache directory of its own,
-    so the user's cached figures stay): the runs take their roofline from
-    it, so a kernel's % of roofline compares it with what the memory gave
-    in the same minute (bench/README.md, "roofline and % of roofline": this
-    host's DRAM bandwidth moves by 1.5-2x within minutes). Returns
-    (database, {read_gbs, copy_gbs}); the copy alone where the measurement
-    failed."""
-    rdb = os.path.join(tmp, "round-roof.db")
-    shutil.copyfile(db, rdb)
-    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "round-cache"))
-    doc, _, why = run_json([BIN, "peaks", "--remeasure", "--runs", "3",
-                            "--db", rdb, "--json", "-", "--device",
-                            "opencl:" + DEVICE], timeout=600, env=env)
-    if doc is None:
-        log("  peaks before the runs failed (%s): the stored ones" % why)
-        return rdb, None
-    bw = doc.get("bandwidth") or {}
-    fig = dict(read_gbs=(bw.get("read") or {}).get("gbs"),
-               copy_gbs=(bw.get("copy") or {}).get("gbs"))
-    log("  peaks measured again: DRAM read %.1f, copy %.1f GB/s" % (
-        fig["read_gbs"] or 0, fig["copy_gbs"] or 0))
-    return rdb, fig
-
-
 def bound_of(stderr):
     m = re.search(r"\b(memory|compute)-bound\b", stderr)
     return m.group(1) if m else None
@@ -257,8 +234,9 @@ def time_run(case, files, outs, dtype, db, opts, exact, batched):
         cmd += ["--best", "--exact"]
     elif opts:
         cmd += ["--opts", opts]
-    # the database of round_roof: the tuned kernels and the peaks
-    cmd += ["--db", db, "--time", "--json", "-", "--device", "opencl:" + DEVICE]
+    # the database of round_roof.measure: the tuned kernels and the peaks
+    cmd += ["--db", db, "--time", "--json", "-", "--device",
+            "opencl:" + DEVICE]
     doc, err, why = run_json(cmd, timeout=900)
     if doc is None:
         raise SystemExit("batched: run failed (%s): %s" % (
@@ -490,7 +468,7 @@ def bench_one(case, order, dtype, db, tmp):
     out_single = os.path.join(d, "single.npy")
     single_files = [files[n] for n in rows[0]]
     fused, single = [], []
-    rdb, r["round_roof"] = round_roof(db, tmp)
+    rdb, r["round_roof"] = round_roof.measure(BIN, DEVICE, tmp, log, db)
     for rnd in range(ROUNDS):
         # alternate which kernel goes first
         order_ = (0, 1) if rnd % 2 == 0 else (1, 0)

@@ -46,6 +46,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
 import peers as peer_env  # noqa: E402  (bench/peers/peers.py)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import round_roof  # noqa: E402  (bench/round_roof.py)
 BIN = os.path.join(ROOT, "build", "eintune")
 BB = os.path.join(ROOT, "build", "bench")
 QUICK = os.environ.get("QUICK", "") not in ("", "0")
@@ -243,33 +245,6 @@ def eintune_run(case, inputs, d, opts, db=None):
                 roofline_note=doc.get("roofline_note"))
 
 
-def round_roof(tmp):
-    """The device's peaks measured again right before a round's runs, into
-    a database of their own (and a cache directory of their own, so the
-    user's cached figures stay as they are): a memory-bound kernel's %% of
-    roofline then compares it with what the memory gave in the same
-    minute. This host's DRAM bandwidth moves by 1.5-2x within minutes (a
-    read kernel 33-53 GB/s in one 10 s measurement, 31 and 75 GB/s an
-    hour apart), so a roof measured only at the run's start makes the
-    figure a measure of the host's drift. Returns (database, bandwidth
-    figures) or (None, None) when the measurement failed (the round then
-    uses the start's peaks)."""
-    db = os.path.join(tmp, "round-roof.db")
-    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "round-cache"))
-    doc, err = run_json([BIN, "peaks", "--remeasure", "--runs", "3", "--db",
-                         db, "--json", "-", "--device", "opencl:" + DEVICE],
-                        env=env, timeout=600)
-    if doc is None:
-        log("  peaks for the round failed (%s): the start's peaks" % err)
-        return None, None
-    bw = doc.get("bandwidth") or {}
-    fig = dict(read_gbs=(bw.get("read") or {}).get("gbs"),
-               copy_gbs=(bw.get("copy") or {}).get("gbs"))
-    log("  round's peaks: DRAM read %.1f, copy %.1f GB/s" % (
-        fig["read_gbs"] or 0, fig["copy_gbs"] or 0))
-    return db, fig
-
-
 def peer(kind, variants, dtype, ops):
     """Times every variant; returns (best, all)."""
     res = []
@@ -402,14 +377,14 @@ def bench_case(case, dtype, db, tmp, preset=None):
         runs["hand%d" % k] = []
     variants = dict(clblast=[], openblas=[])
     # a memory-bound problem's roof is measured again in every round
-    # (round_roof): its tuned, untransformed and by-hand runs take their
-    # roofline from it
+    # (bench/round_roof.py): its tuned, untransformed and by-hand runs
+    # take their roofline from it
     mem_bound = (chk.get("roofline") or {}).get("bound") == "memory"
     r["round_roofs"] = []
     for _ in range(ROUNDS):
         rdb = None
         if mem_bound:
-            rdb, fig = round_roof(tmp)
+            rdb, fig = round_roof.measure(BIN, DEVICE, tmp, log)
             r["round_roofs"].append(fig)
         if t.get("opts") is not None:
             runs["tuned"].append(eintune_run(case, inputs, d, t["opts"],

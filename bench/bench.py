@@ -1035,7 +1035,7 @@ def targets(doc):
     avx512 = "avx512" in (doc.get("device") or "")
     for cid, dt, peer_name, goal in (("2", "f32", "clblast", 6.0),
                                      ("2", "f32", "openblas",
-                                      1.2 if avx512 else 0.85),
+                                      1.1 if avx512 else 0.85),
                                      ("2", "f64", "openblas", 0.9),
                                      ("1", "f64", "clblast", 4.0),
                                      ("1", "f64", "openblas", 1.0)):

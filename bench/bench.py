@@ -26,6 +26,11 @@ what every number means. Environment knobs:
                      environment under build/bench/peers-venv
   BENCH_PEER_TIME=S  the peer tuners' time limit (default: eintune's
                      tuning limit of the same case and dtype)
+  BENCH_OPENBLAS_CORETYPE=NAME   OpenBLAS's kernels for the peer (its
+                     OPENBLAS_CORETYPE; default: unset, the CPU's own):
+                     with PoCL's POCL_KERNELLIB_NAME=avx2 and
+                     POCL_LLVM_CPU_NAME=haswell, Haswell gives an AVX2 host
+                     on an AVX-512 one (bench/README.md, "An AVX2 host")
 
 cuBLAS (bench/peer_cublas.c) is the peer on a CUDA device: this run
 probes it once and reports whether it could run here and why not;
@@ -90,6 +95,9 @@ PEERS = [p for p in os.environ.get("BENCH_PEERS",
                                    "feinsum,kerneltuner,tinygrad")
          .replace(" ", "").split(",") if p and p != "none"]
 PEER_TIME = os.environ.get("BENCH_PEER_TIME")
+# OpenBLAS's kernels for its peer rows (its OPENBLAS_CORETYPE), for a run
+# on an AVX2 host emulated on an AVX-512 one; empty: the CPU's own
+OPENBLAS_CORETYPE = os.environ.get("BENCH_OPENBLAS_CORETYPE", "")
 PEER_CASES = {"feinsum": ("1", "2", "5", "6"), "kerneltuner": ("1", "2"),
               "tinygrad": ("1", "2")}
 PEER_PAIRS = (("1", "f64"), ("2", "f32"), ("5", "f32"), ("5", "f64"),
@@ -257,6 +265,8 @@ def peer(kind, variants, dtype, ops):
         # the peer's own environment only; the JSON names the kernel.
         env.pop("OPENBLAS_CORETYPE", None)
         env.pop("OPENBLAS_L2_SIZE", None)
+        if OPENBLAS_CORETYPE:
+            env["OPENBLAS_CORETYPE"] = OPENBLAS_CORETYPE
     else:
         exe = [os.path.join(BB, "peer_clblast"), "--device", DEVICE]
     for label, args in variants:
@@ -855,10 +865,21 @@ def report(doc):
                  doc["tune_budget"], doc["tune_time_limit_s"],
                  doc.get("tune_time_limit_big_s", doc["tune_time_limit_s"]),
                  "no (%s)" % doc["db"] if doc["db_reused"] else "yes"))
-    L.append("OpenBLAS: %s, %s threads; env OPENBLAS_CORETYPE/L2_SIZE unset "
-             "for the peer (machine had: %s)" % (doc.get("openblas_config"),
-                                                  doc.get("openblas_threads"),
-                                                  doc["machine_openblas_env"]))
+    if doc.get("openblas_coretype"):
+        L.append("OpenBLAS: %s, %s threads; env OPENBLAS_CORETYPE=%s for the "
+                 "peer (BENCH_OPENBLAS_CORETYPE), OPENBLAS_L2_SIZE unset "
+                 "(machine had: %s)" % (doc.get("openblas_config"),
+                                        doc.get("openblas_threads"),
+                                        doc["openblas_coretype"],
+                                        doc["machine_openblas_env"]))
+    else:
+        L.append("OpenBLAS: %s, %s threads; env OPENBLAS_CORETYPE/L2_SIZE "
+                 "unset for the peer (machine had: %s)" % (
+                     doc.get("openblas_config"), doc.get("openblas_threads"),
+                     doc["machine_openblas_env"]))
+    if doc.get("pocl_cpu"):
+        L.append("PoCL compiles for %s (POCL_LLVM_CPU_NAME; kernel library "
+                 "%s)" % (doc["pocl_cpu"], doc.get("pocl_kernellib")))
     if doc.get("pocl_affinity") is not None:
         L.append("PoCL: POCL_AFFINITY=%s for every process of the run "
                  "(eintune's and the peers')" % doc["pocl_affinity"])
@@ -1167,6 +1188,9 @@ def main():
                machine_openblas_env={k: os.environ[k] for k in
                                      ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
                                      if k in os.environ},
+               openblas_coretype=OPENBLAS_CORETYPE or None,
+               pocl_cpu=os.environ.get("POCL_LLVM_CPU_NAME"),
+               pocl_kernellib=os.environ.get("POCL_KERNELLIB_NAME"),
                cublas=cublas_probe(),
                cases=[])
     try:

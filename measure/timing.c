@@ -130,8 +130,15 @@ et_status et_time_kernel(et_device *dev, et_program *p, const et_launch *geom,
                           s, o.bound_s);
             goto done;
         }
-        if (n < o.min_runs)
-            continue;
+        if (n < o.min_runs) {
+            if (!o.brief || (t->total_s < o.max_seconds &&
+                             et_now_s() - t0 < o.max_seconds))
+                continue;
+            double total = t->total_s;
+            summarize(x, n, x + o.max_runs, t);
+            t->total_s = total;
+            break;
+        }
         double total = t->total_s;
         summarize(x, n, x + o.max_runs, t);
         t->total_s = total;

@@ -15,6 +15,12 @@
  *      device time and the wall time since the first timed launch).
  *   3. Early cut: with `bound_s` > 0, a candidate whose first timed run
  *      exceeds it stops there with the outcome slower_than_bound.
+ *   4. Brief (`brief`): an estimate, not a measurement to rank by. The
+ *      timed runs also stop once `max_seconds` of wall time has passed,
+ *      even before `min_runs` (at least one run; fewer than 6 give the
+ *      interval [median, median] and converged false). The untransformed
+ *      kernel's baseline is timed so before the search; the final race
+ *      times it again with the candidates.
  *
  * The interval is the one of order statistics: with n sorted durations
  * x(1) <= ... <= x(n), [x(l), x(n+1-l)] covers the median with probability
@@ -48,6 +54,8 @@ typedef struct et_timing_opts {
     double rel_halfwidth; /* 0 -> 0.02 */
     double bound_s;       /* early-cut bound in seconds; 0 -> none */
     size_t flush_bytes;   /* 0 -> no cache flush between timed runs */
+    bool brief;           /* step 4: stop at max_seconds even before
+                           * min_runs */
 } et_timing_opts;
 
 /* What the protocol measured. Plain value. */

@@ -335,6 +335,46 @@ static void test_outcome_names(void **state)
     assert_string_equal(r.reason, "rule 3");
 }
 
+/* brief (the baseline's estimate): a slow kernel stops when max_seconds
+ * of device time has passed, before min_runs, with no interval and not
+ * converged; a fast one still gets the whole protocol; without brief the
+ * slow one gets its 6 runs */
+static void test_brief(void **state)
+{
+    static const double slow[] = {0.6};
+    fake f = {.script = slow, .script_len = 1};
+    et_timing_opts o = {.warmups = 1, .max_seconds = 1.0, .brief = true};
+    et_timing t;
+    et_result r;
+    assert_int_equal(run(&f, &o, &t, &r), ET_OK);
+    assert_int_equal(r.outcome, ET_OUTCOME_OK);
+    assert_int_equal(t.runs, 2); /* 0.6 + 0.6 >= 1.0 */
+    assert_int_equal(f.launches, 1 + 2);
+    assert_false(t.converged);
+    assert_int_equal(t.rank_low, 0);
+    assert_true(t.low_s == t.median_s && t.high_s == t.median_s);
+    assert_true(fabs(t.median_s - 0.6) < 1e-12);
+    assert_true(fabs(t.total_s - 1.2) < 1e-12);
+
+    static const double big[] = {2.5};
+    fake g = {.script = big, .script_len = 1};
+    assert_int_equal(run(&g, &o, &t, &r), ET_OK);
+    assert_int_equal(t.runs, 1); /* at least one run */
+    assert_true(fabs(t.median_s - 2.5) < 1e-12);
+
+    static const double fast[] = {1.000e-3, 1.001e-3, 0.999e-3, 1.000e-3};
+    fake h = {.script = fast, .script_len = 4};
+    assert_int_equal(run(&h, &o, &t, &r), ET_OK);
+    assert_true(t.runs >= 6);
+    assert_true(t.converged);
+
+    fake k = {.script = slow, .script_len = 1};
+    o.brief = false;
+    o.max_seconds = 1.0;
+    assert_int_equal(run(&k, &o, &t, &r), ET_OK);
+    assert_int_equal(t.runs, 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_noisy_series_capped_at_max_runs),
         cmocka_unit_test(test_time_cap),
         cmocka_unit_test(test_early_cut),
+        cmocka_unit_test(test_brief),
         cmocka_unit_test(test_launch_failures_map_to_outcomes),
         cmocka_unit_test(test_cache_flush_knob),
         cmocka_unit_test(test_format),

@@ -321,11 +321,16 @@ et_status et_tune_run(et_device *dev, const et_binding *b,
 
 void et_tune_result_free(et_tune_result *res);
 
+/* The most wall time the baseline's timing takes (see et_tune_baseline). */
+#define ET_TUNE_BASELINE_S 1.0
+
 /*
  * Verifies the untransformed kernel base on dev with ver (recording it as
- * the verifier's baseline) and times it with to: what a run does before
- * its search, and what each evaluator of an executor does before its
- * first candidate. name gets the kernel's name and said what the compiler
+ * the verifier's baseline) and times it with to, briefly: one warm-up and
+ * timed runs until to's protocol is met or ET_TUNE_BASELINE_S has passed,
+ * at least one (timing.h, step 4); the final race times it again. What a
+ * run does before its search, and what each evaluator of an executor does
+ * before its first candidate. name gets the kernel's name and said what the compiler
  * said ("" when nothing). ET_ERR_INTERNAL when it fails verification (err
  * says why); device errors as they come.
  */

@@ -7,7 +7,9 @@
  * Precision: every operand value is exact in long double (f16, f32 and f64
  * all embed in it), each term is a product of those values in long double
  * (x87 extended, 64-bit significand) and the terms of one output element are
- * added with Neumaier's compensated summation in long double. The result is
+ * added with compensated summation in long double (Neumaier's; in the
+ * inner loops its branch-free form, Knuth's two-sum, which adds the same
+ * exact error terms). The result is
  * accurate to a few units of 2^-64 relative to Σ|terms| - far below the
  * error of any f32 or f64 kernel, which is what verification needs. Σ|terms|
  * is accumulated plainly (all addends are non-negative, so the relative
@@ -77,6 +79,20 @@ typedef struct ref_job {
         (s) = t_;                                                             \
     } while (0)
 
+/* Knuth's two-sum, branch-free: the same exact error of s + p as
+ * Neumaier's step (the rounding error of a sum is one number, and both
+ * compute it exactly), added to c. In the inner loops: Neumaier's
+ * data-dependent branch cost more than the extra additions (one
+ * reference of xik,kj->xij f64 at x=4096, 35^3: 1.09 s with it, 0.53 s
+ * without, the same result to the bit). */
+#define TWO_SUM_ADD(s, c, p)                                                  \
+    do {                                                                      \
+        long double t_ = (s) + (p);                                           \
+        long double z_ = t_ - (s);                                            \
+        (c) += ((s) - (t_ - z_)) + ((p) - z_);                                \
+        (s) = t_;                                                             \
+    } while (0)
+
 /* exact binary16 -> float table (256 KiB), built once */
 static float half_table[65536];
 static pthread_once_t half_once = PTHREAD_ONCE_INIT;
@@ -110,7 +126,7 @@ static void half_table_init(void)
             int64_t sx = st[0];                                               \
             for (int64_t t = 0; t < n; t++, x += sx) {                        \
                 long double v = LOAD(x);                                      \
-                NEUMAIER_ADD(s_, c_, v);                                      \
+                TWO_SUM_ADD(s_, c_, v);                                      \
                 a_ += fabsl(v);                                               \
             }                                                                 \
             break;                                                            \
@@ -121,7 +137,7 @@ static void half_table_init(void)
             int64_t sx = st[0], sy = st[1];                                   \
             for (int64_t t = 0; t < n; t++, x += sx, y += sy) {               \
                 long double v = LOAD(x) * LOAD(y);                            \
-                NEUMAIER_ADD(s_, c_, v);                                      \
+                TWO_SUM_ADD(s_, c_, v);                                      \
                 a_ += fabsl(v);                                               \
             }                                                                 \
             break;                                                            \
@@ -133,7 +149,7 @@ static void half_table_init(void)
             int64_t sx = st[0], sy = st[1], sz = st[2];                       \
             for (int64_t t = 0; t < n; t++, x += sx, y += sy, z += sz) {      \
                 long double v = LOAD(x) * LOAD(y) * LOAD(z);                  \
-                NEUMAIER_ADD(s_, c_, v);                                      \
+                TWO_SUM_ADD(s_, c_, v);                                      \
                 a_ += fabsl(v);                                               \
             }                                                                 \
             break;                                                            \
@@ -149,7 +165,7 @@ static void half_table_init(void)
                     v *= LOAD(p[k]);                                          \
                     p[k] += st[k];                                            \
                 }                                                             \
-                NEUMAIER_ADD(s_, c_, v);                                      \
+                TWO_SUM_ADD(s_, c_, v);                                      \
                 a_ += fabsl(v);                                               \
             }                                                                 \
             break;                                                            \
@@ -193,7 +209,7 @@ static void inner_mixed(const ref_ctx *c, const int64_t *off,
             v *= load_any(c, k, p[k]);
             p[k] += st[k];
         }
-        NEUMAIER_ADD(s_, c_, v);
+        TWO_SUM_ADD(s_, c_, v);
         a_ += fabsl(v);
     }
     *s = s_;

@@ -600,6 +600,56 @@ static void test_precision(void **state)
     bufs_free(&b);
 }
 
+/* The double-double path (two operands of f32 or f16) against the long
+ * double path on the same values given as f64: values with full
+ * significands over a range of exponents, so that a plain double sum
+ * would be off by far more than the bound; einsums with whole blocks of
+ * 8 along the last output index and a tail (j=13), an operand strided
+ * along it (ik,jk->ij), a last output index shorter than a block and a
+ * split full reduction (i,i->) */
+static void test_double_double_path(void **state)
+{
+    static const char *const cases[][3] = {
+        {"xik,kj->xij", "x=3,i=5,k=300,j=13", "f32"},
+        {"ik,jk->ij", "i=7,k=257,j=19", "f32"},
+        {"ij,j->i", "i=5,j=1000", "f32"},
+        {"i,i->", "i=2000000", "f32"},
+        {"xik,kj->xij", "x=2,i=9,k=200,j=24", "f16"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bool half = strcmp(cases[c][2], "f16") == 0;
+        et_einsum e, e64;
+        bufs b, b64;
+        mk(&e, cases[c][0], cases[c][1], cases[c][2]);
+        mk(&e64, cases[c][0], cases[c][1], "f64");
+        bufs_init(&b, &e);
+        bufs_init(&b64, &e64);
+        for (int k = 0; k < e.n_ops; k++)
+            for (int64_t i = 0; i < b.n[k]; i++) {
+                int bits = half ? 11 : 24;
+                double m = (double)(next_rand() % (1u << bits)) /
+                           (double)(1u << bits);
+                int ex = (int)(next_rand() % 13) - 6;
+                double v = ldexp(next_rand() % 2 ? -m : m, ex);
+                bufs_set(&b, &e, k, i, v);
+                bufs_set(&b64, &e64, k, i, v);
+            }
+        bufs_eval(&b, &e);
+        bufs_eval(&b64, &e64);
+        for (int64_t o = 0; o < b.n_out; o++) {
+            long double tol = ldexpl(b64.abs[o], -62);
+            if (fabsl(b.ref[o] - b64.ref[o]) > tol)
+                fail_msg("%s %s element %lld: %.21Lg, long double %.21Lg",
+                         cases[c][0], cases[c][2], (long long)o, b.ref[o],
+                         b64.ref[o]);
+            assert_true(fabsl(b.abs[o] - b64.abs[o]) <=
+                        ldexpl(b64.abs[o], -40));
+        }
+        bufs_free(&b);
+        bufs_free(&b64);
+    }
+}
+
 /* Infinite terms give an infinite result, not the NaN of inf - inf in the
  * compensation; NaN inputs give NaN. */
 static void test_non_finite(void **state)
@@ -807,6 +857,7 @@ int main(void)
         cmocka_unit_test(test_brute_force_table),
         cmocka_unit_test(test_large_threaded),
         cmocka_unit_test(test_precision),
+        cmocka_unit_test(test_double_double_path),
         cmocka_unit_test(test_non_finite),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_half_exhaustive),

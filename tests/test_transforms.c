@@ -1215,11 +1215,14 @@ static void test_heuristics(void **state)
           "UPCAST(i,0) UPCAST(e,0) UPCAST(x,2) FACTOR",
           "UPCAST(i,0) UPCAST(e,0) UPCAST(x,2) FACTOR LOCAL(x,8)",
           "UPCAST(i,0) UPCAST(e,0) UPCAST(x,2) FACTOR STAGE LOOP(x,64)"}},
-        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 16, 1,
-         {"UPCAST(j,16) UPCAST(i,16)"}},
-        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 16, 1,
-         {"UPCAST(j,16) UPCAST(i,8)"}},
-        /* 32-byte vectors (AVX2: 8 f32, 4 f64), 12 registers */
+        /* and the wider block: 4 vectors of j, rows of i in what is
+         * left (5: i by 4) */
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 16, 2,
+         {"UPCAST(j,16) UPCAST(i,16)", "UPCAST(j,64) UPCAST(i,4)"}},
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 16, 2,
+         {"UPCAST(j,16) UPCAST(i,8)", "UPCAST(j,32) UPCAST(i,4)"}},
+        /* 32-byte vectors (AVX2: 8 f32, 4 f64), 12 registers: the wider
+         * block (2 vectors, 4 rows) is the first one */
         {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 8, 1,
          {"UPCAST(j,16) UPCAST(i,4)"}},
         {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 8, 5,

@@ -130,18 +130,15 @@ et_status et_time_kernel(et_device *dev, et_program *p, const et_launch *geom,
                           s, o.bound_s);
             goto done;
         }
-        if (n < o.min_runs) {
-            if (!o.brief || (t->total_s < o.max_seconds &&
-                             et_now_s() - t0 < o.max_seconds))
-                continue;
-            double total = t->total_s;
-            summarize(x, n, x + o.max_runs, t);
-            t->total_s = total;
-            break;
-        }
+        bool spent = t->total_s >= o.max_seconds ||
+                     et_now_s() - t0 >= o.max_seconds;
+        if (n < o.min_runs && !(o.brief && spent))
+            continue;
         double total = t->total_s;
         summarize(x, n, x + o.max_runs, t);
         t->total_s = total;
+        if (n < o.min_runs)
+            break; /* brief: the time is spent before min_runs */
         if ((t->high_s - t->low_s) / 2 <= o.rel_halfwidth * t->median_s) {
             t->converged = true;
             break;

@@ -810,6 +810,65 @@ static void test_source(void **state)
     et_kernel_free(k);
 }
 
+/* Kernels with barriers (PREFETCH, STAGE, GROUP): the tile copies move a
+ * vector at a time where the tile's contiguous part is contiguous in
+ * memory, and the innermost loop's bound carries lid_zero in OpenCL. */
+static void test_source_barriers(void **state)
+{
+    (void)state;
+    et_rendered r;
+    et_kernel *k = make("xik,kj->xij", "x=2,i=12,k=24,j=32", "f64");
+    expect_ok(k, "UPCAST(j,16) UPCAST(i,2) LOCAL(i,3) PREFETCH(1,k,8)");
+    char *s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "int lid_zero = lid_flat >> 30;");
+    expect_in(s, "for (int cv = lid_flat; cv < 8; cv += 3) {");
+    expect_in(s, "int cp = cv*16;");
+    expect_in(s, "vstore16(vload16(0, in1 + j_ci + k_ci*32), 0, "
+                 "tile_in1 + cp);");
+    expect_in(s, "for (int k_p = 0; k_p < 8 + lid_zero; k_p++) {");
+    /* the chunk loop holds the barriers: its bound stays */
+    expect_in(s, "for (int k = 0; k < 3; k++) {");
+    et_rendered_free(&r);
+    /* CUDA: neither (its vector types need aligned addresses) */
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_not_in(s, "lid_zero");
+    expect_in(s, "tile_in1[cp] = in1[");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* padded k: the copy masks whole vectors; padded j (the contiguous
+     * part): element by element */
+    k = make("xik,kj->xij", "x=2,i=6,k=20,j=16", "f32");
+    expect_ok(k, "PADTO(k,24) UPCAST(j,8) LOCAL(i,3) PREFETCH(1,k,6)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "vstore8((k_ci < 20) ? vload8(0, in1 + j_ci + k_ci*16) : "
+                 "(float8)(0.0f), 0, tile_in1 + cp);");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("ik,kj->ij", "i=8,k=12,j=24", "f32");
+    expect_ok(k, "PADTO(j,32) UPCAST(j,8) LOCAL(i,4) PREFETCH(1,k,4)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_not_in(s, "vload8(0, in1");
+    expect_in(s, "tile_in1[cp] = (j_ci < 24) ? in1[");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+
+    /* GROUP: the reduce loop's bound; a work-group of one work-item
+     * waits at no barrier: no lid_zero */
+    k = make("ik,kj->ij", "i=16,k=36,j=8", "f64");
+    expect_ok(k, "LOCAL(i,4) GROUP(k,4) UPCAST(j,4)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "for (int k = 0; k < 9 + lid_zero; k++) {");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("ik,kj->ij", "i=16,k=36,j=8", "f64");
+    expect_ok(k, "UPCAST(j,4) PREFETCH(1,k,4)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_not_in(s, "lid_zero");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+}
+
 /* ---- robustness: random opt sequences never crash ------------------------- */
 
 static void test_random_opts(void **state)
@@ -1097,6 +1156,15 @@ static const kcase combo_cases[] = {
     {"ik,kj->ij", "i=16,k=36,j=8", "f64",
      "LOCAL(i,4) GROUP(k,4) UPCAST(j,4) NTSTORE"},
     {"ik,kj->ij", "i=6,k=12,j=5", "f16", "UPCAST(j,5) NTSTORE"},
+    /* tile copies a vector at a time (PREFETCH, STAGE), masked where k
+     * is padded; element by element where the contiguous part is */
+    {"xik,kj->xij", "x=2,i=12,k=24,j=32", "f64",
+     "UPCAST(j,16) UPCAST(i,2) LOCAL(i,3) PREFETCH(1,k,8)"},
+    {"xik,kj->xij", "x=2,i=6,k=20,j=16", "f32",
+     "PADTO(k,24) UPCAST(j,8) LOCAL(i,3) PREFETCH(1,k,6)"},
+    {"ik,kj->ij", "i=8,k=12,j=24", "f32",
+     "PADTO(j,32) UPCAST(j,8) LOCAL(i,4) PREFETCH(1,k,4)"},
+    {"ik,kj->ij", "i=8,k=12,j=16", "f64", "UPCAST(j,8) LOCAL(i,4) STAGE"},
 };
 
 /* The combinations run under valgrind: PADTO with splits that do not
@@ -1300,6 +1368,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_geometry),
         cmocka_unit_test(test_source),
+        cmocka_unit_test(test_source_barriers),
         cmocka_unit_test(test_random_opts),
         cmocka_unit_test(test_device_einsums),
         cmocka_unit_test(test_device_each_opt),

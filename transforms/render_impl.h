@@ -68,6 +68,12 @@ typedef struct dialect {
     bool rounded_grid;
     /* vector accumulators (see rd_choose_vector) */
     bool vector_accumulators;
+    /* vector loads and stores at any element's address (vloadN, vstoreN):
+     * PREFETCH and STAGE copy their tiles a vector at a time */
+    bool unaligned_vectors;
+    /* a kernel with barriers gives its innermost loop a bound that the
+     * compiler cannot prove equal in every work-item (rd_emit_loops) */
+    bool varying_inner_bound;
     /* into buf: the f16 element ptr[addr] converted, after `cast` */
     void (*half_load)(char *buf, size_t cap, const char *cast,
                       const char *ptr, const char *addr);
@@ -130,6 +136,8 @@ typedef struct ctx {
      * at its top (rd_emit_row_pointers from the loop's opening) */
     int row_mode;
     int row_part;
+    /* the innermost loop's bound adds lid_zero (rd_emit_loops) */
+    bool varying_bound;
 } ctx;
 
 /* Which parts rd_sum_terms keeps. */

@@ -108,6 +108,22 @@ static void groups_str(ctx *c, int d, char *buf, size_t cap)
     prod_str(c, &n, buf, cap);
 }
 
+/* Whether the kernel waits at barriers: a tile copied by several
+ * work-items (PREFETCH, STAGE), or GROUP's lanes combined.
+ *
+ * PoCL gives every innermost loop that all work-items run the same number
+ * of times a barrier of its own in such a kernel, which turns the loop over
+ * the work-items inside out: each step of a reduce loop then stores every
+ * work-item's accumulators to memory and loads them back. A bound that
+ * depends on the local id (lid_zero, always 0) keeps the loop whole. */
+static bool has_barriers(const ctx *c)
+{
+    const et_kernel *k = c->k;
+    if (c->wg > 1 && (k->prefetch_axis >= 0 || k->stage))
+        return true;
+    return k->group_part >= 0 && k->part[k->group_part].size > 1;
+}
+
 void rd_emit_ids(ctx *c)
 {
     const et_kernel *k = c->k;
@@ -197,6 +213,14 @@ void rd_emit_ids(ctx *c)
                 mul *= c->L[d];
             }
             rd_line(s, "%s lid_flat = %s;", c->itype, e.len ? expr : "0");
+            if (c->D->varying_inner_bound && has_barriers(c)) {
+                rd_line(s, "// 0 in every work-item (ids are below 2^30), "
+                           "added to the innermost");
+                rd_line(s, "// loop's bound: a loop the same in every "
+                           "work-item would get a barrier");
+                rd_line(s, "%s lid_zero = lid_flat >> 30;", c->itype);
+                c->varying_bound = true;
+            }
         }
     } else if (k->group_part >= 0 || k->prefetch_axis >= 0 || k->stage) {
         rd_line(s, "%s lid_flat = 0;", c->itype);
@@ -506,10 +530,11 @@ static void emit_factor_close(ctx *c)
     c->phase = 0;
 }
 
-static void open_loop(ctx *c, const et_part *pt)
+static void open_loop(ctx *c, const et_part *pt, bool innermost)
 {
-    rd_line(&c->s, "for (%s %s = 0; %s < %lld; %s++) {", c->itype, pt->name,
-            pt->name, (long long)pt->size, pt->name);
+    rd_line(&c->s, "for (%s %s = 0; %s < %lld%s; %s++) {", c->itype,
+            pt->name, pt->name, (long long)pt->size,
+            innermost && c->varying_bound ? " + lid_zero" : "", pt->name);
     c->s.indent++;
     /* rows summed, the row axis a loop: this row's pointers */
     if (c->row_mode == 3 && pt == &c->k->part[c->k->outer[c->k->e.row_axis]])
@@ -541,19 +566,23 @@ void rd_emit_stage(ctx *c)
 void rd_emit_loops(ctx *c)
 {
     const et_kernel *k = c->k;
-    int depth = 0, fa = c->factor_axis;
+    int depth = 0, fa = c->factor_axis, last = -1;
+    for (int a = k->e.n_out; a < k->e.n_idx; a++)
+        if (a != k->prefetch_axis && a != fa)
+            last = a;
+    bool inner_here = k->prefetch_axis < 0 && fa < 0;
     for (int a = k->e.n_out; a < k->e.n_idx; a++) {
         if (a == k->prefetch_axis || a == fa)
             continue;
-        open_loop(c, &k->part[k->outer[a]]);
+        open_loop(c, &k->part[k->outer[a]], inner_here && a == last);
         depth++;
     }
     if (fa >= 0)
         emit_factor_open(c);
     if (fa >= 0 && fa != k->prefetch_axis)
-        open_loop(c, &k->part[k->outer[fa]]);
+        open_loop(c, &k->part[k->outer[fa]], k->prefetch_axis < 0);
     if (k->prefetch_axis >= 0) {
-        open_loop(c, &k->part[k->outer[k->prefetch_axis]]);
+        open_loop(c, &k->part[k->outer[k->prefetch_axis]], false);
         for (int op = 0; op < k->e.n_ops; op++)
             if (k->prefetch_op[op])
                 rd_emit_prefetch_copy(c, op);
@@ -563,7 +592,7 @@ void rd_emit_loops(ctx *c)
          * ParallelRegion.cc) on some such kernels with barriers in loops. */
         if (c->wg > 1)
             rd_line(&c->s, "%s", c->D->barrier);
-        open_loop(c, &k->part[k->prefetch_part]);
+        open_loop(c, &k->part[k->prefetch_part], true);
         emit_body(c);
         close_block(c);
         if (c->wg > 1)

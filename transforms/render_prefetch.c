@@ -64,6 +64,38 @@ void rd_emit_tile_pos(ctx *c, int op, const int64_t *ts)
             c->itype, op, b.len ? pos : "0");
 }
 
+/* Elements per move of operand op's tile copy (T elements): a vector
+ * where the tile's contiguous part is contiguous in memory too (the
+ * innermost part of an axis with address coefficient 1, not padded) and
+ * its size a multiple of the vector; the operand stored as the tile's
+ * dtype (no conversion) and the dialect's vectors allowed at any element.
+ * The widest such vector that still gives every work-item one to move
+ * (a GPU's work-items copy side by side); 1 where there is none. */
+static int64_t copy_width(const ctx *c, int op, const int64_t *ts,
+                          int64_t T)
+{
+    const et_kernel *k = c->k;
+    et_dtype t = k->e.op[op].dtype;
+    if (!c->D->unaligned_vectors || t != k->e.acc_dtype || t == ET_F16)
+        return 1;
+    int vp = -1;
+    for (int p = 0; p < k->n_parts; p++)
+        if (ts[p] == 1)
+            vp = p;
+    if (vp < 0)
+        return 1;
+    const et_part *pt = &k->part[vp];
+    int a = pt->axis;
+    if (pt->stride != 1 || rd_coefs(c, op)[a] != 1 || rd_padded(c, a) ||
+        a == c->open_axis || (k->e.n_rows && a == k->e.row_axis))
+        return 1;
+    int64_t maxw = t == ET_F64 ? c->D->max_vec_f64 : c->D->max_vec_f32;
+    for (int64_t w = 16; w > 1; w /= 2)
+        if (w <= maxw && pt->size % w == 0 && T / w >= c->wg)
+            return w;
+    return 1;
+}
+
 /* The cooperative copy of operand op's tile for the current chunk. */
 void rd_emit_prefetch_copy(ctx *c, int op)
 {
@@ -71,6 +103,7 @@ void rd_emit_prefetch_copy(ctx *c, int op)
     rd_out *s = &c->s;
     int64_t ts[MAXP];
     int64_t T = rd_tile_strides(c, op, ts);
+    int64_t w = copy_width(c, op, ts, T);
     if (et_kernel_staged(k, op))
         rd_line(s, "// copy the %lld elements of operand %d the work-group "
                    "reads (STAGE)",
@@ -78,9 +111,17 @@ void rd_emit_prefetch_copy(ctx *c, int op)
     else
         rd_line(s, "// copy the %lld elements of operand %d this chunk needs",
                 (long long)T, op);
-    rd_line(s, "for (%s cp = lid_flat; cp < %lld; cp += %lld) {", c->itype,
-            (long long)T, (long long)c->wg);
-    s->indent++;
+    if (w > 1) {
+        rd_line(s, "for (%s cv = lid_flat; cv < %lld; cv += %lld) {",
+                c->itype, (long long)(T / w), (long long)c->wg);
+        s->indent++;
+        rd_line(s, "%s cp = cv*%lld; /* %lld elements at a time */", c->itype,
+                (long long)w, (long long)w);
+    } else {
+        rd_line(s, "for (%s cp = lid_flat; cp < %lld; cp += %lld) {",
+                c->itype, (long long)T, (long long)c->wg);
+        s->indent++;
+    }
     for (int p = 0; p < k->n_parts; p++) {
         const et_part *pt = &k->part[p];
         if (!ts[p])
@@ -144,7 +185,7 @@ void rd_emit_prefetch_copy(ctx *c, int op)
                            k->e.idx[a].name, sz);
         }
     }
-    char expr[1536];
+    char expr[2048];
     /* a rowed operand whose tile holds every row (the row axis UPCAST or
      * UNROLLed whole, or, rows summed, a loop a STAGE tile spans): the
      * row's pointer by the element's row */
@@ -165,6 +206,21 @@ void rd_emit_prefetch_copy(ctx *c, int op)
         et_sbuf_puts(&pb, ")");
     } else {
         rd_ptr_name(c, op, NULL, NULL, ptr, sizeof ptr);
+    }
+    if (w > 1) {
+        snprintf(expr, sizeof expr, "vload%lld(0, %s + %s)", (long long)w,
+                 ptr, ab.len ? addr : "0");
+        if (mb.len)
+            rd_line(s, "vstore%lld((%s) ? %s : (%s%lld)(%s), 0, "
+                       "tile_in%d + cp);",
+                    (long long)w, mask, expr, c->acc, (long long)w, c->zero,
+                    op);
+        else
+            rd_line(s, "vstore%lld(%s, 0, tile_in%d + cp);", (long long)w,
+                    expr, op);
+        s->indent--;
+        rd_line(s, "}");
+        return;
     }
     rd_load_expr(c, op, ptr, ab.len ? addr : "0", expr, sizeof expr);
     if (mb.len)

@@ -1284,15 +1284,24 @@ static void test_heuristics(void **state)
           "UPCAST(i,0) UPCAST(e,0) UPCAST(x,2) FACTOR LOCAL(x,8)",
           "UPCAST(i,0) UPCAST(e,0) UPCAST(x,2) FACTOR STAGE LOOP(x,64)"}},
         /* and the wider block: 4 vectors of j, rows of i in what is
-         * left (5: i by 4) */
-        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 16, 2,
-         {"UPCAST(j,16) UPCAST(i,16)", "UPCAST(j,64) UPCAST(i,4)"}},
-        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 16, 2,
-         {"UPCAST(j,16) UPCAST(i,8)", "UPCAST(j,32) UPCAST(i,4)"}},
+         * left (5: i by 4); then the panel: 16 blocks of i in a
+         * work-group, chunks of k of 16 KiB of j's 16 values (f32: 256,
+         * f64: 128) copied to local memory */
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 16, 3,
+         {"UPCAST(j,16) UPCAST(i,16)", "UPCAST(j,64) UPCAST(i,4)",
+          "UPCAST(j,16) UPCAST(i,16) LOCAL(i,16) PREFETCH(1,k,256)"}},
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 16, 3,
+         {"UPCAST(j,16) UPCAST(i,8)", "UPCAST(j,32) UPCAST(i,4)",
+          "UPCAST(j,16) UPCAST(i,8) LOCAL(i,16) PREFETCH(1,k,128)"}},
         /* 32-byte vectors (AVX2: 8 f32, 4 f64), 12 registers: the wider
          * block (2 vectors, 4 rows) is the first one */
-        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 8, 1,
-         {"UPCAST(j,16) UPCAST(i,4)"}},
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 8, 2,
+         {"UPCAST(j,16) UPCAST(i,4)",
+          "UPCAST(j,16) UPCAST(i,4) LOCAL(i,16) PREFETCH(1,k,256)"}},
+        /* no panel: the block (i by 12) leaves 3 of i, no power of two
+         * of 4 or more blocks for a work-group */
+        {"xik,kj->xij", "x=8,i=36,k=512,j=512", "f64", 16, 2,
+         {"UPCAST(j,16) UPCAST(i,12)", "UPCAST(j,32) UPCAST(i,4)"}},
         {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 8, 5,
          {"UPCAST(j,7)", "UPCAST(j,7) STAGE LOOP(x,64)",
           "UPCAST(j,7) UPCAST(x,2)", "UPCAST(j,7) UPCAST(x,2) LOCAL(x,8)",

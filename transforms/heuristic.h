@@ -26,6 +26,9 @@
  *     it right after the first axis, upcast whole (every row in each
  *     work-item, a shared operand loaded once for all) when it fits;
  *   - FACTOR, when the kernel accepts it (three or more operands);
+ *   - on a CPU with vectors, two operands summed over one axis: a panel
+ *     after the first block, LOCAL of its row axis and PREFETCH of the
+ *     operand without the rows in chunks of up to 16 KiB (heuristic.c);
  *   - for each block, the first suggestion stops there; the second adds
  *     STAGE and LOOP(batch, n), n the largest divisor up to 64 of what
  *     the block leaves of the batch axis, when the kernel accepts them:

@@ -27,7 +27,10 @@ what every number means. Environment knobs:
   BENCH_PEER_TIME=S  the peer tuners' time limit (default: eintune's
                      tuning limit of the same case and dtype)
   BENCH_OPENBLAS_CORETYPE=NAME   OpenBLAS's kernels for the peer (its
-                     OPENBLAS_CORETYPE; default: unset, the CPU's own):
+                     OPENBLAS_CORETYPE; default: the CPU's own, or, where
+                     OpenBLAS does not know the CPU and falls back to
+                     kernels older than its vector units, SkylakeX with
+                     avx512f, Haswell with avx2; the report says which):
                      with PoCL's POCL_KERNELLIB_NAME=avx2 and
                      POCL_LLVM_CPU_NAME=haswell, Haswell gives an AVX2 host
                      on an AVX-512 one (bench/README.md, "An AVX2 host")
@@ -95,9 +98,11 @@ PEERS = [p for p in os.environ.get("BENCH_PEERS",
                                    "feinsum,kerneltuner,tinygrad")
          .replace(" ", "").split(",") if p and p != "none"]
 PEER_TIME = os.environ.get("BENCH_PEER_TIME")
-# OpenBLAS's kernels for its peer rows (its OPENBLAS_CORETYPE), for a run
-# on an AVX2 host emulated on an AVX-512 one; empty: the CPU's own
+# OpenBLAS's kernels for its peer rows (its OPENBLAS_CORETYPE): set, e.g.
+# for an AVX2 host emulated on an AVX-512 one; empty: openblas_kernels
 OPENBLAS_CORETYPE = os.environ.get("BENCH_OPENBLAS_CORETYPE", "")
+# what openblas_kernels chose at the start of the run: (coretype, why)
+OPENBLAS_PICK = [None, None]
 PEER_CASES = {"feinsum": ("1", "2", "5", "6"), "kerneltuner": ("1", "2"),
               "tinygrad": ("1", "2")}
 PEER_PAIRS = (("1", "f64"), ("2", "f32"), ("5", "f32"), ("5", "f64"),
@@ -188,6 +193,55 @@ def cases():
     return c
 
 
+# OpenBLAS's kernel sets older than AVX2, which it falls back to on a CPU
+# it does not know (0.3.21 on Intel family 6 model 207, an AVX-512 Xeon:
+# Prescott's SSE3 kernels)
+OPENBLAS_OLD_CORES = ("Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
+                      "Atom", "Katmai", "Coppermine", "Northwood", "Banias",
+                      "Opteron", "Athlon", "Barcelona", "Generic")
+
+
+def openblas_env():
+    """The peer's environment: the machine's OPENBLAS_CORETYPE and
+    OPENBLAS_L2_SIZE (set here for old builds) unset."""
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    return env
+
+
+def openblas_kernels():
+    """OpenBLAS's kernels for the peer rows, and why: BENCH_OPENBLAS_CORETYPE
+    when set; else the CPU's own, unless OpenBLAS picks kernels older than
+    the CPU's vector units (the targets compare with its AVX-512 kernels on
+    an AVX-512 CPU): then SkylakeX with avx512f, Haswell with avx2 and fma.
+    (None, None): its own choice."""
+    if OPENBLAS_CORETYPE:
+        return OPENBLAS_CORETYPE, "BENCH_OPENBLAS_CORETYPE"
+    exe = os.path.join(BB, "peer_openblas")
+    if not os.path.exists(exe):
+        return None, None
+    doc, _ = run_json([exe, "--threads", "1", "f32", "gemm", "64", "64",
+                       "64"], env=openblas_env(), timeout=300)
+    core = (doc or {}).get("corename", "")
+    if core not in OPENBLAS_OLD_CORES:
+        return None, None
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(next((l.split(":", 1)[1].split() for l in f
+                              if l.startswith("flags")), []))
+    except OSError:
+        return None, None
+    if "avx512f" in flags:
+        pick = "SkylakeX"
+    elif "avx2" in flags and "fma" in flags:
+        pick = "Haswell"
+    else:
+        return None, None
+    return pick, ("OpenBLAS picked %s, older than this CPU's vector units; "
+                  "%s set for the peer" % (core, pick))
+
+
 def run(cmd, env=None, timeout=None):
     """Runs cmd; returns (rc, stdout, stderr)."""
     p = subprocess.run([str(a) for a in cmd], capture_output=True, text=True,
@@ -262,11 +316,11 @@ def peer(kind, variants, dtype, ops):
                str(os.cpu_count() or 2)]
         # Debian's OpenBLAS 0.3.21 picks a kernel by CPU; this machine sets
         # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE (for old builds): unset both in
-        # the peer's own environment only; the JSON names the kernel.
-        env.pop("OPENBLAS_CORETYPE", None)
-        env.pop("OPENBLAS_L2_SIZE", None)
-        if OPENBLAS_CORETYPE:
-            env["OPENBLAS_CORETYPE"] = OPENBLAS_CORETYPE
+        # the peer's own environment only, then the kernels openblas_kernels
+        # chose at the start; the JSON names the kernel.
+        env = openblas_env()
+        if OPENBLAS_PICK[0]:
+            env["OPENBLAS_CORETYPE"] = OPENBLAS_PICK[0]
     else:
         exe = [os.path.join(BB, "peer_clblast"), "--device", DEVICE]
     for label, args in variants:
@@ -867,10 +921,12 @@ def report(doc):
                  "no (%s)" % doc["db"] if doc["db_reused"] else "yes"))
     if doc.get("openblas_coretype"):
         L.append("OpenBLAS: %s, %s threads; env OPENBLAS_CORETYPE=%s for the "
-                 "peer (BENCH_OPENBLAS_CORETYPE), OPENBLAS_L2_SIZE unset "
+                 "peer (%s), OPENBLAS_L2_SIZE unset "
                  "(machine had: %s)" % (doc.get("openblas_config"),
                                         doc.get("openblas_threads"),
                                         doc["openblas_coretype"],
+                                        doc.get("openblas_coretype_why") or
+                                        "BENCH_OPENBLAS_CORETYPE",
                                         doc["machine_openblas_env"]))
     else:
         L.append("OpenBLAS: %s, %s threads; env OPENBLAS_CORETYPE/L2_SIZE "
@@ -1160,6 +1216,9 @@ def main():
     os.environ.setdefault("POCL_AFFINITY", "1")
     db_env = os.environ.get("BENCH_DB")
     db = db_env or os.path.join(tmp, "bench.db")
+    OPENBLAS_PICK[:] = openblas_kernels()
+    if OPENBLAS_PICK[1] and not OPENBLAS_CORETYPE:
+        log(OPENBLAS_PICK[1])
     # measured afresh at the start, before anything else loads the machine
     # (figures cached while it was busy make the roofline too low)
     peaks, err = run_json([BIN, "peaks", "--remeasure", "--json", "-", "--device",
@@ -1188,7 +1247,8 @@ def main():
                machine_openblas_env={k: os.environ[k] for k in
                                      ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
                                      if k in os.environ},
-               openblas_coretype=OPENBLAS_CORETYPE or None,
+               openblas_coretype=OPENBLAS_PICK[0],
+               openblas_coretype_why=OPENBLAS_PICK[1],
                pocl_cpu=os.environ.get("POCL_LLVM_CPU_NAME"),
                pocl_kernellib=os.environ.get("POCL_KERNELLIB_NAME"),
                cublas=cublas_probe(),

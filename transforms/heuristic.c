@@ -417,9 +417,10 @@ static int suggest_cpu_reduction(const et_kernel *k, int batch,
  * over one summed axis s, after the register block blk (vectors along v,
  * rows along r). LOCAL(r, the largest power of two up to CPU_PANEL_ROWS
  * dividing what the block leaves of r, CPU_PANEL_MIN_ROWS at least) puts
- * that many blocks of rows in a work-group, and PREFETCH of the operand that has v and s but not r
- * copies a chunk of s, the largest divisor of s that fits CPU_PANEL_BYTES
- * and leaves two chunks at least: the work-items of a group run one after
+ * that many blocks of rows in a work-group, and PREFETCH of the operand
+ * that has v and s but not r copies a chunk of s, the largest divisor of
+ * s that fits CPU_PANEL_BYTES and leaves two chunks at least: the
+ * work-items of a group run one after
  * the other on a core, each reading the chunk from L1 as a packed panel,
  * where the operand's own rows, a power-of-two stride apart, would share
  * a few cache sets. Case 2 f64 on an Intel AVX-512 host (PoCL):

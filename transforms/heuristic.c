@@ -445,28 +445,22 @@ static int suggest_cpu_panel(const et_kernel *k, const et_heuristic *blk,
     int n = 0;
     if (et_kernel_apply_opts(w, blk->opt, blk->n_opts, NULL, 0) != ET_OK)
         goto done;
+    /* the block's first UPCAST is the vector axis', the next on another
+     * axis the rows' */
     int v = -1, r = -1;
-    for (int p = 0; p < w->n_parts; p++) {
-        const et_part *pt = &w->part[p];
-        if (pt->kind != ET_PART_UPCAST || pt->axis >= s)
-            continue;
-        if (v < 0)
-            v = pt->axis;
-        else if (r < 0 && pt->axis != v)
-            r = pt->axis;
-    }
-    if (v < 0 || r < 0)
-        goto done;
-    /* the first UPCAST opt of the block is the vector axis' */
-    for (int i = 0; i < blk->n_opts; i++) {
+    for (int i = 0; i < blk->n_opts && r < 0; i++) {
         if (blk->opt[i].kind != ET_OPT_UPCAST)
             continue;
         int a = et_einsum_index_find(e, blk->opt[i].axis.name);
-        if (a == r)
-            r = v;
-        v = a;
-        break;
+        if (a < 0 || a >= s)
+            continue;
+        if (v < 0)
+            v = a;
+        else if (a != v)
+            r = a;
     }
+    if (r < 0)
+        goto done;
     int b = -1;
     for (int op = 0; op < e->n_ops; op++)
         if (et_kernel_op_uses(k, op, s) && et_kernel_op_uses(k, op, v) &&
@@ -482,10 +476,10 @@ static int suggest_cpu_panel(const et_kernel *k, const et_heuristic *blk,
     while (rows >= 2 && left % rows != 0)
         rows /= 2;
     int64_t per_k = width * (int64_t)et_dtype_size(e->acc_dtype);
-    int64_t chunk = divisor_up_to(e->idx[s].size,
-                                  CPU_PANEL_BYTES / per_k < e->idx[s].size / 2
-                                      ? CPU_PANEL_BYTES / per_k
-                                      : e->idx[s].size / 2);
+    int64_t lim = CPU_PANEL_BYTES / per_k;
+    if (lim > e->idx[s].size / 2)
+        lim = e->idx[s].size / 2;
+    int64_t chunk = divisor_up_to(e->idx[s].size, lim);
     if (rows < CPU_PANEL_MIN_ROWS || chunk < CPU_PANEL_MIN_CHUNK ||
         w->part[w->outer[r]].kind != ET_PART_GLOBAL ||
         !try_opt(w, ET_OPT_LOCAL, e->idx[r].name, rows))

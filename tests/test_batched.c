@@ -268,6 +268,19 @@ static const char *const bopts[] = {
     "FACTOR UNROLL(j,2)",
     "LOOP(i,2) STAGE",
     "UPCAST(i,8) UNROLL(j,2)", /* vector accumulators where i is 8 */
+    "UPCAST(i,0) NTSTORE",
+    "UPCAST(i,0) UPCAST(x,4) NTSTORE", /* one run of 4 rows per output */
+};
+
+/* NTSTORE's regrouped stores (16 f32 or 8 f64 lanes gathered across rows
+ * of 10 elements): each row's output one run of consecutive elements */
+static const struct {
+    const char *dtype, *opts;
+} nt_cases[] = {
+    {"f32", "UPCAST(i,0) UPCAST(x,16) NTSTORE"},
+    {"f32", "UPCAST(i,0) UPCAST(R,0) UPCAST(x,4) NTSTORE"},
+    {"f64", "UPCAST(i,0) UPCAST(x,4) LOCAL(x,2) NTSTORE"},
+    {"f64", "UPCAST(i,0) UPCAST(R,0) UPCAST(x,4) STAGE LOOP(x,2) NTSTORE"},
 };
 
 static void test_kernels(void **state)
@@ -291,6 +304,11 @@ static void test_kernels(void **state)
                              why, sizeof why) != 0)
                     fail_msg("%s", why);
             }
+    for (size_t q = 0; q < sizeof nt_cases / sizeof nt_cases[0]; q++)
+        if (bc_check(dev, "xj,ij->xi", "x=64,i=10,j=6", "u,Dr; u,Ds; u,Dt",
+                     nt_cases[q].dtype, nt_cases[q].opts, 7, &t, why,
+                     sizeof why) != 0)
+            fail_msg("%s", why);
     print_message("batched kernels: %d verified, %d CUDA renderings "
                   "compiled%s\n", t.checked, t.cuda,
                   t.nvrtc_absent ? " (libnvrtc absent)" : "");

@@ -713,6 +713,35 @@ static void test_source(void **state)
     expect_not_in(s, "*)(out");
     et_rendered_free(&r);
     et_kernel_free(k);
+    /* regrouped: 16 rows of 10 f32 (x by 16) are 160 consecutive
+     * elements from a multiple of 160: ten 16-lane stores gathered
+     * across the rows' chunks, none of 2 lanes; CUDA's widest is 4 */
+    k = make("xj,ij->xi", "x=64,i=10,j=10", "f32");
+    expect_ok(k, "UPCAST(i,0) UPCAST(x,16) NTSTORE");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "ET_NT_STORE((float16)(accv_0_c0.s0, accv_0_c0.s1, "
+                 "accv_0_c0.s2, accv_0_c0.s3, accv_0_c0.s4, accv_0_c0.s5, "
+                 "accv_0_c0.s6, accv_0_c0.s7, accv_0_c8.s0, accv_0_c8.s1, "
+                 "accv_1_c0.s0, accv_1_c0.s1, accv_1_c0.s2, accv_1_c0.s3, "
+                 "accv_1_c0.s4, accv_1_c0.s5), "
+                 "(__global float16*)(out + out_addr));");
+    expect_in(s, "accv_15_c8.s1), (__global float16*)(out + out_addr + "
+                 "144));");
+    expect_not_in(s, "float2*");
+    expect_not_in(s, "(__global float16*)(out + out_addr + 160)");
+    et_rendered_free(&r);
+    s = render(k, ET_BACKEND_CUDA, &r);
+    expect_not_in(s, "float16");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    /* not regrouped: x not upcast, each row's 10 lanes alone */
+    k = make("xj,ij->xi", "x=64,i=10,j=10", "f32");
+    expect_ok(k, "UPCAST(i,0) NTSTORE");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_not_in(s, "consecutive");
+    expect_in(s, "(__global float2*)(out + out_addr + 8));");
+    et_rendered_free(&r);
+    et_kernel_free(k);
     k = make("ik,kj->ij", "i=7,k=35,j=5", "f32");
     expect_ok(k, "PADTO(i,8) NTSTORE UPCAST(i,4) LOCAL(j,5)");
     s = render(k, ET_BACKEND_OPENCL, &r);
@@ -1151,6 +1180,10 @@ static const kcase combo_cases[] = {
      "UPCAST(i,0) UPCAST(x,4) STAGE LOOP(x,2) NTSTORE"},
     {"xj,ij->xi", "x=12,i=10,j=10", "f64", "NTSTORE UPCAST(i,0) LOOP(x,3)"},
     {"xj,ij->xi", "x=12,i=10,j=10", "f32", "UPCAST(i,0) UPCAST(x,3) NTSTORE"},
+    /* regrouped across rows: 16 f32 lanes; 8 f64 in a work-group */
+    {"xj,ij->xi", "x=32,i=10,j=10", "f32", "UPCAST(i,0) UPCAST(x,16) NTSTORE"},
+    {"xj,ij->xi", "x=32,i=10,j=10", "f64",
+     "UPCAST(i,0) UPCAST(x,4) LOCAL(x,2) NTSTORE"},
     {"ik,kj->ij", "i=7,k=35,j=5", "f32",
      "PADTO(i,8) NTSTORE UPCAST(i,4) LOCAL(j,5)"},
     {"ik,kj->ij", "i=16,k=36,j=8", "f64",

@@ -7,6 +7,7 @@
 #include "transforms/render_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* How operand op reads the lanes of candidate vector part p: 0 broadcast
@@ -666,6 +667,139 @@ static void emit_nt_chunk(ctx *c, const char *vname, int64_t w,
     }
 }
 
+/* One lane of the accumulators' block: its output element (offset from
+ * out_addr in the output named by ptr) and where it is held. */
+typedef struct {
+    int64_t off, ci, lane;
+    int ptr, q;
+} nt_lane;
+
+static int nt_lane_cmp(const void *a, const void *b)
+{
+    const nt_lane *x = a, *y = b;
+    if (x->ptr != y->ptr)
+        return x->ptr < y->ptr ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+#define NT_PTRS 64
+
+/*
+ * NTSTORE of the whole block a work-item writes, regrouped: where the
+ * chunks' own aligned pieces are narrower than the block allows (a row
+ * of 10 f32 stored as 8 + 2 lanes at a row pitch of 40 bytes: pieces of
+ * 2 lanes), and the lanes of each output fill one run of consecutive
+ * elements, the run is stored in vectors of G lanes (the widest power of
+ * two the run's length and start alignment allow) gathered from the
+ * accumulators. On x86 a non-temporal store narrower than 16 bytes is a
+ * plain store or an integer one (movnti), and lines written that way
+ * are written back piecemeal: the 10-f32 rows ran 20 to 50 times slower
+ * with NTSTORE than without on PoCL. False (nothing emitted) where the
+ * regrouped stores would not be wider.
+ */
+static bool emit_nt_flat(ctx *c, const plist *accl, int nch,
+                         const int64_t *st, const int64_t *w)
+{
+    const et_kernel *k = c->k;
+    int64_t maxw = k->e.acc_dtype == ET_F64 ? c->D->max_vec_f64
+                                            : c->D->max_vec_f32;
+    int64_t n = rd_plist_count(c, accl), lanes = 0, narrow = maxw;
+    int64_t vals[MAXP] = {0};
+    for (int q = 0; q < nch; q++)
+        lanes += w[q] * n;
+    for (int64_t ci = 0; ci < n; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, accl, ci, vals);
+        int64_t off = rd_addr_off(c, -1, accl, vals);
+        for (int q = 0; q < nch; q++) {
+            int64_t g = w[q] == 1 ? 1 : rd_out_align(c, c->vpart, off + st[q],
+                                                     w[q]);
+            if (g < narrow)
+                narrow = g;
+        }
+    }
+    nt_lane *l = malloc((size_t)lanes * sizeof *l);
+    char(*ptrs)[32] = malloc(NT_PTRS * sizeof *ptrs);
+    if (!l || !ptrs) {
+        free(l);
+        free(ptrs);
+        return false;
+    }
+    int nptr = 0;
+    int64_t at = 0;
+    bool ok = true;
+    for (int64_t ci = 0; ci < n && ok; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, accl, ci, vals);
+        int64_t off = rd_addr_off(c, -1, accl, vals);
+        char ptr[32];
+        rd_ptr_name(c, -1, accl, vals, ptr, sizeof ptr);
+        int pi = 0;
+        while (pi < nptr && strcmp(ptrs[pi], ptr) != 0)
+            pi++;
+        if (pi == nptr) {
+            if (nptr == NT_PTRS) {
+                ok = false;
+                break;
+            }
+            snprintf(ptrs[nptr++], sizeof ptrs[0], "%s", ptr);
+        }
+        for (int q = 0; q < nch; q++)
+            for (int64_t v = 0; v < w[q]; v++)
+                l[at++] = (nt_lane){off + st[q] + v, ci, v, pi, q};
+    }
+    if (ok)
+        qsort(l, (size_t)lanes, sizeof *l, nt_lane_cmp);
+    /* every output's lanes one run; its vectors at least as wide as
+     * the narrowest piece and wider than it in one output at least */
+    int64_t gw[NT_PTRS];
+    bool wider = false;
+    for (int64_t a = 0; ok && a < lanes;) {
+        int64_t b = a;
+        while (b < lanes && l[b].ptr == l[a].ptr) {
+            ok = ok && l[b].off == l[a].off + (b - a);
+            b++;
+        }
+        int64_t g = maxw;
+        while (g > 1 && ((b - a) % g != 0 ||
+                         rd_out_align(c, -1, l[a].off, g) != g))
+            g /= 2;
+        ok = ok && g >= narrow;
+        wider = wider || g > narrow;
+        gw[l[a].ptr] = g;
+        a = b;
+    }
+    if (ok && wider) {
+        rd_line(&c->s, "// the block's lanes in vectors of consecutive "
+                       "elements (NTSTORE)");
+        char vbase[256], vname[300], addr[600], list[8192], stl[9000];
+        for (int64_t a = 0; a < lanes;) {
+            int64_t g = gw[l[a].ptr];
+            et_sbuf lb;
+            et_sbuf_fixed(&lb, list, sizeof list);
+            for (int64_t i = a; i < a + g; i++) {
+                memset(vals, 0, sizeof vals);
+                rd_combo_fill(c, accl, l[i].ci, vals);
+                rd_combo_name(c, vbase, sizeof vbase, "accv", accl, vals);
+                chunk_name(vname, sizeof vname, vbase, nch, st[l[i].q]);
+                if (w[l[i].q] == 1)
+                    et_sbuf_printf(&lb, "%s%s", i > a ? ", " : "", vname);
+                else
+                    et_sbuf_printf(&lb, "%s%s.%s", i > a ? ", " : "", vname,
+                                   c->D->comp[l[i].lane]);
+            }
+            rd_addr_str(addr, sizeof addr, "out_addr", l[a].off);
+            c->D->nt_store(stl, sizeof stl, c->acc, g, list, ptrs[l[a].ptr],
+                           addr);
+            rd_line(&c->s, "%s", stl);
+            a += g;
+        }
+    }
+    free(l);
+    free(ptrs);
+    return ok && wider;
+}
+
 /* Mode 1 without GROUP: stores straight from the vector accumulators
  * when the output has the accumulator's dtype and no padding. */
 bool rd_vstores_direct_ok(const ctx *c)
@@ -693,6 +827,8 @@ bool rd_emit_vstores_direct(ctx *c)
     char base[512], addr[600], vbase[256], vname[300];
     rd_addr_base(c, -1, base, sizeof base);
     rd_line(s, "%s out_addr = %s;", c->itype, base);
+    if (c->k->ntstore && emit_nt_flat(c, &accl, nch, st, w))
+        return true;
     int64_t n = rd_plist_count(c, &accl);
     int64_t vals[MAXP] = {0};
     for (int64_t ci = 0; ci < n; ci++) {

@@ -742,6 +742,26 @@ static void test_source(void **state)
     expect_in(s, "(__global float2*)(out + out_addr + 8));");
     et_rendered_free(&r);
     et_kernel_free(k);
+    /* padded lanes that hold the whole axis (PADTO then UPCAST(j,0)):
+     * whole vectors, then the last chunk's 3 real lanes as 2 + 1, no
+     * mask; a padded axis with a global part keeps the masks */
+    k = make("xik,kj->xij", "x=8,i=3,k=5,j=35", "f64");
+    expect_ok(k, "PADTO(j,8) UPCAST(j,0) UPCAST(x,2)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "vstore8(accv_0_c24, 0, out + out_addr + 24);");
+    expect_in(s, "vstore2(accv_0_c32.s01, 0, out + out_addr + 32);");
+    expect_in(s, "out[out_addr + 34] = accv_0_c32.s2;");
+    expect_in(s, "vstore2(accv_1_c32.s01, 0, out + out_addr + 137);");
+    expect_not_in(s, "if (j_idx");
+    expect_not_in(s, "out_addr + 35]");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("xik,kj->xij", "x=8,i=3,k=5,j=35", "f64");
+    expect_ok(k, "PADTO(j,8) UPCAST(j,8)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "if (j_idx + 7 < 35)");
+    et_rendered_free(&r);
+    et_kernel_free(k);
     k = make("ik,kj->ij", "i=7,k=35,j=5", "f32");
     expect_ok(k, "PADTO(i,8) NTSTORE UPCAST(i,4) LOCAL(j,5)");
     s = render(k, ET_BACKEND_OPENCL, &r);
@@ -1180,6 +1200,11 @@ static const kcase combo_cases[] = {
      "UPCAST(i,0) UPCAST(x,4) STAGE LOOP(x,2) NTSTORE"},
     {"xj,ij->xi", "x=12,i=10,j=10", "f64", "NTSTORE UPCAST(i,0) LOOP(x,3)"},
     {"xj,ij->xi", "x=12,i=10,j=10", "f32", "UPCAST(i,0) UPCAST(x,3) NTSTORE"},
+    /* padded lanes holding the whole axis: stores stop at its size */
+    {"xik,kj->xij", "x=8,i=3,k=5,j=35", "f64",
+     "PADTO(j,8) UPCAST(j,0) UPCAST(x,2)"},
+    {"xik,kj->xij", "x=4,i=6,k=7,j=19", "f32",
+     "PADTO(j,16) UPCAST(j,0) UPCAST(i,3) STAGE LOOP(x,2)"},
     /* regrouped across rows: 16 f32 lanes; 8 f64 in a work-group */
     {"xj,ij->xi", "x=32,i=10,j=10", "f32", "UPCAST(i,0) UPCAST(x,16) NTSTORE"},
     {"xj,ij->xi", "x=32,i=10,j=10", "f64",

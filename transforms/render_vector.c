@@ -6,6 +6,7 @@
  */
 #include "transforms/render_impl.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -800,8 +801,23 @@ static bool emit_nt_flat(ctx *c, const plist *accl, int nch,
     return ok && wider;
 }
 
+/* The lanes of the vector part hold the whole of the padded output axis
+ * a (PADTO then UPCAST(a,0)), so the lanes past its size are known when
+ * rendering: the stores stop there without a mask. */
+static bool lanes_cover_padded(const ctx *c, int a)
+{
+    const et_kernel *k = c->k;
+    if (a != k->part[c->vpart].axis || a == c->open_axis || k->ntstore)
+        return false;
+    for (int p = 0; p < k->n_parts; p++)
+        if (p != c->vpart && k->part[p].axis == a && k->part[p].size > 1)
+            return false;
+    return true;
+}
+
 /* Mode 1 without GROUP: stores straight from the vector accumulators
- * when the output has the accumulator's dtype and no padding. */
+ * when the output has the accumulator's dtype and no padding but the
+ * lanes' own (lanes_cover_padded). */
 bool rd_vstores_direct_ok(const ctx *c)
 {
     const et_kernel *k = c->k;
@@ -809,9 +825,36 @@ bool rd_vstores_direct_ok(const ctx *c)
         k->e.out.dtype != k->e.acc_dtype || et_kernel_has_split(k))
         return false;
     for (int a = 0; a < k->e.n_out; a++)
-        if (rd_padded(c, a))
+        if (rd_padded(c, a) && !lanes_cover_padded(c, a))
             return false;
     return true;
+}
+
+/* The first `valid` lanes of chunk vname (fewer than its width) stored at
+ * out_addr + off, in vectors of the largest powers of two that fit. */
+static void emit_lanes_head(ctx *c, const char *vname, int64_t valid,
+                            const char *ptr, int64_t off)
+{
+    static const char hex[] = "0123456789abcdef";
+    char addr[600];
+    for (int64_t v = 0; v < valid;) {
+        int64_t g = 1;
+        while (g * 2 <= valid - v)
+            g *= 2;
+        rd_addr_str(addr, sizeof addr, "out_addr", off + v);
+        if (g == 1) {
+            rd_line(&c->s, "%s[%s] = %s.%s;", ptr, addr, vname,
+                    c->D->comp[v]);
+        } else {
+            char lanes[20];
+            for (int64_t l = 0; l < g; l++)
+                lanes[l] = hex[v + l];
+            lanes[g] = '\0';
+            rd_line(&c->s, "vstore%lld(%s.s%s, 0, %s + %s);", (long long)g,
+                    vname, lanes, ptr, addr);
+        }
+        v += g;
+    }
 }
 
 bool rd_emit_vstores_direct(ctx *c)
@@ -829,6 +872,8 @@ bool rd_emit_vstores_direct(ctx *c)
     rd_line(s, "%s out_addr = %s;", c->itype, base);
     if (c->k->ntstore && emit_nt_flat(c, &accl, nch, st, w))
         return true;
+    int va = c->k->part[c->vpart].axis;
+    int64_t real = rd_padded(c, va) ? c->k->e.idx[va].size : INT64_MAX;
     int64_t n = rd_plist_count(c, &accl);
     int64_t vals[MAXP] = {0};
     for (int64_t ci = 0; ci < n; ci++) {
@@ -841,6 +886,11 @@ bool rd_emit_vstores_direct(ctx *c)
         for (int q = 0; q < nch; q++) {
             chunk_name(vname, sizeof vname, vbase, nch, st[q]);
             rd_addr_str(addr, sizeof addr, "out_addr", off + st[q]);
+            if (st[q] + w[q] > real) {
+                /* the lanes past the padded axis's size are not stored */
+                emit_lanes_head(c, vname, real - st[q], ptr, off + st[q]);
+                continue;
+            }
             if (c->k->ntstore)
                 emit_nt_chunk(c, vname, w[q], ptr, off + st[q]);
             else if (w[q] == 1)

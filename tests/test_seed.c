@@ -524,9 +524,11 @@ static void test_tune_seed_dropped(void **state)
     free(L);
 }
 
-/* A structure with a batch axis: the rules' two suggestions are seeds
- * without any database answer (another einsum), proposed right after the
- * start kernel, marked in the log, the entries and the JSON. */
+/* A structure with a batch axis: the rules' three suggestions (the block,
+ * its loop over x, and that loop in work-groups, the block having no room
+ * for x) are seeds without any database answer (another einsum), proposed
+ * right after the start kernel, marked in the log, the entries and the
+ * JSON. */
 static void test_tune_structural_seeds(void **state)
 {
     (void)state;
@@ -534,9 +536,10 @@ static void test_tune_structural_seeds(void **state)
     et_tune_report *r = NULL;
     tune("xik,kj->xij", "x=256,i=16,k=16,j=16", 4, NULL, 0, L, &r);
     static const char *const want[] = {
-        "UPCAST(j,0) UPCAST(i,0)", "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,64)"};
+        "UPCAST(j,0) UPCAST(i,0)", "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,64)",
+        "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,64) LOCAL(x,4)"};
     et_tune_entry e;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         assert_int_equal(et_tune_report_candidate(r, 1 + i, &e), 0);
         assert_int_equal(e.seed, 1);
         assert_int_equal(e.seed_structural, 1);
@@ -544,7 +547,7 @@ static void test_tune_structural_seeds(void **state)
         assert_string_equal(e.seed_einsum, "xik,kj->xij");
     }
     assert_int_equal(L->seed_lines, 0);
-    assert_int_equal(L->structural_lines, 2);
+    assert_int_equal(L->structural_lines, 3);
     assert_non_null(strstr(L->text, "seed 2: UPCAST(j,0) UPCAST(i,0) STAGE "
                                     "LOOP(x,64), suggested by the einsum's "
                                     "structure"));

@@ -80,20 +80,50 @@ static int64_t registers(const et_kernel *k, int64_t *regs)
     return 1;
 }
 
+/* Sets of accumulators a block of vector registers keeps live: two
+ * where the kernel takes FACTOR (the partial sums over the inner summed
+ * axis and the totals, both a block's worth), else one. The DG operator
+ * `xre,rij,xej->xei` f64 on AVX-512 with FACTOR: i and e in the block,
+ * 0.99 ms; with x by 2 as well (48 vector registers of accumulators),
+ * 1.60 ms (medians of 5 alternating runs). */
+static int64_t acc_sets(const et_kernel *k, int64_t w)
+{
+    if (w < 2)
+        return 1;
+    et_kernel *f = et_kernel_clone(k);
+    bool factor = f && try_opt(f, ET_OPT_FACTOR, NULL, 0);
+    et_kernel_free(f);
+    return factor ? 2 : 1;
+}
+
+/* UPCAST of axis `name` by the largest divisor of s up to lim the rules
+ * accept (the product of UPCAST amounts is bounded); 1 when none. */
+static int64_t upcast_divisor(et_kernel *k, const char *name, int64_t s,
+                              int64_t lim)
+{
+    for (int64_t d = divisor_up_to(s, lim); d >= 2;
+         d = divisor_up_to(s, d - 1))
+        if (try_opt(k, ET_OPT_UPCAST, name, d))
+            return d;
+    return 1;
+}
+
 /*
  * The register block: whole or divided UPCASTs of the global axes but the
  * batch axis, innermost first; with_batch: then the batch axis in what is
  * left. The first axis upcast holds the vectors: it is padded to a
  * multiple of the vector width when that adds at most an eighth and the
- * whole axis then fits. False when with_batch and the batch axis got no
- * UPCAST.
+ * whole axis then fits. With FACTOR each row counts twice (acc_sets). False when with_batch and the
+ * batch axis got no UPCAST; *left: the rows the block still had room for
+ * (before the batch axis).
  */
 static bool register_block(et_kernel *k, int batch, bool with_batch,
-                           bool rows_first, bool wide)
+                           bool rows_first, bool wide, int64_t *left)
 {
     const et_einsum *e = &k->e;
     int64_t regs;
     int64_t w = registers(k, &regs);
+    int64_t sets = acc_sets(k, w);
     /* rows: how many more values (w = 1) or rows of vectors the block
      * may still take; row: registers of one row, 0 before the first */
     int64_t rows = regs, row = w == 1 ? 1 : 0;
@@ -101,7 +131,7 @@ static bool register_block(et_kernel *k, int batch, bool with_batch,
         if (k->part[p].kind == ET_PART_UPCAST && k->part[p].size > 0) {
             if (row == 0) {
                 row = row_regs(k->part[p].size, w);
-                rows = (regs - row - 1) / row;
+                rows = (regs - row - 1) / (row * sets);
             } else {
                 rows /= k->part[p].size;
             }
@@ -132,12 +162,12 @@ static bool register_block(et_kernel *k, int batch, bool with_batch,
              * and a broadcast fit, else its largest divisor that does */
             int64_t padded = (s + w - 1) / w * w;
             bool pad = padded != s && 8 * (padded - s) <= padded &&
-                       2 * row_regs(padded, w) + 1 <= regs;
+                       (sets + 1) * row_regs(padded, w) + 1 <= regs;
             int64_t n = 0;
             if (pad && try_opt(k, ET_OPT_PADTO, name, w)) {
                 if (try_opt(k, ET_OPT_UPCAST, name, 0))
                     n = padded;
-            } else if (2 * row_regs(s, w) + 1 <= regs &&
+            } else if ((sets + 1) * row_regs(s, w) + 1 <= regs &&
                        try_opt(k, ET_OPT_UPCAST, name, 0)) {
                 n = s;
             }
@@ -145,40 +175,41 @@ static bool register_block(et_kernel *k, int batch, bool with_batch,
              * room for at least v rows */
             int64_t cap = 16;
             for (int64_t v = WIDE_VECTORS; wide && w > 1 && v >= 2; v--)
-                if ((regs - v - 1) / v >= v) {
+                if ((regs - v - 1) / (v * sets) >= v) {
                     cap = v * w;
                     break;
                 }
             for (int64_t d = s < cap ? s : cap; n == 0 && d >= 2; d--)
-                if (s % d == 0 && 2 * row_regs(d, w) + 1 <= regs &&
+                if (s % d == 0 && (sets + 1) * row_regs(d, w) + 1 <= regs &&
                     try_opt(k, ET_OPT_UPCAST, name, d))
                     n = d;
             if (n == 0)
                 continue;
             row = row_regs(n, w);
-            rows = (regs - row - 1) / row;
+            rows = (regs - row - 1) / (row * sets);
             continue;
         }
         if (s <= rows && try_opt(k, ET_OPT_UPCAST, name, 0)) {
             rows /= s;
             continue;
         }
-        int64_t d = divisor_up_to(s, rows < 16 ? rows : 16);
-        if (d >= 2 && try_opt(k, ET_OPT_UPCAST, name, d))
-            rows /= d;
+        rows /= upcast_divisor(k, name, s, rows < 16 ? rows : 16);
     }
+    *left = rows;
     if (!with_batch)
         return true;
     if (batch < 0 || rows < 2 || e->idx[batch].open)
         return false;
     const et_part *outer = &k->part[k->outer[batch]];
-    int64_t d = divisor_up_to(outer->size, rows < 16 ? rows : 16);
-    return outer->kind == ET_PART_GLOBAL && d >= 2 &&
-           try_opt(k, ET_OPT_UPCAST, e->idx[batch].name, d);
+    return outer->kind == ET_PART_GLOBAL &&
+           upcast_divisor(k, e->idx[batch].name, outer->size,
+                          rows < 16 ? rows : 16) >= 2;
 }
 
 /* The suggestions of one register block (with or without the batch axis
- * in it): the block and FACTOR, then with STAGE and the loop. */
+ * in it): the block and FACTOR, then with STAGE and the loop; on a CPU,
+ * where the block has no room left for the batch axis, that loop in a
+ * work-group of neighbouring blocks too. */
 static int suggest(const et_kernel *k, int batch, bool with_batch,
                    bool rows_first, bool wide, et_heuristic *out)
 {
@@ -187,7 +218,8 @@ static int suggest(const et_kernel *k, int batch, bool with_batch,
     if (!w)
         return 0;
     int n = 0;
-    if (!register_block(w, batch, with_batch, rows_first, wide)) {
+    int64_t room = 0;
+    if (!register_block(w, batch, with_batch, rows_first, wide, &room)) {
         et_kernel_free(w);
         return 0;
     }
@@ -221,6 +253,20 @@ static int suggest(const et_kernel *k, int batch, bool with_batch,
         try_opt(w, ET_OPT_LOOP, e->idx[batch].name, n_loop)) {
         take(w, k->n_opts, &out[n]);
         n++;
+        /* no room for the batch axis in the block: neighbouring loops
+         * in a work-group instead (the DG operator f64 on AVX-512, i and
+         * e in the block, FACTOR STAGE LOOP(x,64): 1.18 ms alone, 0.96
+         * with LOCAL(x,8), 0.87-0.99 with LOCAL(x,4)) */
+        int64_t rest = w->part[w->outer[batch]].size, d = CPU_GROUP;
+        while (d >= 2 && rest % d != 0)
+            d /= 2;
+        if (!with_batch && room < 2 &&
+            k->target.backend != ET_BACKEND_CUDA && d >= 2 &&
+            w->part[w->outer[batch]].kind == ET_PART_GLOBAL &&
+            try_opt(w, ET_OPT_LOCAL, e->idx[batch].name, d)) {
+            take(w, k->n_opts, &out[n]);
+            n++;
+        }
     }
     et_kernel_free(w);
     return n;
@@ -495,7 +541,10 @@ done:
     return n;
 }
 
-int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
+/* Every rule's suggestions, in order, into out (room for ALL_MAX: each
+ * rule writes a bounded number, the sum of those bounds is below it). */
+#define ALL_MAX 32
+static int heuristics_all(const et_kernel *k, et_heuristic *out)
 {
     const et_einsum *e = &k->e;
     if (e->n_out == 0)
@@ -522,7 +571,7 @@ int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
      * than one vector by many rows (case 2 f32 on an Intel AVX-512 host:
      * UPCAST(j,16) UPCAST(i,16) 18.3 ms, j by 64 and x by 4 13.7 ms) */
     if (k->target.backend != ET_BACKEND_CUDA && n > n0) {
-        et_heuristic wd[3]; /* suggest's block, loop */
+        et_heuristic wd[4]; /* suggest's block, loops */
         char a[1024], b[1024];
         int ups = 0;
         if (suggest(k, batch, false, false, true, wd) > 0)
@@ -546,4 +595,26 @@ int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
      * summed: every work-item has every row already) */
     n += suggest(k, batch, false, true, false, out + n);
     return n + suggest(k, batch, true, true, false, out + n);
+}
+
+int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)
+{
+    et_heuristic *all = malloc(ALL_MAX * sizeof *all);
+    if (!all)
+        return 0;
+    int n_all = heuristics_all(k, all), n = 0;
+    /* the distinct ones, the first ET_HEURISTIC_MAX */
+    for (int i = 0; i < n_all && n < ET_HEURISTIC_MAX; i++) {
+        char a[1024], b[1024];
+        et_opts_format(all[i].opt, all[i].n_opts, a, sizeof a);
+        bool seen = all[i].n_opts == 0;
+        for (int j = 0; j < n && !seen; j++) {
+            et_opts_format(out[j].opt, out[j].n_opts, b, sizeof b);
+            seen = strcmp(a, b) == 0;
+        }
+        if (!seen)
+            out[n++] = all[i];
+    }
+    free(all);
+    return n;
 }

@@ -25,7 +25,9 @@
  *     axis is left out of these, and both blocks are suggested again with
  *     it right after the first axis, upcast whole (every row in each
  *     work-item, a shared operand loaded once for all) when it fits;
- *   - FACTOR, when the kernel accepts it (three or more operands);
+ *   - FACTOR, when the kernel accepts it (three or more operands); with
+ *     vectors the block's rows then count twice (FACTOR keeps the
+ *     partial sums and the totals live);
  *   - on a CPU with vectors, two operands summed over one axis: a panel
  *     after the first block, LOCAL of its row axis and PREFETCH of the
  *     operand without the rows in chunks of up to 16 KiB (heuristic.c);
@@ -36,7 +38,9 @@
  *     that no work-item of a group reads differently (one that does not
  *     use the batch axis) is copied to local memory once per work-group,
  *     and each work-item iterates the batch axis, so that the copy serves
- *     many of its values.
+ *     many of its values; not on CUDA, where the block had no room left
+ *     for the batch axis, a third adds LOCAL(batch, n), n the largest
+ *     power of two up to 8 dividing what is left;
  *   - not on CUDA (a CPU's work-groups): the block with the batch axis
  *     in it, and with LOCAL(batch, n) after it, n the largest power of
  *     two up to 8 dividing what the block leaves of the batch axis, so
@@ -60,7 +64,7 @@
 
 #include "transforms/kernel.h"
 
-#define ET_HEURISTIC_MAX 12       /* suggestions at most */
+#define ET_HEURISTIC_MAX 16       /* suggestions at most */
 #define ET_HEURISTIC_MAX_OPTS 16  /* opts per suggestion at most */
 
 /* One suggestion: opts to apply after the kernel's own. Plain value. */
@@ -71,7 +75,7 @@ typedef struct et_heuristic {
 
 /*
  * Writes into out (room for ET_HEURISTIC_MAX) the distinct, non-empty
- * suggestions for kernel k and returns their number (0 when the rules
+ * suggestions for kernel k (the first ET_HEURISTIC_MAX of them) and returns their number (0 when the rules
  * suggest nothing, e.g. a full reduction, or out of memory).
  */
 int et_kernel_heuristics(const et_kernel *k, et_heuristic *out);

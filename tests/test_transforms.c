@@ -1284,11 +1284,11 @@ static void test_heuristics(void **state)
     } cases[] = {
         /* three operands: block of i and e (80 f64), FACTOR, STAGE of the
          * operand without x and a loop over x; no room for x in the
-         * block: 8 such loops in a work-group */
+         * block: 4 such loops in a work-group */
         {"xre,rij,xej->xei", "x=1024,r=3,e=4,i=20,j=20", "f64", 0, 3,
          {"UPCAST(i,0) UPCAST(e,0) FACTOR",
           "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64)",
-          "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64) LOCAL(x,8)"}},
+          "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64) LOCAL(x,4)"}},
         /* j whole (35), room for 3 more f64: the second block has the
          * batch axis by 2, then 8 of those blocks in a work-group (the
          * largest power of two up to 8 dividing the 2048 left) */
@@ -1337,14 +1337,14 @@ static void test_heuristics(void **state)
         {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f32", 16, 3,
          {"UPCAST(j,0) UPCAST(i,5)",
           "UPCAST(j,0) UPCAST(i,5) STAGE LOOP(x,64)",
-          "UPCAST(j,0) UPCAST(i,5) STAGE LOOP(x,64) LOCAL(x,8)"}},
+          "UPCAST(j,0) UPCAST(i,5) STAGE LOOP(x,64) LOCAL(x,4)"}},
         /* FACTOR: two sets of accumulators, 3 registers a row each: the
          * block (i, e: 4 rows) leaves no room for x; the loops of x in
          * a work-group */
         {"xre,rij,xej->xei", "x=8192,r=3,e=4,i=20,j=20", "f64", 16, 3,
          {"UPCAST(i,0) UPCAST(e,0) FACTOR",
           "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64)",
-          "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64) LOCAL(x,8)"}},
+          "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64) LOCAL(x,4)"}},
         /* and the wider block: 4 vectors of j, rows of i in what is
          * left (5: i by 4); then the panel: 16 blocks of i in a
          * work-group, chunks of k of 16 KiB of j's 16 values (f32: 256,

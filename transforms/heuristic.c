@@ -14,8 +14,10 @@
  * accumulator bytes a register block may take; on CUDA, a thread's. */
 #define BLOCK_BYTES 1024
 #define BLOCK_BYTES_CUDA 256
-/* A CPU work-group's blocks of the batch axis at most (suggest). */
+/* A CPU work-group's blocks of the batch axis at most (suggest); of
+ * loops over it, where the block has no room for it. */
 #define CPU_GROUP 8
+#define LOOP_GROUP 4
 /* The vectors along the vector axis of a CPU's wider block (see
  * et_kernel_heuristics). */
 #define WIDE_VECTORS 4
@@ -255,9 +257,10 @@ static int suggest(const et_kernel *k, int batch, bool with_batch,
         n++;
         /* no room for the batch axis in the block: neighbouring loops
          * in a work-group instead (the DG operator f64 on AVX-512, i and
-         * e in the block, FACTOR STAGE LOOP(x,64): 1.18 ms alone, 0.96
-         * with LOCAL(x,8), 0.87-0.99 with LOCAL(x,4)) */
-        int64_t rest = w->part[w->outer[batch]].size, d = CPU_GROUP;
+         * e in the block, FACTOR STAGE LOOP(x,64): 1.18 ms alone, 0.86
+         * to 0.96 with LOCAL(x,8), 0.78 to 0.87 with LOCAL(x,4), medians
+         * of 4-5 alternating runs in three sets) */
+        int64_t rest = w->part[w->outer[batch]].size, d = LOOP_GROUP;
         while (d >= 2 && rest % d != 0)
             d /= 2;
         if (!with_batch && room < 2 &&

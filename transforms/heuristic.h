@@ -40,7 +40,7 @@
  *     and each work-item iterates the batch axis, so that the copy serves
  *     many of its values; not on CUDA, where the block had no room left
  *     for the batch axis, a third adds LOCAL(batch, n), n the largest
- *     power of two up to 8 dividing what is left;
+ *     power of two up to 4 dividing what is left;
  *   - not on CUDA (a CPU's work-groups): the block with the batch axis
  *     in it, and with LOCAL(batch, n) after it, n the largest power of
  *     two up to 8 dividing what the block leaves of the batch axis, so

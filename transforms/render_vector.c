@@ -640,6 +640,26 @@ void rd_emit_vacc_unpack(ctx *c)
     }
 }
 
+/* Lanes v .. v+g-1 of chunk vname (w lanes): the chunk itself when they
+ * are all of it, `.s4` (the dialect's component) for one, `.s4567` for
+ * several. */
+static void lanes_name(const ctx *c, char *buf, size_t cap,
+                       const char *vname, int64_t w, int64_t v, int64_t g)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (g == w) {
+        snprintf(buf, cap, "%s", vname);
+    } else if (g == 1) {
+        snprintf(buf, cap, "%s.%s", vname, c->D->comp[v]);
+    } else {
+        char lanes[20];
+        for (int64_t l = 0; l < g; l++)
+            lanes[l] = hex[v + l];
+        lanes[g] = '\0';
+        snprintf(buf, cap, "%s.s%s", vname, lanes);
+    }
+}
+
 /* NTSTORE of one chunk of w lanes at out_addr + off: in vectors of the
  * widest width the address is aligned to in every work-item (a
  * non-temporal vector store needs it), down to one store per lane; a
@@ -647,22 +667,11 @@ void rd_emit_vacc_unpack(ctx *c)
 static void emit_nt_chunk(ctx *c, const char *vname, int64_t w,
                           const char *ptr, int64_t off)
 {
-    static const char hex[] = "0123456789abcdef";
     char addr[600], val[400], st[1200];
     int64_t g = w == 1 ? 1 : rd_out_align(c, c->vpart, off, w);
     for (int64_t v = 0; v < w; v += g) {
         rd_addr_str(addr, sizeof addr, "out_addr", off + v);
-        if (g == w) {
-            snprintf(val, sizeof val, "%s", vname);
-        } else if (g == 1) {
-            snprintf(val, sizeof val, "%s.%s", vname, c->D->comp[v]);
-        } else {
-            char lanes[20];
-            for (int64_t l = 0; l < g; l++)
-                lanes[l] = hex[v + l];
-            lanes[g] = '\0';
-            snprintf(val, sizeof val, "%s.s%s", vname, lanes);
-        }
+        lanes_name(c, val, sizeof val, vname, w, v, g);
         c->D->nt_store(st, sizeof st, c->acc, g, val, ptr, addr);
         rd_line(&c->s, "%s", st);
     }
@@ -783,11 +792,9 @@ static bool emit_nt_flat(ctx *c, const plist *accl, int nch,
                 rd_combo_fill(c, accl, l[i].ci, vals);
                 rd_combo_name(c, vbase, sizeof vbase, "accv", accl, vals);
                 chunk_name(vname, sizeof vname, vbase, nch, st[l[i].q]);
-                if (w[l[i].q] == 1)
-                    et_sbuf_printf(&lb, "%s%s", i > a ? ", " : "", vname);
-                else
-                    et_sbuf_printf(&lb, "%s%s.%s", i > a ? ", " : "", vname,
-                                   c->D->comp[l[i].lane]);
+                char one[400];
+                lanes_name(c, one, sizeof one, vname, w[l[i].q], l[i].lane, 1);
+                et_sbuf_printf(&lb, "%s%s", i > a ? ", " : "", one);
             }
             rd_addr_str(addr, sizeof addr, "out_addr", l[a].off);
             c->D->nt_store(stl, sizeof stl, c->acc, g, list, ptrs[l[a].ptr],
@@ -830,29 +837,23 @@ bool rd_vstores_direct_ok(const ctx *c)
     return true;
 }
 
-/* The first `valid` lanes of chunk vname (fewer than its width) stored at
+/* The first `valid` lanes of chunk vname (fewer than its w) stored at
  * out_addr + off, in vectors of the largest powers of two that fit. */
-static void emit_lanes_head(ctx *c, const char *vname, int64_t valid,
-                            const char *ptr, int64_t off)
+static void emit_lanes_head(ctx *c, const char *vname, int64_t w,
+                            int64_t valid, const char *ptr, int64_t off)
 {
-    static const char hex[] = "0123456789abcdef";
-    char addr[600];
+    char addr[600], val[400];
     for (int64_t v = 0; v < valid;) {
         int64_t g = 1;
         while (g * 2 <= valid - v)
             g *= 2;
         rd_addr_str(addr, sizeof addr, "out_addr", off + v);
-        if (g == 1) {
-            rd_line(&c->s, "%s[%s] = %s.%s;", ptr, addr, vname,
-                    c->D->comp[v]);
-        } else {
-            char lanes[20];
-            for (int64_t l = 0; l < g; l++)
-                lanes[l] = hex[v + l];
-            lanes[g] = '\0';
-            rd_line(&c->s, "vstore%lld(%s.s%s, 0, %s + %s);", (long long)g,
-                    vname, lanes, ptr, addr);
-        }
+        lanes_name(c, val, sizeof val, vname, w, v, g);
+        if (g == 1)
+            rd_line(&c->s, "%s[%s] = %s;", ptr, addr, val);
+        else
+            rd_line(&c->s, "vstore%lld(%s, 0, %s + %s);", (long long)g, val,
+                    ptr, addr);
         v += g;
     }
 }
@@ -888,7 +889,8 @@ bool rd_emit_vstores_direct(ctx *c)
             rd_addr_str(addr, sizeof addr, "out_addr", off + st[q]);
             if (st[q] + w[q] > real) {
                 /* the lanes past the padded axis's size are not stored */
-                emit_lanes_head(c, vname, real - st[q], ptr, off + st[q]);
+                emit_lanes_head(c, vname, w[q], real - st[q], ptr,
+                                off + st[q]);
                 continue;
             }
             if (c->k->ntstore)

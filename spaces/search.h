@@ -166,7 +166,8 @@ typedef struct et_search_stats {
     int failed;          /* of which not OK */
     int refused;         /* points refused before evaluation (reported) */
     int invalid;         /* points whose constraints are false */
-    int actions_refused; /* pool actions that did not apply */
+    int actions_refused; /* pool actions that did not apply, or split
+                          * by 1 (the same kernel; beam) */
     int duplicates;      /* proposals whose kernel was already seen */
     bool has_best;
     double best_time_s;

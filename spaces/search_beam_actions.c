@@ -11,6 +11,38 @@
 #include <string.h>
 
 /*
+ * True when child is parent with one split by 1 (UPCAST(i,0) once i is
+ * whole, LOCAL(x,1)): one more part, of size 1, and the same parts of
+ * size 2 or more (axis, kind, size) as before. Such a child is the same
+ * kernel; in the beam it would take a member's place.
+ */
+static bool splits_nothing(const et_kernel *parent, const et_kernel *child)
+{
+    if (child->n_parts != parent->n_parts + 1)
+        return false;
+    bool used[ET_MAX_PARTS] = {false};
+    int big = 0;
+    for (int i = 0; i < child->n_parts; i++) {
+        const et_part *c = &child->part[i];
+        if (c->size < 2)
+            continue;
+        big++;
+        int j = 0;
+        while (j < parent->n_parts &&
+               (used[j] || parent->part[j].axis != c->axis ||
+                parent->part[j].kind != c->kind ||
+                parent->part[j].size != c->size))
+            j++;
+        if (j == parent->n_parts)
+            return false;
+        used[j] = true;
+    }
+    for (int j = 0; j < parent->n_parts; j++)
+        big -= parent->part[j].size >= 2;
+    return big == 0;
+}
+
+/*
  * One step of the action beam through the model: every beam member with
  * every action is built first, the model chooses (choose), the chosen
  * are proposed. Returns the members of the next step in next.
@@ -33,7 +65,8 @@ static int action_step_ranked(srch *S, member *beam, int nb,
                 S->nomem = true;
                 goto done;
             }
-            if (et_kernel_apply_opt(k, &acts[a], NULL, 0) != ET_OK) {
+            if (et_kernel_apply_opt(k, &acts[a], NULL, 0) != ET_OK ||
+                splits_nothing(beam[i].k, k)) {
                 S->st->actions_refused++;
                 et_kernel_free(k);
                 continue;
@@ -157,6 +190,12 @@ static int action_step(srch *S, member *beam, int nb, const et_opt *acts,
             if (et_kernel_apply_opt(scratch, &acts[a], NULL, 0) != ET_OK) {
                 S->st->actions_refused++;
                 continue; /* left unchanged: reuse it */
+            }
+            if (splits_nothing(beam[i].k, scratch)) {
+                S->st->actions_refused++;
+                et_kernel_free(scratch);
+                scratch = NULL;
+                continue;
             }
             double t;
             int res = srch_propose(S, pt, scratch, NULL, 0,

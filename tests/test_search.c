@@ -418,6 +418,46 @@ static void test_action_beam(void **state)
     unbind(&f);
 }
 
+/* A split by 1 (UPCAST(i,0) once i is whole) is the same kernel: the
+ * action beam does not propose it, so it is neither a duplicate nor a
+ * beam member in another's place. */
+static void test_action_beam_no_empty_split(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "name: whole\n"
+        "einsum: any\n"
+        "actions:\n"
+        "  - {op: UPCAST, axis: any_global, amt: [0]}\n"
+        "max_depth: 4\n";
+    fixture f = {NULL, NULL};
+    et_diag d;
+    assert_int_equal(et_space_load_text(text, strlen(text), "whole.yaml",
+                                        &f.s, &d),
+                     ET_OK);
+    et_einsum e;
+    assert_int_equal(et_einsum_from_strings("ik,kj->ij", "i=16,k=16,j=16",
+                                            "f32", &e, &d),
+                     ET_OK);
+    assert_int_equal(et_space_bind(f.s, &e, NULL, &f.b, &d), ET_OK);
+    rec *R = rec_new();
+    et_search_opts o = {.kind = ET_SEARCH_BEAM, .budget = 60,
+                        .on_duplicate = dup_cb};
+    et_search_stats st;
+    run(&f, &o, R, &st);
+    /* the start, i whole, j whole, and both (in one order): nothing else;
+     * each UPCAST(i,0) after i is whole refused */
+    assert_int_equal(R->n, 4);
+    assert_int_equal(st.duplicates, R->n_dup);
+    for (int i = 0; i < R->n_dup; i++)
+        if (strstr(R->dup[i], "UPCAST(i,0) UPCAST(i,0)") ||
+            strstr(R->dup[i], "UPCAST(j,0) UPCAST(j,0)"))
+            fail_msg("a split by 1 proposed: %s", R->dup[i]);
+    assert_true(st.actions_refused >= 3);
+    free(R);
+    unbind(&f);
+}
+
 /* Without a time limit a converged beam stops where it is; with one it
  * widens from the run's fastest kernels not yet expanded and finds what
  * the greedy path missed, until it has widened WIDEN_MAX_FACTOR times
@@ -771,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_cache_and_stop),
         cmocka_unit_test(test_action_beam),
+        cmocka_unit_test(test_action_beam_no_empty_split),
         cmocka_unit_test(test_action_beam_widens),
         cmocka_unit_test(test_action_random_grid),
         cmocka_unit_test(test_transforms_then_actions),

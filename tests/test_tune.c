@@ -413,14 +413,15 @@ static void test_worker_recycled(void **state)
     run_free(&r);
 }
 
-/* An action pool whose UPCAST(j,0) on top of the start opts UPCAST(j,0)
- * renders the kernel of UPCAST(j,0) again (under other names). */
+/* An action pool whose UNROLL(k,8) (k = 8) renders the kernel of
+ * UNROLL(k,0) again. (A split by 1, UPCAST(j,0) twice, is not proposed
+ * by the action beam at all.) */
 static const char dup_yaml[] =
     "name: dup\n"
     "einsum: \"ik,kj->ij\"\n"
     "actions:\n"
-    "  - {op: UPCAST, axis: j, amt: [0, 4]}\n"
-    "  - {op: UNROLL, axis: k, amt: [2]}\n"
+    "  - {op: UNROLL, axis: k, amt: [0, 8]}\n"
+    "  - {op: UPCAST, axis: i, amt: [2]}\n"
     "max_depth: 2\n";
 
 static void test_duplicate_not_charged(void **state)
@@ -435,9 +436,9 @@ static void test_duplicate_not_charged(void **state)
     for (int i = 0; i < res->n_cand; i++) {
         const et_tune_candidate *c = &res->cand[i];
         refused += c->outcome == ET_OUTCOME_REFUSED;
-        if (!strcmp(c->opts, "UPCAST(j,0)"))
+        if (!strcmp(c->opts, "UPCAST(j,0) UNROLL(k,0)"))
             first = i;
-        if (!strcmp(c->opts, "UPCAST(j,0) UPCAST(j,0)"))
+        if (!strcmp(c->opts, "UPCAST(j,0) UNROLL(k,8)"))
             dup = i;
     }
     assert_true(first >= 0);

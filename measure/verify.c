@@ -1,5 +1,12 @@
 /* verify.c - inputs drawn once, references once, per-element bounds, the
- * one-sided Welch test against the baseline, and the device-side runs. */
+ * one-sided Welch test against the baseline, and the device-side runs.
+ *
+ * The reference is kept as two doubles per element, hi + lo, its long
+ * double value exactly (lo holds the bits hi drops: at most 11 of them),
+ * so the check of every output element - run for every candidate of a
+ * tune, on outputs of tens of millions of elements - is double arithmetic
+ * the compiler vectorizes rather than x87; large outputs are checked by
+ * several threads, by ranges of elements. */
 #include "measure/verify.h"
 
 #include "base/clock.h"
@@ -10,16 +17,19 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
+#include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_SEED 0x65696e74756e65ull /* "eintune" */
 
 typedef struct trial_data {
     void *in[ET_MAX_OPERANDS]; /* host inputs in the operands' dtypes */
-    long double *ref;
+    double *ref_hi, *ref_lo;   /* the reference: hi + lo exactly */
     double *bound;
     int64_t *pick;             /* sample positions */
     /* device copies, one per kernel argument (transforms/kernel.h: a
@@ -61,6 +71,28 @@ static double unit_roundoff(et_dtype t)
     default:
         return 0x1.0p-53;
     }
+}
+
+/* hi + lo == r exactly: r has a 64-bit significand, hi the first 53 bits
+ * rounded, and r - hi (exact in long double) at most 11 bits, which a
+ * double holds. A finite r beyond the doubles' range (no f32 or f64
+ * output reaches it) becomes +-DBL_MAX, so it is still checked as finite;
+ * a non-finite r stays non-finite in hi (such elements are not checked). */
+static void split_ref(long double r, double *hi, double *lo)
+{
+    double h = (double)r;
+    if (isinf(h) && isfinite(r)) {
+        *hi = r > 0 ? DBL_MAX : -DBL_MAX;
+        *lo = 0;
+        return;
+    }
+    *hi = h;
+    *lo = isfinite(h) ? (double)(r - (long double)h) : 0;
+}
+
+static long double ref_at(const trial_data *t, int64_t i)
+{
+    return (long double)t->ref_hi[i] + (long double)t->ref_lo[i];
 }
 
 static et_status nomem(et_error *err)
@@ -120,7 +152,8 @@ et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
     et_status st = ET_OK;
     size_t n_out = (size_t)v->n_out;
     long double *abs_terms = malloc((n_out ? n_out : 1) * sizeof *abs_terms);
-    if (!abs_terms) {
+    long double *ref = malloc((n_out ? n_out : 1) * sizeof *ref);
+    if (!abs_terms || !ref) {
         st = nomem(err);
         goto fail;
     }
@@ -138,15 +171,16 @@ et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
             et_inputs_fill(t->in[k], e->op[k].dtype, n_el, dist,
                            et_seed_mix(v->o.seed, (uint64_t)r, (uint64_t)k));
         }
-        t->ref = malloc((n_out ? n_out : 1) * sizeof *t->ref);
+        t->ref_hi = malloc((n_out ? n_out : 1) * sizeof *t->ref_hi);
+        t->ref_lo = malloc((n_out ? n_out : 1) * sizeof *t->ref_lo);
         t->bound = malloc((n_out ? n_out : 1) * sizeof *t->bound);
         t->pick = malloc((size_t)(v->n_pick ? v->n_pick : 1) *
                          sizeof *t->pick);
-        if (!t->ref || !t->bound || !t->pick) {
+        if (!t->ref_hi || !t->ref_lo || !t->bound || !t->pick) {
             st = nomem(err);
             goto fail;
         }
-        st = et_reference_eval(e, (const void *const *)t->in, t->ref,
+        st = et_reference_eval(e, (const void *const *)t->in, ref,
                                abs_terms);
         if (st != ET_OK) {
             et_errorf(err, st, "verify: reference evaluation failed: %s",
@@ -154,10 +188,11 @@ et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
             goto fail;
         }
         for (size_t i = 0; i < n_out; i++) {
-            long double b = u_out * fabsl(t->ref[i]);
+            long double b = u_out * fabsl(ref[i]);
             if (abs_terms[i] != 0)
                 b += gamma * abs_terms[i];
             t->bound[i] = (double)b;
+            split_ref(ref[i], &t->ref_hi[i], &t->ref_lo[i]);
         }
         if (v->n_pick == v->n_out) {
             for (int64_t i = 0; i < v->n_pick; i++)
@@ -170,10 +205,12 @@ et_status et_verifier_init(const et_einsum *e, const et_verify_opts *opts,
         }
     }
     free(abs_terms);
+    free(ref);
     *out = v;
     return ET_OK;
 fail:
     free(abs_terms);
+    free(ref);
     et_verifier_free(v);
     return st;
 }
@@ -186,7 +223,8 @@ void et_verifier_free(et_verifier *v)
         trial_data *t = &v->t[r];
         for (int k = 0; k < ET_MAX_OPERANDS; k++)
             free(t->in[k]);
-        free(t->ref);
+        free(t->ref_hi);
+        free(t->ref_lo);
         free(t->bound);
         free(t->pick);
         free(v->out[r]);
@@ -206,9 +244,10 @@ const void *et_verifier_input(const et_verifier *v, int trial, int k)
     return v->t[trial].in[k];
 }
 
-const long double *et_verifier_reference(const et_verifier *v, int trial)
+long double et_verifier_reference(const et_verifier *v, int trial,
+                                  int64_t i)
 {
-    return v->t[trial].ref;
+    return ref_at(&v->t[trial], i);
 }
 
 const double *et_verifier_bounds(const et_verifier *v, int trial)
@@ -228,12 +267,27 @@ bool et_verifier_has_baseline(const et_verifier *v)
 
 /* ---- host-side check ---------------------------------------------------- */
 
-static double norm_err(double got, long double ref, double bound)
+/* |got - (hi + lo)| / bound: got - hi is exact where the two are within
+ * a factor of 2 of each other, and the rest rounds once or twice at 2^-53
+ * of the error itself, far below what a normalized error needs. */
+static inline double norm_err(double got, double hi, double lo, double bound)
 {
-    long double e = fabsl((long double)got - ref);
+    double e = fabs((got - hi) - lo);
     if (bound == 0)
         return e == 0 ? 0.0 : INFINITY;
-    return (double)(e / bound);
+    return e / bound;
+}
+
+static inline double out_get(const void *out, et_dtype t, int64_t i)
+{
+    switch (t) {
+    case ET_F32:
+        return ((const float *)out)[i];
+    case ET_F64:
+        return ((const double *)out)[i];
+    default:
+        return et_elem_get(out, t, (size_t)i);
+    }
 }
 
 /* "[3, 17]" for flat index i of the output. */
@@ -258,19 +312,82 @@ static void describe(const et_verifier *v, int r, int64_t i, double got,
 {
     char mi[ET_MAX_RANK * 22 + 4];
     multi_index(&v->e, i, mi, sizeof mi);
+    const trial_data *t = &v->t[r];
     int at = snprintf(buf, cap, "trial %d (%s): element %s %s: got %.17g, "
                                 "expected %.17Lg",
                       r, et_verifier_dist_name(v, r), mi, what, got,
-                      v->t[r].ref[i]);
+                      ref_at(t, i));
     if (isfinite(got) && at > 0 && (size_t)at < cap)
         snprintf(buf + at, cap - (size_t)at,
                  " (normalized error %.3g, bound %.3g)",
-                 norm_err(got, v->t[r].ref[i], v->t[r].bound[i]),
-                 v->t[r].bound[i]);
+                 norm_err(got, t->ref_hi[i], t->ref_lo[i], t->bound[i]),
+                 t->bound[i]);
+}
+
+/* One range of one trial's elements: the bound check and finiteness. */
+typedef struct check_part {
+    const trial_data *t;
+    const void *out;
+    et_dtype ot;
+    int64_t begin, end;
+    int64_t n_bad, n_nan, nan_i, worst_i; /* nan_i, worst_i: -1 for none */
+    double worst;
+} check_part;
+
+static void *check_range(void *arg)
+{
+    check_part *p = arg;
+    const double *hi = p->t->ref_hi, *lo = p->t->ref_lo, *b = p->t->bound;
+    int64_t n_bad = 0, n_nan = 0, nan_i = -1, worst_i = -1;
+    double worst = -1;
+    for (int64_t i = p->begin; i < p->end; i++) {
+        if (!isfinite(hi[i]))
+            continue; /* a non-finite reference cannot be checked */
+        double got = out_get(p->out, p->ot, i);
+        if (!isfinite(got)) {
+            if (nan_i < 0)
+                nan_i = i;
+            n_nan++;
+            continue;
+        }
+        double ne = norm_err(got, hi[i], lo[i], b[i]);
+        if (ne > 1)
+            n_bad++;
+        if (ne > worst) {
+            worst = ne;
+            worst_i = i;
+        }
+    }
+    p->n_bad = n_bad;
+    p->n_nan = n_nan;
+    p->nan_i = nan_i;
+    p->worst = worst;
+    p->worst_i = worst_i;
+    return NULL;
+}
+
+/* Threads for one trial's check: one per online CPU up to the cap, for
+ * outputs large enough to pay for starting them (the device is idle while
+ * the host checks). */
+#define CHECK_MAX_THREADS 8
+#define CHECK_THREAD_MIN_ELEMS (1 << 20)
+
+static int check_threads(int64_t n)
+{
+    if (n < CHECK_THREAD_MIN_ELEMS)
+        return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    if (cpus > CHECK_MAX_THREADS)
+        cpus = CHECK_MAX_THREADS;
+    return (int)cpus;
 }
 
 /* Checks bounds and finiteness; collects the pooled sample into `sample`
- * (v->n_pick per trial) when it is non-NULL. */
+ * (v->n_pick per trial) when it is non-NULL. The ranges are merged in
+ * element order, so the element named (the first non-finite one, the
+ * first of the worst) is the one a single pass would name. */
 static void check(const et_verifier *v, const void *const *outs,
                   const char *const *guard_faults, double *sample,
                   et_verify_result *res)
@@ -285,36 +402,49 @@ static void check(const et_verifier *v, const void *const *outs,
     int nan_r = -1, worst_r = -1;
     int64_t nan_i = 0, worst_i = 0, n_nan = 0;
     double worst = -1;
+    int n_thr = check_threads(v->n_out);
     for (int r = 0; r < v->o.trials; r++) {
         const trial_data *t = &v->t[r];
-        for (int64_t i = 0; i < v->n_out; i++) {
-            double got = et_elem_get(outs[r], ot, (size_t)i);
-            if (!isfinite(t->ref[i]))
-                continue; /* a non-finite reference cannot be checked */
-            if (!isfinite(got)) {
-                if (nan_r < 0) {
-                    nan_r = r;
-                    nan_i = i;
-                }
-                n_nan++;
-                res->n_bad++;
-                continue;
+        check_part part[CHECK_MAX_THREADS];
+        pthread_t tid[CHECK_MAX_THREADS];
+        bool started[CHECK_MAX_THREADS] = {false};
+        for (int k = 0; k < n_thr; k++) {
+            part[k] = (check_part){
+                .t = t, .out = outs[r], .ot = ot,
+                .begin = v->n_out * k / n_thr,
+                .end = v->n_out * (k + 1) / n_thr,
+            };
+            if (k > 0)
+                started[k] = pthread_create(&tid[k], NULL, check_range,
+                                            &part[k]) == 0;
+        }
+        check_range(&part[0]);
+        for (int k = 1; k < n_thr; k++) {
+            if (started[k])
+                pthread_join(tid[k], NULL);
+            else
+                check_range(&part[k]); /* no thread: this one does it */
+        }
+        for (int k = 0; k < n_thr; k++) {
+            const check_part *p = &part[k];
+            if (p->nan_i >= 0 && nan_r < 0) {
+                nan_r = r;
+                nan_i = p->nan_i;
             }
-            double ne = norm_err(got, t->ref[i], t->bound[i]);
-            if (ne > 1)
-                res->n_bad++;
-            if (ne > worst) {
-                worst = ne;
+            n_nan += p->n_nan;
+            res->n_bad += p->n_bad + p->n_nan;
+            if (p->worst_i >= 0 && p->worst > worst) {
+                worst = p->worst;
                 worst_r = r;
-                worst_i = i;
+                worst_i = p->worst_i;
             }
         }
         if (sample) {
             for (int64_t j = 0; j < v->n_pick; j++) {
                 int64_t i = t->pick[j];
-                double got = et_elem_get(outs[r], ot, (size_t)i);
-                sample[r * v->n_pick + j] = norm_err(got, t->ref[i],
-                                                     t->bound[i]);
+                double got = out_get(outs[r], ot, i);
+                sample[r * v->n_pick + j] =
+                    norm_err(got, t->ref_hi[i], t->ref_lo[i], t->bound[i]);
             }
         }
     }

@@ -83,8 +83,10 @@ void et_verifier_free(et_verifier *v);
 int et_verifier_trials(const et_verifier *v);
 /* Input data of operand k in trial r (dense, in the operand's dtype). */
 const void *et_verifier_input(const et_verifier *v, int trial, int k);
-/* Reference and bound per output element of trial r. */
-const long double *et_verifier_reference(const et_verifier *v, int trial);
+/* The reference of output element i of trial r (kept as two doubles whose
+ * sum is the long double value), and the bounds of trial r's elements. */
+long double et_verifier_reference(const et_verifier *v, int trial,
+                                  int64_t i);
 const double *et_verifier_bounds(const et_verifier *v, int trial);
 /* The distribution of trial r. */
 const char *et_verifier_dist_name(const et_verifier *v, int trial);

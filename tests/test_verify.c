@@ -47,12 +47,11 @@ static double **noisy_outputs(const et_verifier *v, int64_t n, double scale,
     for (int r = 0; r < R; r++) {
         outs[r] = malloc((size_t)n * sizeof **outs);
         assert_non_null(outs[r]);
-        const long double *ref = et_verifier_reference(v, r);
         const double *b = et_verifier_bounds(v, r);
         for (int64_t i = 0; i < n; i++) {
             double s = (et_rng_next(&rng) & 1) ? 1 : -1;
             outs[r][i] =
-                (double)(ref[i] + (long double)(s * scale *
+                (double)(et_verifier_reference(v, r, i) + (long double)(s * scale *
                                                 et_rng_uniform(&rng) * b[i]));
         }
     }
@@ -86,7 +85,6 @@ static void test_bound_formula(void **state)
         const float *A = et_verifier_input(v, r, 0);
         const float *B = et_verifier_input(v, r, 1);
         const double *b = et_verifier_bounds(v, r);
-        const long double *ref = et_verifier_reference(v, r);
         /* n = K + m - 2 = 7, u = 2^-24, output dtype = accumulation */
         double u = 0x1.0p-24, g = 7 * u / (1 - 7 * u);
         for (int i = 0; i < 3; i++)
@@ -97,7 +95,8 @@ static void test_bound_formula(void **state)
                     s += t;
                     a += fabsl(t);
                 }
-                assert_true(fabsl(ref[i * 4 + j] - s) <= 1e-15L * a);
+                assert_true(fabsl(et_verifier_reference(v, r, i * 4 + j) - s) <=
+                            1e-15L * a);
                 assert_true(fabs(b[i * 4 + j] - (double)(g * a)) <=
                             1e-12 * b[i * 4 + j]);
             }
@@ -122,14 +121,14 @@ static void test_exact_passes_perturbed_fails(void **state)
 
     /* within the bound: still fine */
     const double *b1 = et_verifier_bounds(v, 1);
-    const long double *ref1 = et_verifier_reference(v, 1);
-    outs[1][2 * 5 + 3] = (double)(ref1[13] + 0.5L * b1[13]);
+    long double ref13 = et_verifier_reference(v, 1, 13);
+    outs[1][2 * 5 + 3] = (double)(ref13 + 0.5L * b1[13]);
     res = verify(v, outs, NULL);
     assert_int_equal(res.outcome, ET_OUTCOME_OK);
     assert_true(res.max_norm_err > 0.4 && res.max_norm_err < 0.6);
 
     /* beyond it: rejected, naming the element */
-    outs[1][2 * 5 + 3] = (double)(ref1[13] + 10.0L * b1[13]);
+    outs[1][2 * 5 + 3] = (double)(ref13 + 10.0L * b1[13]);
     res = verify(v, outs, NULL);
     assert_int_equal(res.outcome, ET_OUTCOME_WRONG_RESULT);
     assert_int_equal(res.n_bad, 1);
@@ -194,6 +193,67 @@ static void test_zero_bound_demands_exact(void **state)
     res = verify(v, outs, NULL);
     assert_int_equal(res.outcome, ET_OUTCOME_WRONG_RESULT);
     assert_non_null(strstr(res.reason, "element [0, 3]"));
+    free_outputs(outs, 3);
+    et_verifier_free(v);
+}
+
+/* The reference kept as hi + lo is the evaluator's long double value to
+ * the bit (sums of 300 f64 products need all 64 bits of it). */
+static void test_reference_kept_exactly(void **state)
+{
+    et_einsum e = make("ik,kj->ij", "i=6,k=300,j=5", "f64");
+    et_verifier *v = make_verifier(&e, NULL);
+    long double ref[30], abs_terms[30];
+    int beyond_double = 0;
+    for (int r = 0; r < 3; r++) {
+        const void *in[2] = {et_verifier_input(v, r, 0),
+                             et_verifier_input(v, r, 1)};
+        assert_int_equal(et_reference_eval(&e, in, ref, abs_terms), ET_OK);
+        for (int i = 0; i < 30; i++) {
+            assert_true(et_verifier_reference(v, r, i) == ref[i]);
+            beyond_double += (long double)(double)ref[i] != ref[i];
+        }
+    }
+    assert_true(beyond_double > 0); /* the low bits were there to keep */
+    et_verifier_free(v);
+}
+
+/* An output of 2^21 elements is checked in ranges (one per CPU): the
+ * count of bad elements is the sum over them, and the element named is
+ * the one a single pass names, whichever range holds it. */
+static void test_large_output_checked_in_ranges(void **state)
+{
+    const int64_t n = 2048 * 1024;
+    et_einsum e = make("ik,kj->ij", "i=2048,k=2,j=1024", "f64");
+    et_verifier *v = make_verifier(&e, NULL);
+    double **outs = noisy_outputs(v, n, 0, 5);
+    et_verify_result res = verify(v, outs, NULL);
+    assert_int_equal(res.outcome, ET_OUTCOME_OK);
+    assert_true(res.max_norm_err < 1);
+
+    /* two out of bound, the worse one last; another in an earlier trial */
+    const double *b2 = et_verifier_bounds(v, 2);
+    int64_t a = 100 * 1024 + 7, z = n - 3;
+    outs[2][a] = (double)(et_verifier_reference(v, 2, a) + 5.0L * b2[a]);
+    outs[2][z] = (double)(et_verifier_reference(v, 2, z) + 20.0L * b2[z]);
+    const double *b0 = et_verifier_bounds(v, 0);
+    int64_t m = n / 2 + 11;
+    outs[0][m] = (double)(et_verifier_reference(v, 0, m) + 3.0L * b0[m]);
+    res = verify(v, outs, NULL);
+    assert_int_equal(res.outcome, ET_OUTCOME_WRONG_RESULT);
+    assert_int_equal(res.n_bad, 3);
+    assert_true(res.max_norm_err > 19.9 && res.max_norm_err < 20.1);
+    print_message("%s\n", res.reason);
+    assert_non_null(strstr(res.reason, "trial 2 (mixed): element [2047, 1021]"));
+    assert_non_null(strstr(res.reason, "3 elements out of bound"));
+
+    /* non-finite in two ranges of one trial: the first is named */
+    outs[1][n - 1] = NAN;
+    outs[1][5 * 1024 + 9] = INFINITY;
+    res = verify(v, outs, NULL);
+    assert_int_equal(res.outcome, ET_OUTCOME_WRONG_RESULT);
+    assert_non_null(strstr(res.reason, "trial 1 (normal): element [5, 9] is Inf"));
+    assert_non_null(strstr(res.reason, "2 elements not finite"));
     free_outputs(outs, 3);
     et_verifier_free(v);
 }
@@ -609,6 +669,8 @@ int main(void)
         cmocka_unit_test(test_nan_and_inf_fail),
         cmocka_unit_test(test_guard_fault_fails),
         cmocka_unit_test(test_zero_bound_demands_exact),
+        cmocka_unit_test(test_reference_kept_exactly),
+        cmocka_unit_test(test_large_output_checked_in_ranges),
         cmocka_unit_test(test_f16_inputs_f32_bound),
         cmocka_unit_test(test_welch_against_baseline),
         cmocka_unit_test(test_sample_cap),

@@ -603,14 +603,15 @@ static void test_precision(void **state)
 /* The double-double path (two operands of f32 or f16) against the long
  * double path on the same values given as f64: values with full
  * significands over a range of exponents, so that a plain double sum
- * would be off by far more than the bound; einsums with whole blocks of
- * 8 along the last output index and a tail (j=13), an operand strided
- * along it (ik,jk->ij), a last output index shorter than a block and a
- * split full reduction (i,i->) */
+ * would be off by far more than the bound; einsums with blocks of 16
+ * and 8 along the last output index and a tail (j=13: 8 + 5, j=29: 16 +
+ * 8 + 5, j=24: 16 + 8), an operand strided along it (ik,jk->ij), a last
+ * output index shorter than a block and a split full reduction (i,i->) */
 static void test_double_double_path(void **state)
 {
     static const char *const cases[][3] = {
         {"xik,kj->xij", "x=3,i=5,k=300,j=13", "f32"},
+        {"xik,kj->xij", "x=2,i=3,k=150,j=29", "f32"},
         {"ik,jk->ij", "i=7,k=257,j=19", "f32"},
         {"ij,j->i", "i=5,j=1000", "f32"},
         {"i,i->", "i=2000000", "f32"},

@@ -651,6 +651,79 @@ static void test_double_double_path(void **state)
     }
 }
 
+/* Two f64 operands (the double-double path with FMA where the CPU has
+ * it, else the long double one) against sums in binary128, where every
+ * product of two doubles is exact (106 of its 113 bits) and each addition
+ * rounds at 2^-113: full 53-bit significands over a range of exponents,
+ * blocks of 16 and 8 and a tail (j=29), an operand strided along the last
+ * output index, a matrix-vector product and a split full reduction. */
+static void test_f64_against_binary128(void **state)
+{
+    enum { XIK_KJ, IK_JK, IJ_J, I_I };
+    static const struct {
+        int form;
+        const char *text, *shape;
+        int64_t x, i, k, j;
+    } cases[] = {
+        {XIK_KJ, "xik,kj->xij", "x=3,i=5,k=300,j=29", 3, 5, 300, 29},
+        {IK_JK, "ik,jk->ij", "i=7,k=257,j=19", 1, 7, 257, 19},
+        {IJ_J, "ij,j->i", "i=5,j=1000", 1, 5, 1000, 1},
+        {I_I, "i,i->", "i=2000000", 1, 1, 2000000, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        et_einsum e;
+        bufs b;
+        mk(&e, cases[c].text, cases[c].shape, "f64");
+        bufs_init(&b, &e);
+        for (int k = 0; k < e.n_ops; k++)
+            for (int64_t i = 0; i < b.n[k]; i++) {
+                double m = (double)(next_rand() >> 11) * 0x1.0p-53;
+                int ex = (int)(next_rand() % 13) - 6;
+                bufs_set(&b, &e, k, i, ldexp(next_rand() % 2 ? -m : m, ex));
+            }
+        bufs_eval(&b, &e);
+        const double *A = b.x[0], *B = b.x[1];
+        int64_t X = cases[c].x, I = cases[c].i, K = cases[c].k,
+                J = cases[c].j;
+        for (int64_t o = 0; o < b.n_out; o++) {
+            int64_t x = o / (I * J), i = o / J % I, j = o % J;
+            __float128 sum = 0;
+            long double abs_sum = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double a, w;
+                switch (cases[c].form) {
+                case XIK_KJ:
+                    a = A[(x * I + i) * K + k];
+                    w = B[k * J + j];
+                    break;
+                case IK_JK:
+                    a = A[i * K + k];
+                    w = B[j * K + k];
+                    break;
+                case IJ_J:
+                    a = A[i * K + k];
+                    w = B[k];
+                    break;
+                default:
+                    a = A[k];
+                    w = B[k];
+                    break;
+                }
+                sum += (__float128)a * (__float128)w;
+                abs_sum += fabsl((long double)a * w);
+            }
+            long double want = (long double)sum;
+            long double tol = ldexpl(abs_sum, -62);
+            if (fabsl(b.ref[o] - want) > tol)
+                fail_msg("%s element %lld: %.21Lg, binary128 %.21Lg",
+                         cases[c].text, (long long)o, b.ref[o], want);
+            assert_true(fabsl(b.abs[o] - abs_sum) <= ldexpl(abs_sum, -40));
+        }
+        (void)X;
+        bufs_free(&b);
+    }
+}
+
 /* Infinite terms give an infinite result, not the NaN of inf - inf in the
  * compensation; NaN inputs give NaN. */
 static void test_non_finite(void **state)
@@ -859,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_large_threaded),
         cmocka_unit_test(test_precision),
         cmocka_unit_test(test_double_double_path),
+        cmocka_unit_test(test_f64_against_binary128),
         cmocka_unit_test(test_non_finite),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_half_exhaustive),

@@ -50,9 +50,8 @@ static double **noisy_outputs(const et_verifier *v, int64_t n, double scale,
         const double *b = et_verifier_bounds(v, r);
         for (int64_t i = 0; i < n; i++) {
             double s = (et_rng_next(&rng) & 1) ? 1 : -1;
-            outs[r][i] =
-                (double)(et_verifier_reference(v, r, i) + (long double)(s * scale *
-                                                et_rng_uniform(&rng) * b[i]));
+            long double d = s * scale * et_rng_uniform(&rng) * b[i];
+            outs[r][i] = (double)(et_verifier_reference(v, r, i) + d);
         }
     }
     return outs;
@@ -244,7 +243,8 @@ static void test_large_output_checked_in_ranges(void **state)
     assert_int_equal(res.n_bad, 3);
     assert_true(res.max_norm_err > 19.9 && res.max_norm_err < 20.1);
     print_message("%s\n", res.reason);
-    assert_non_null(strstr(res.reason, "trial 2 (mixed): element [2047, 1021]"));
+    assert_non_null(
+        strstr(res.reason, "trial 2 (mixed): element [2047, 1021]"));
     assert_non_null(strstr(res.reason, "3 elements out of bound"));
 
     /* non-finite in two ranges of one trial: the first is named */
@@ -252,7 +252,8 @@ static void test_large_output_checked_in_ranges(void **state)
     outs[1][5 * 1024 + 9] = INFINITY;
     res = verify(v, outs, NULL);
     assert_int_equal(res.outcome, ET_OUTCOME_WRONG_RESULT);
-    assert_non_null(strstr(res.reason, "trial 1 (normal): element [5, 9] is Inf"));
+    assert_non_null(
+        strstr(res.reason, "trial 1 (normal): element [5, 9] is Inf"));
     assert_non_null(strstr(res.reason, "2 elements not finite"));
     free_outputs(outs, 3);
     et_verifier_free(v);

@@ -380,38 +380,26 @@ static void dd_visit1(void *arg, const int64_t *start, const int64_t *st,
     x->a[0] = a1;
 }
 
-/* One visit of W lanes of vector type VEC (IVEC: the integers of its
- * size, to clear the sign bits). */
-#define DD_VISIT(NAME, W, VEC, IVEC)                                          \
-    __attribute__((target_clones("avx512f", "avx2", "default")))              \
-    static void NAME(void *arg, const int64_t *start, const int64_t *st,      \
-                     int64_t n)                                               \
-    {                                                                         \
-        dd_acc *x = arg;                                                      \
-        const ref_ctx *c = x->c;                                              \
-        const IVEC nosign = (IVEC){0} + INT64_MAX;                            \
-        VEC s, comp, a;                                                       \
-        memcpy(&s, x->s, sizeof s);                                           \
-        memcpy(&comp, x->comp, sizeof comp);                                  \
-        memcpy(&a, x->a, sizeof a);                                           \
-        int64_t p0 = start[0], p1 = start[1];                                 \
-        const int64_t o0 = x->so[0], o1 = x->so[1];                           \
-        const float *f0 = c->data[0], *f1 = c->data[1];                       \
-        if (c->dtype[0] == ET_F32 && o0 == 0 && o1 == 1) {                    \
-            DD_STEP(W, VEC, IVEC, f0[p0], f1[p1 + b]) /* xik,kj->xij */       \
-        } else if (c->dtype[0] == ET_F32 && o0 == 1 && o1 == 0) {             \
-            DD_STEP(W, VEC, IVEC, f0[p0 + b], f1[p1])                         \
-        } else if (c->dtype[0] == ET_F32) {                                   \
-            DD_STEP(W, VEC, IVEC, f0[p0 + b * o0], f1[p1 + b * o1])           \
-        } else {                                                              \
-            DD_STEP(W, VEC, IVEC, dd_load(c, 0, p0 + b * o0),                 \
-                    dd_load(c, 1, p1 + b * o1))                               \
-        }                                                                     \
-        memcpy(x->s, &s, sizeof s);                                           \
-        memcpy(x->comp, &comp, sizeof comp);                                  \
-        memcpy(x->a, &a, sizeof a);                                           \
-    }
-#define DD_STEP(W, VEC, IVEC, LOAD_U, LOAD_W)                                 \
+/* The visits of W lanes of vector type VEC (IVEC: the integers of its
+ * size, to clear the sign bits): DD_ENTER loads the block's sums into
+ * vectors, DD_STEP adds the terms (ERR 1: and each product's exact error,
+ * fma(u, w, -v), for f64 operands whose products are not exact), and
+ * DD_LEAVE stores the sums back. */
+#define DD_ENTER(VEC, IVEC)                                                   \
+    dd_acc *x = arg;                                                          \
+    const ref_ctx *c = x->c;                                                  \
+    const IVEC nosign = (IVEC){0} + INT64_MAX;                                \
+    VEC s, comp, a;                                                           \
+    memcpy(&s, x->s, sizeof s);                                               \
+    memcpy(&comp, x->comp, sizeof comp);                                      \
+    memcpy(&a, x->a, sizeof a);                                               \
+    int64_t p0 = start[0], p1 = start[1];                                     \
+    const int64_t o0 = x->so[0], o1 = x->so[1];
+#define DD_LEAVE()                                                            \
+    memcpy(x->s, &s, sizeof s);                                               \
+    memcpy(x->comp, &comp, sizeof comp);                                      \
+    memcpy(x->a, &a, sizeof a);
+#define DD_STEP(W, VEC, IVEC, ERR, LOAD_U, LOAD_W)                            \
     for (int64_t t = 0; t < n; t++, p0 += st[0], p1 += st[1]) {               \
         VEC u, w;                                                             \
         for (int b = 0; b < (W); b++) {                                       \
@@ -421,12 +409,38 @@ static void dd_visit1(void *arg, const int64_t *start, const int64_t *st,
         VEC v = u * w;                                                        \
         VEC tt = s + v, z = tt - s;                                           \
         comp += (s - (tt - z)) + (v - z);                                     \
+        if (ERR) {                                                            \
+            VEC e;                                                            \
+            for (int b = 0; b < (W); b++)                                     \
+                e[b] = __builtin_fma(u[b], w[b], -v[b]);                      \
+            comp += e;                                                        \
+        }                                                                     \
         s = tt;                                                               \
         a += (VEC)((IVEC)v & nosign);                                         \
     }
+
+/* f32 and f16 operands: products exact in double */
+#define DD_VISIT(NAME, W, VEC, IVEC)                                          \
+    __attribute__((target_clones("avx512f", "avx2", "default")))              \
+    static void NAME(void *arg, const int64_t *start, const int64_t *st,      \
+                     int64_t n)                                               \
+    {                                                                         \
+        DD_ENTER(VEC, IVEC)                                                   \
+        const float *f0 = c->data[0], *f1 = c->data[1];                       \
+        if (c->dtype[0] == ET_F32 && o0 == 0 && o1 == 1) {                    \
+            DD_STEP(W, VEC, IVEC, 0, f0[p0], f1[p1 + b]) /* xik,kj->xij */    \
+        } else if (c->dtype[0] == ET_F32 && o0 == 1 && o1 == 0) {             \
+            DD_STEP(W, VEC, IVEC, 0, f0[p0 + b], f1[p1])                      \
+        } else if (c->dtype[0] == ET_F32) {                                   \
+            DD_STEP(W, VEC, IVEC, 0, f0[p0 + b * o0], f1[p1 + b * o1])        \
+        } else {                                                              \
+            DD_STEP(W, VEC, IVEC, 0, dd_load(c, 0, p0 + b * o0),              \
+                    dd_load(c, 1, p1 + b * o1))                               \
+        }                                                                     \
+        DD_LEAVE()                                                            \
+    }
 DD_VISIT(dd_visit16, DD_BLOCK, dd_vec, dd_ivec)
 DD_VISIT(dd_visit8, DD_HALF, dd_hvec, dd_hivec)
-#undef DD_STEP
 #undef DD_VISIT
 
 /* Two f64 operands, on a CPU with FMA (dd64_level): each product as p
@@ -439,41 +453,16 @@ DD_VISIT(dd_visit8, DD_HALF, dd_hvec, dd_hivec)
     static void NAME(void *arg, const int64_t *start, const int64_t *st,      \
                      int64_t n)                                               \
     {                                                                         \
-        dd_acc *x = arg;                                                      \
-        const ref_ctx *c = x->c;                                              \
-        const IVEC nosign = (IVEC){0} + INT64_MAX;                            \
-        VEC s, comp, a;                                                       \
-        memcpy(&s, x->s, sizeof s);                                           \
-        memcpy(&comp, x->comp, sizeof comp);                                  \
-        memcpy(&a, x->a, sizeof a);                                           \
-        int64_t p0 = start[0], p1 = start[1];                                 \
-        const int64_t o0 = x->so[0], o1 = x->so[1];                           \
+        DD_ENTER(VEC, IVEC)                                                   \
         const double *f0 = c->data[0], *f1 = c->data[1];                      \
         if (o0 == 0 && o1 == 1) {                                             \
-            DD64_STEP(W, VEC, IVEC, f0[p0], f1[p1 + b]) /* xik,kj->xij */     \
+            DD_STEP(W, VEC, IVEC, 1, f0[p0], f1[p1 + b]) /* xik,kj->xij */    \
         } else if (o0 == 1 && o1 == 0) {                                      \
-            DD64_STEP(W, VEC, IVEC, f0[p0 + b], f1[p1])                       \
+            DD_STEP(W, VEC, IVEC, 1, f0[p0 + b], f1[p1])                      \
         } else {                                                              \
-            DD64_STEP(W, VEC, IVEC, f0[p0 + b * o0], f1[p1 + b * o1])         \
+            DD_STEP(W, VEC, IVEC, 1, f0[p0 + b * o0], f1[p1 + b * o1])        \
         }                                                                     \
-        memcpy(x->s, &s, sizeof s);                                           \
-        memcpy(x->comp, &comp, sizeof comp);                                  \
-        memcpy(x->a, &a, sizeof a);                                           \
-    }
-#define DD64_STEP(W, VEC, IVEC, LOAD_U, LOAD_W)                               \
-    for (int64_t t = 0; t < n; t++, p0 += st[0], p1 += st[1]) {               \
-        VEC u, w, e;                                                          \
-        for (int b = 0; b < (W); b++) {                                       \
-            u[b] = LOAD_U;                                                    \
-            w[b] = LOAD_W;                                                    \
-        }                                                                     \
-        VEC v = u * w;                                                        \
-        for (int b = 0; b < (W); b++)                                         \
-            e[b] = __builtin_fma(u[b], w[b], -v[b]);                          \
-        VEC tt = s + v, z = tt - s;                                           \
-        comp += ((s - (tt - z)) + (v - z)) + e;                               \
-        s = tt;                                                               \
-        a += (VEC)((IVEC)v & nosign);                                         \
+        DD_LEAVE()                                                            \
     }
 typedef double dd_1vec __attribute__((vector_size(8)));
 typedef int64_t dd_1ivec __attribute__((vector_size(8)));
@@ -485,8 +474,10 @@ DD64_VISIT(dd64_visit1_avx512, 1, dd_1vec, dd_1ivec, DD64_AVX512)
 DD64_VISIT(dd64_visit16_avx2, DD_BLOCK, dd_vec, dd_ivec, DD64_AVX2)
 DD64_VISIT(dd64_visit8_avx2, DD_HALF, dd_hvec, dd_hivec, DD64_AVX2)
 DD64_VISIT(dd64_visit1_avx2, 1, dd_1vec, dd_1ivec, DD64_AVX2)
-#undef DD64_STEP
 #undef DD64_VISIT
+#undef DD_STEP
+#undef DD_ENTER
+#undef DD_LEAVE
 
 /* The f64 path this CPU can take: 2 AVX-512 and FMA, 1 AVX2 and FMA, 0
  * none (the long double path then). */

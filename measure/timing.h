@@ -72,6 +72,11 @@ typedef struct et_timing {
     bool converged;      /* stopped because the CI was narrow enough */
 } et_timing;
 
+/* The summary of n >= 1 durations measured elsewhere (the verification's
+ * launches of a slow kernel): median, mean, cv and the interval as the
+ * protocol gives them; converged false. ET_ERR_NOMEM or ET_OK. */
+et_status et_timing_from_runs(const double *x, int n, et_timing *t);
+
 /*
  * Ranks of the distribution-free confidence interval of the median of n
  * samples at confidence `conf` (e.g. 0.95): the largest l with

@@ -680,12 +680,14 @@ et_status et_verifier_args(et_verifier *v, et_device *dev, et_buffer **args,
 }
 
 /* Runs p on every trial; outs[r] gets trial r's output, faults[r] a guard
- * report (or NULL). */
+ * report (or NULL), launch_s the device time of the launches after the
+ * first (*n_launch of them). */
 static et_status run_trials(et_verifier *v, et_device *dev, et_program *p,
                             const et_launch *geom, void **outs,
                             char (*fault_text)[512], const char **faults,
-                            et_error *err)
+                            double *launch_s, int *n_launch, et_error *err)
 {
+    *n_launch = 0;
     et_status st = upload(v, dev, err);
     if (st != ET_OK)
         return st;
@@ -701,9 +703,14 @@ static et_status run_trials(et_verifier *v, et_device *dev, et_program *p,
         if (st != ET_OK)
             break;
         int nargs = fill_args(v, r, args, offsets);
-        st = et_launch_kernel(dev, p, geom, args, offsets, nargs, NULL, err);
+        bool timed = r > 0 && *n_launch < ET_VERIFY_LAUNCHES;
+        double s = 0;
+        st = et_launch_kernel(dev, p, geom, args, offsets, nargs,
+                              timed ? &s : NULL, err);
         if (st != ET_OK)
             break;
+        if (timed)
+            launch_s[(*n_launch)++] = s;
         for (int a = 0; a < v->n_args && st == ET_OK; a++)
             if (v->arg_op[a] < 0)
                 st = et_guarded_read(dev, &t->d_arg[a],
@@ -764,7 +771,10 @@ static et_status verify_device(et_verifier *v, et_device *dev, et_program *p,
             goto done;
         }
     }
-    st = run_trials(v, dev, p, geom, outs, fault_text, faults, err);
+    double launch_s[ET_VERIFY_LAUNCHES];
+    int n_launch = 0;
+    st = run_trials(v, dev, p, geom, outs, fault_text, faults, launch_s,
+                    &n_launch, err);
     if (st != ET_OK)
         goto done;
     if (baseline) {
@@ -785,6 +795,9 @@ static et_status verify_device(et_verifier *v, et_device *dev, et_program *p,
         if (st != ET_OK)
             nomem(err);
     }
+    /* the check starts the result afresh: the launches' times after it */
+    res->n_launch = n_launch;
+    memcpy(res->launch_s, launch_s, (size_t)n_launch * sizeof *launch_s);
 done:
     if (st != ET_OK && st != ET_ERR_INTERNAL) {
         res->outcome = et_outcome_from_status(st);

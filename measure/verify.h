@@ -58,6 +58,8 @@ typedef struct et_verify_opts {
     double effect;   /* ratio of means also needed to fail; 0 -> 2 */
 } et_verify_opts;
 
+#define ET_VERIFY_LAUNCHES 8
+
 typedef struct et_verify_result {
     et_outcome outcome;    /* ok or wrong_result */
     char reason[1024];     /* the failing element, guard or test; "" if ok */
@@ -67,6 +69,11 @@ typedef struct et_verify_result {
     double mean_norm_err;  /* over the sample */
     double p_value;        /* one-sided Welch test; NaN without baseline */
     double mean_ratio;     /* candidate mean / baseline mean; NaN without */
+    /* device seconds of the trials' launches after the first (the first
+     * may carry a driver's compile), at most ET_VERIFY_LAUNCHES: what a
+     * slow kernel's estimate can come from without launching it again */
+    int n_launch;
+    double launch_s[ET_VERIFY_LAUNCHES];
 } et_verify_result;
 
 typedef struct et_verifier et_verifier;

@@ -519,6 +519,31 @@ static void test_race_recorded(void **state)
     rmdir(dir);
 }
 
+/* A slow untransformed kernel's estimate comes from its verification's
+ * launches (two or more, each at least ET_TUNE_BASELINE_SLOW_S); a fast
+ * one, or a single launch, is timed briefly instead. */
+static void test_baseline_estimate_from_verification(void **state)
+{
+    et_verify_result v = {.n_launch = 2, .launch_s = {0.9, 0.8}};
+    et_timing t;
+    assert_true(et_tune_baseline_estimate(&v, &t));
+    assert_int_equal(t.runs, 2);
+    assert_true(fabs(t.median_s - 0.85) < 1e-12);
+    assert_true(fabs(t.total_s - 1.7) < 1e-12);
+    assert_true(t.low_s == t.median_s && t.high_s == t.median_s);
+    assert_false(t.converged);
+
+    et_timing untouched = {.runs = -1};
+    t = untouched;
+    v.launch_s[1] = ET_TUNE_BASELINE_SLOW_S / 2; /* one fast launch */
+    assert_false(et_tune_baseline_estimate(&v, &t));
+    assert_int_equal(t.runs, -1);
+    v = (et_verify_result){.n_launch = 1, .launch_s = {2.0}};
+    assert_false(et_tune_baseline_estimate(&v, &t));
+    v = (et_verify_result){.n_launch = 2, .launch_s = {NAN, 2.0}};
+    assert_false(et_tune_baseline_estimate(&v, &t));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_split_tuned),
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_worker_recycled),
+        cmocka_unit_test(test_baseline_estimate_from_verification),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

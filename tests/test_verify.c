@@ -444,6 +444,7 @@ static const host_entry host_kernels[] = {
 };
 
 static int mem_writes;
+static int mem_launches;
 
 static et_status mem_alloc(void *ctx, size_t bytes, et_buffer **out,
                            et_error *err)
@@ -509,8 +510,9 @@ static et_status mem_launch(void *ctx, et_program *p, const et_launch *geom,
         ptr[i] = (double *)(b->data + offsets[i]);
     }
     ((const host_entry *)p)->fn(ptr[0], ptr[1], ptr[2]);
+    mem_launches++;
     if (seconds)
-        *seconds = 1e-3;
+        *seconds = 1e-3 * mem_launches; /* tells the launches apart */
     return ET_OK;
 }
 
@@ -553,8 +555,15 @@ static void test_guards_and_nan_fill_on_fake_device(void **state)
     et_einsum e = make("ik,kj->ij", shape, "f64");
     et_verifier *v = make_verifier(&e, NULL);
 
+    int launches = mem_launches;
     et_verify_result res = run_host_kernel(v, &dev, "ok");
     assert_int_equal(res.outcome, ET_OUTCOME_OK);
+    /* the launches after the first are timed, the first (a driver may
+     * compile there) is not */
+    assert_int_equal(mem_launches, launches + 3);
+    assert_int_equal(res.n_launch, 2);
+    assert_true(res.launch_s[0] == 1e-3 * (launches + 2));
+    assert_true(res.launch_s[1] == 1e-3 * (launches + 3));
     /* inputs stay on the device between candidates */
     int before = mem_writes;
     res = run_host_kernel(v, &dev, "ok");

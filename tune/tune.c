@@ -709,6 +709,8 @@ et_status et_tune_baseline(et_device *dev, et_verifier *ver,
         st = ET_ERR_INTERNAL;
         goto done;
     }
+    if (et_tune_baseline_estimate(verify, timing))
+        goto done; /* slow: the verification's launches are the estimate */
     et_buffer *args[ET_MAX_ARGS];
     size_t offsets[ET_MAX_ARGS];
     int nargs = 0;
@@ -733,6 +735,16 @@ done:
         et_program_free(dev, p);
     et_rendered_free(&rend);
     return st;
+}
+
+bool et_tune_baseline_estimate(const et_verify_result *v, et_timing *timing)
+{
+    if (v->n_launch < 2)
+        return false;
+    for (int i = 0; i < v->n_launch; i++)
+        if (!(v->launch_s[i] >= ET_TUNE_BASELINE_SLOW_S))
+            return false;
+    return et_timing_from_runs(v->launch_s, v->n_launch, timing) == ET_OK;
 }
 
 /* Verifies and times the untransformed kernel: the baseline. */

@@ -323,12 +323,25 @@ void et_tune_result_free(et_tune_result *res);
 
 /* The most wall time the baseline's timing takes (see et_tune_baseline). */
 #define ET_TUNE_BASELINE_S 1.0
+/* A baseline whose verification launches after the first all took at
+ * least this long is not launched again: its estimate is those launches
+ * (et_tune_baseline_estimate). The brief timing would give as few runs
+ * after a warm-up: a 0.87 s untransformed kernel (case 2 of the bench)
+ * took 3 more launches, 2.6 s before the search. */
+#define ET_TUNE_BASELINE_SLOW_S (ET_TUNE_BASELINE_S / 4)
+
+/* Fills timing from v's launches when there are two or more and every
+ * one took at least ET_TUNE_BASELINE_SLOW_S; false (timing untouched)
+ * otherwise. */
+bool et_tune_baseline_estimate(const et_verify_result *v, et_timing *timing);
 
 /*
  * Verifies the untransformed kernel base on dev with ver (recording it as
  * the verifier's baseline) and times it with to, briefly: one warm-up and
  * timed runs until to's protocol is met or ET_TUNE_BASELINE_S has passed,
- * at least one (timing.h, step 4); the final race times it again. What a
+ * at least one (timing.h, step 4), or, for a slow kernel, takes the
+ * verification's launches as the estimate (et_tune_baseline_estimate);
+ * the final race times it again. What a
  * run does before its search, and what each evaluator of an executor does
  * before its first candidate. name gets the kernel's name and said what the compiler
  * said ("" when nothing). ET_ERR_INTERNAL when it fails verification (err

@@ -334,7 +334,9 @@ static void ref_element(const ref_ctx *c, const ref_job *j, inner_fn inner,
  * the last output index at once (their loads of an operand strided along
  * the summed index, kj in xik,kj->xij, come from the same cache lines: 16
  * f32 fill one). The visits are compiled for AVX-512, AVX2 and the
- * baseline, picked at load time by the CPU (target_clones); the block of
+ * baseline, picked by the CPU's features (explicit target attributes and
+ * a dispatch here rather than target_clones, whose resolvers clang 14
+ * exports from the shared library whatever the visibility); the block of
  * 16 pays only with the wide registers (case 2's 2M-element reference: 1.5
  * s in blocks of 8 on SSE2, 0.42 s in blocks of 16 with AVX-512). Every
  * element has the same operations in the same order in a block as alone,
@@ -420,9 +422,8 @@ static void dd_visit1(void *arg, const int64_t *start, const int64_t *st,
     }
 
 /* f32 and f16 operands: products exact in double */
-#define DD_VISIT(NAME, W, VEC, IVEC)                                          \
-    __attribute__((target_clones("avx512f", "avx2", "default")))              \
-    static void NAME(void *arg, const int64_t *start, const int64_t *st,      \
+#define DD_VISIT(NAME, W, VEC, IVEC, ATTR)                                    \
+    ATTR static void NAME(void *arg, const int64_t *start, const int64_t *st,      \
                      int64_t n)                                               \
     {                                                                         \
         DD_ENTER(VEC, IVEC)                                                   \
@@ -439,8 +440,16 @@ static void dd_visit1(void *arg, const int64_t *start, const int64_t *st,
         }                                                                     \
         DD_LEAVE()                                                            \
     }
-DD_VISIT(dd_visit16, DD_BLOCK, dd_vec, dd_ivec)
-DD_VISIT(dd_visit8, DD_HALF, dd_hvec, dd_hivec)
+#define DD_AVX512 __attribute__((target("avx512f,avx2")))
+#define DD_AVX2 __attribute__((target("avx2")))
+DD_VISIT(dd_visit16_avx512, DD_BLOCK, dd_vec, dd_ivec, DD_AVX512)
+DD_VISIT(dd_visit8_avx512, DD_HALF, dd_hvec, dd_hivec, DD_AVX512)
+DD_VISIT(dd_visit16_avx2, DD_BLOCK, dd_vec, dd_ivec, DD_AVX2)
+DD_VISIT(dd_visit8_avx2, DD_HALF, dd_hvec, dd_hivec, DD_AVX2)
+DD_VISIT(dd_visit16_base, DD_BLOCK, dd_vec, dd_ivec, )
+DD_VISIT(dd_visit8_base, DD_HALF, dd_hvec, dd_hivec, )
+#undef DD_AVX512
+#undef DD_AVX2
 #undef DD_VISIT
 
 /* Two f64 operands, on a CPU with FMA (dd64_level): each product as p
@@ -479,18 +488,29 @@ DD64_VISIT(dd64_visit1_avx2, 1, dd_1vec, dd_1ivec, DD64_AVX2)
 #undef DD_ENTER
 #undef DD_LEAVE
 
-/* The f64 path this CPU can take: 2 AVX-512 and FMA, 1 AVX2 and FMA, 0
- * none (the long double path then). */
-static int dd64_level(void)
+/* The vector units of this CPU: 2 AVX-512, 1 AVX2, 0 neither. */
+static int simd_level(void)
 {
     static int level = -1; /* a benign race: every thread finds the same */
     if (level < 0) {
         __builtin_cpu_init();
-        bool fma = __builtin_cpu_supports("fma") &&
-                   __builtin_cpu_supports("avx2");
-        level = !fma ? 0 : __builtin_cpu_supports("avx512f") ? 2 : 1;
+        level = !__builtin_cpu_supports("avx2")      ? 0
+                : __builtin_cpu_supports("avx512f") ? 2
+                                                    : 1;
     }
     return level;
+}
+
+/* The f64 path this CPU can take: 2 AVX-512 and FMA, 1 AVX2 and FMA, 0
+ * none (the long double path then). */
+static int dd64_level(void)
+{
+    static int fma = -1; /* a benign race, as above */
+    if (fma < 0) {
+        __builtin_cpu_init();
+        fma = __builtin_cpu_supports("fma") ? 1 : 0;
+    }
+    return fma ? simd_level() : 0;
 }
 
 /* nb (DD_BLOCK, DD_HALF or 1) elements by the double-double path, the
@@ -511,9 +531,17 @@ static void ref_element_dd(const ref_ctx *c, const ref_job *j,
         visit = nb == DD_BLOCK  ? dd64_visit16_avx2
                 : nb == DD_HALF ? dd64_visit8_avx2
                                 : dd64_visit1_avx2;
+    else if (simd_level() == 2)
+        visit = nb == DD_BLOCK  ? dd_visit16_avx512
+                : nb == DD_HALF ? dd_visit8_avx512
+                                : dd_visit1;
+    else if (simd_level() == 1)
+        visit = nb == DD_BLOCK  ? dd_visit16_avx2
+                : nb == DD_HALF ? dd_visit8_avx2
+                                : dd_visit1;
     else
-        visit = nb == DD_BLOCK  ? dd_visit16
-                : nb == DD_HALF ? dd_visit8
+        visit = nb == DD_BLOCK  ? dd_visit16_base
+                : nb == DD_HALF ? dd_visit8_base
                                 : dd_visit1;
     sum_odometer(c, j, base, visit, &x);
     for (int b = 0; b < nb; b++) {

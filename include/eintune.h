@@ -475,7 +475,9 @@ typedef struct et_tune_summary {
     double elapsed_s;
     /* The final race ran: time_s, ci95_s and baseline_s are its figures
      * (medians over its rounds), speedup the untransformed kernel's time
-     * over the best's with its 95 % interval. Without a race, speedup is
+     * over the best's with its 95 % interval (0, 0 when the untransformed
+     * kernel did not fit the time limit and did not race: baseline_s is
+     * then the search's). Without a race, speedup is
      * baseline_s / time_s when both were timed in this run, else 0. */
     int raced;
     double speedup;

@@ -28,8 +28,11 @@ double report_tune_speedup(const et_tune_result *res, double ci[2])
     if (res->best < 0)
         return 0;
     if (res->race.ran) {
-        ci[0] = res->race.speedup_lo;
-        ci[1] = res->race.speedup_hi;
+        /* no interval when the untransformed kernel did not race */
+        if (res->race.baseline >= 0) {
+            ci[0] = res->race.speedup_lo;
+            ci[1] = res->race.speedup_hi;
+        }
         return res->race.speedup;
     }
     const et_tune_candidate *b = &res->cand[res->best];

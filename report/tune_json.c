@@ -146,7 +146,10 @@ static cJSON *race_json(const et_tune_race *R)
     } else {
         cJSON_AddNullToObject(j, "tie");
     }
-    cJSON_AddNumberToObject(j, "baseline", R->baseline);
+    if (R->baseline >= 0)
+        cJSON_AddNumberToObject(j, "baseline", R->baseline);
+    else
+        cJSON_AddNullToObject(j, "baseline");
     cJSON_AddNumberToObject(j, "speedup", R->speedup);
     cJSON_AddItemToObject(j, "speedup_ci95",
                           pair_json(R->speedup_lo, R->speedup_hi));
@@ -304,8 +307,9 @@ static void best_json(const et_tune_report *r, cJSON *doc)
     if (sp > 0) {
         cJSON_AddNumberToObject(best, "speedup", sp);
         cJSON_AddItemToObject(best, "speedup_ci95",
-                              res->race.ran ? pair_json(sci[0], sci[1])
-                                            : cJSON_CreateNull());
+                              res->race.ran && res->race.baseline >= 0
+                                  ? pair_json(sci[0], sci[1])
+                                  : cJSON_CreateNull());
     } else {
         cJSON_AddNullToObject(best, "speedup");
         cJSON_AddNullToObject(best, "speedup_ci95");
@@ -367,7 +371,9 @@ void report_tune_json(const et_tune_report *r, cJSON *doc)
     cJSON *jb = cJSON_AddObjectToObject(doc, "baseline");
     cJSON_AddNumberToObject(jb, "time_s", res->baseline.median_s);
     cJSON_AddStringToObject(jb, "source",
-                            res->race.ran ? "race" : "this run");
+                            res->race.ran && res->race.baseline >= 0
+                                ? "race"
+                                : "this run");
     if (res->best >= 0)
         best_json(r, doc);
     else

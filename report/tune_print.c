@@ -182,8 +182,13 @@ static void print_best_time(const et_tune_result *res, FILE *f)
     double ci[2];
     double sp = report_tune_speedup(res, ci);
     if (res->race.ran) {
-        fprintf(f, " (race), %.3gx the untransformed kernel (95 %% "
-                   "interval [%.3g, %.3g])\n", sp, ci[0], ci[1]);
+        if (res->race.baseline >= 0)
+            fprintf(f, " (race), %.3gx the untransformed kernel (95 %% "
+                       "interval [%.3g, %.3g])\n", sp, ci[0], ci[1]);
+        else
+            fprintf(f, " (race), %.3gx the untransformed kernel (its time "
+                       "from the search, which it did not race: no "
+                       "interval)\n", sp);
         fprintf(f, "search time %.4g ms [%.4g, %.4g] (%s; the race's "
                    "median above is the one to compare)\n",
                 best->timing.median_s * 1e3, best->timing.low_s * 1e3,
@@ -248,7 +253,8 @@ void report_tune_print(const et_tune_report *r, FILE *f)
     else if (res->race.note[0])
         fprintf(f, "race        %s\n", res->race.note);
     fprintf(f, "untransformed %.4g ms (%s)\n", res->baseline.median_s * 1e3,
-            res->race.ran ? "race" : "timed in this run");
+            res->race.ran && res->race.baseline >= 0 ? "race"
+                                                     : "timed in this run");
     if (res->best >= 0)
         print_best(r, f);
     else

@@ -544,6 +544,76 @@ static void test_baseline_estimate_from_verification(void **state)
     assert_false(et_tune_baseline_estimate(&v, &t));
 }
 
+/* The final race's plan under a time limit: a slow untransformed kernel
+ * that leaves no rounds is left out and the candidates race alone; one
+ * that could win (faster than a candidate) is never left out; without a
+ * limit it always races; nothing fits: no race. */
+static void test_race_fit(void **state)
+{
+    (void)state;
+    et_tune_candidate cand[4];
+    memset(cand, 0, sizeof cand);
+    for (int i = 0; i < 4; i++)
+        cand[i].timing.median_s = 0.010 + 0.001 * i;
+    et_tune_result res;
+    memset(&res, 0, sizeof res);
+    res.cand = cand;
+    res.n_cand = 4;
+    res.evaluations = 4;
+    res.build_s = 0.4; /* 0.1 s a build */
+    char note[256];
+    et_tune_race_plan p0 = {.pick = {0, 1, 2}, .np = 3, .base_cand = -1,
+                            .base_s = 0.200, .limit = 20, .allow = 1.5};
+
+    /* 10 rounds of the untransformed kernel alone take 2 s: out */
+    et_tune_race_plan p = p0;
+    assert_true(et_tune_race_fit(&res, &p, ET_RACE_ROUNDS, note,
+                                 sizeof note));
+    assert_false(p.with_base);
+    assert_int_equal(p.np, 3);
+    assert_true(p.rounds >= ET_RACE_MIN_ROUNDS &&
+                p.rounds <= ET_RACE_ROUNDS);
+    assert_non_null(strstr(note, "untransformed kernel (200 ms"));
+
+    /* room for everything: it races with all three */
+    p = p0;
+    p.allow = 10;
+    assert_true(et_tune_race_fit(&res, &p, ET_RACE_ROUNDS, note,
+                                 sizeof note));
+    assert_true(p.with_base);
+    assert_int_equal(p.np, 3);
+    assert_int_equal(p.rounds, ET_RACE_ROUNDS);
+    assert_string_equal(note, "");
+
+    /* no limit: the untransformed kernel races whatever it costs */
+    p = p0;
+    p.limit = 0;
+    assert_true(et_tune_race_fit(&res, &p, ET_RACE_ROUNDS, note,
+                                 sizeof note));
+    assert_true(p.with_base);
+    assert_int_equal(p.np, 3);
+
+    /* an untransformed kernel faster than the slowest candidate could
+     * win: it stays, and candidates are left out instead */
+    p = p0;
+    p.base_s = 0.0115;
+    p.allow = 0.64;
+    assert_true(et_tune_race_fit(&res, &p, ET_RACE_ROUNDS, note,
+                                 sizeof note));
+    assert_true(p.with_base);
+    assert_true(p.np < 3 && p.np >= 1);
+    assert_non_null(strstr(note, "left out of the race"));
+    assert_null(strstr(note, "untransformed"));
+
+    /* not even two candidates alone fit */
+    p = p0;
+    p.allow = 0.3;
+    assert_false(et_tune_race_fit(&res, &p, ET_RACE_ROUNDS, note,
+                                  sizeof note));
+    assert_non_null(strstr(note, "no final race: the time limit leaves "
+                                 "0.3 s"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_worker_recycled),
         cmocka_unit_test(test_baseline_estimate_from_verification),
+        cmocka_unit_test(test_race_fit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

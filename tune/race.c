@@ -1,7 +1,8 @@
 /*
  * race.c - the final race of a tuning run (see tune.h and
- * docs/measurement.md): the fastest distinct candidates and the
- * untransformed kernel picked, as many rounds as the time limit leaves,
+ * docs/measurement.md): the fastest distinct candidates and, where the
+ * time limit leaves room, the untransformed kernel picked, as many rounds
+ * as the limit leaves,
  * the kernels timed round robin on one device, the verdict of
  * et_race_decide taken as the run's best, and the race recorded in the
  * database.
@@ -77,19 +78,21 @@ et_status et_tune_race_time(et_device *dev, et_verifier *ver,
     return st;
 }
 
-/* The race's estimated wall time for np candidates and the untransformed
- * kernel over `rounds` rounds: building and first launches, then the
- * rounds (the kernels' known medians and a launch's round trip). */
+/* The race's estimated wall time for np candidates, and the untransformed
+ * kernel when base_s > 0, over `rounds` rounds: a build each (as the
+ * search's took) and its two untimed launches (three medians: a first
+ * launch compiles on some devices), then the rounds (the kernels' known
+ * medians and a launch's round trip). */
 static double race_cost(const et_tune_result *res, const int *pick, int np,
                         double base_s, int rounds)
 {
-    double setup = res->evaluations > 0
-                       ? (res->build_s + res->verify_s) / res->evaluations
-                       : 1.0;
-    double round = base_s + 0.002;
+    double build = res->evaluations > 0 ? res->build_s / res->evaluations
+                                        : 1.0;
+    double round = base_s > 0 ? base_s + 0.002 : 0;
     for (int i = 0; i < np; i++)
         round += res->cand[pick[i]].timing.median_s + 0.002;
-    return (np + 1) * setup + rounds * round;
+    int n = np + (base_s > 0);
+    return n * (build + 0.01) + 3 * round + rounds * round;
 }
 
 static void race_record(tune_ctx *t)
@@ -147,23 +150,10 @@ static void race_record(tune_ctx *t)
     free(dr);
 }
 
-/* What the race will run: the candidates picked (indices in res->cand,
- * fastest first) and the untransformed kernel's, the time it may take
- * and its rounds. */
-typedef struct race_plan {
-    int pick[ET_RACE_MAX];
-    int np;                   /* candidates picked */
-    int base_cand;            /* the untransformed kernel's, -1: none */
-    double base_s;            /* the untransformed kernel's median */
-    double limit;             /* the run's time limit, 0: none */
-    double allow;             /* what the race may take */
-    int rounds;
-} race_plan;
-
 /* The race_k fastest distinct candidates that passed, the untransformed
  * kernel left out (it races anyway), into p->pick; the untransformed
  * kernel's own candidate, when it passed, into p->base_cand. */
-static void race_pick(const tune_ctx *t, race_plan *p)
+static void race_pick(const tune_ctx *t, et_tune_race_plan *p)
 {
     const et_tune_result *res = t->res;
     uint64_t base_key = et_kernel_dedupe_key(et_binding_base(t->b),
@@ -197,13 +187,67 @@ static void race_pick(const tune_ctx *t, race_plan *p)
     }
 }
 
-/*
- * The time the race may take (what the time limit leaves, else a quarter
- * of the run so far, 10 s at least) and the rounds that fit in it: with a
- * time limit, the slowest candidates are left out until the minimum
- * rounds fit. False when not even those fit (race.note says so).
- */
-static bool race_fit(tune_ctx *t, race_plan *p, double t_run0)
+/* Drops p's slowest candidates, down to `floor`, while min_rounds rounds
+ * (with the untransformed kernel when p->with_base) exceed p->allow;
+ * whether they fit then. */
+static bool race_shrink(const et_tune_result *res, et_tune_race_plan *p,
+                        int floor,
+                        int min_rounds)
+{
+    double base_s = p->with_base ? p->base_s : 0;
+    while (p->np > floor &&
+           race_cost(res, p->pick, p->np, base_s, min_rounds) > p->allow)
+        p->np--;
+    return race_cost(res, p->pick, p->np, base_s, min_rounds) <= p->allow;
+}
+
+bool et_tune_race_fit(const et_tune_result *res, et_tune_race_plan *p,
+                      int want, char *note, size_t cap)
+{
+    int min_rounds = want < ET_RACE_MIN_ROUNDS ? want : ET_RACE_MIN_ROUNDS;
+    int np0 = p->np;
+    p->with_base = true;
+    bool fits = p->limit <= 0 || race_shrink(res, p, 2, min_rounds);
+    if (!fits && np0 >= 2 &&
+        p->base_s > res->cand[p->pick[np0 - 1]].timing.median_s) {
+        p->np = np0;
+        p->with_base = false;
+        fits = race_shrink(res, p, 2, min_rounds);
+    }
+    if (!fits) {
+        p->with_base = true;
+        fits = race_shrink(res, p, 1, min_rounds);
+    }
+    double base_s = p->with_base ? p->base_s : 0;
+    note[0] = '\0';
+    if (!fits) {
+        snprintf(note, cap, "no final race: the time limit leaves %.1f s, "
+                 "%d rounds need about %.1f s", p->allow > 0 ? p->allow : 0,
+                 min_rounds,
+                 race_cost(res, p->pick, p->np, base_s, min_rounds));
+        return false;
+    }
+    p->rounds = want;
+    while (p->rounds > min_rounds &&
+           race_cost(res, p->pick, p->np, base_s, p->rounds) > p->allow)
+        p->rounds--;
+    int dropped = np0 - p->np, len = 0;
+    if (dropped)
+        len = snprintf(note, cap, "%d candidate%s left out of the race to "
+                       "fit the time limit", dropped,
+                       dropped == 1 ? "" : "s");
+    if (!p->with_base && len >= 0 && (size_t)len < cap)
+        snprintf(note + len, cap - (size_t)len,
+                 "%sthe untransformed kernel (%.4g ms in the search, "
+                 "slower than every candidate) left out of the race to fit "
+                 "the time limit", len ? "; " : "", p->base_s * 1e3);
+    return true;
+}
+
+/* The plan's time (what the time limit leaves, else a quarter of the run
+ * so far, 10 s at least) and what fits in it (et_tune_race_fit); false,
+ * with a warning, when nothing does. */
+static bool race_fit(tune_ctx *t, et_tune_race_plan *p, double t_run0)
 {
     et_tune_result *res = t->res;
     et_tune_race *R = &res->race;
@@ -214,33 +258,11 @@ static bool race_fit(tune_ctx *t, race_plan *p, double t_run0)
     p->allow = p->limit > 0 ? p->limit - elapsed
                             : fmax(10.0, 0.25 * elapsed);
     int want = t->o->race_rounds > 0 ? t->o->race_rounds : ET_RACE_ROUNDS;
-    int min_rounds = want < ET_RACE_MIN_ROUNDS ? want : ET_RACE_MIN_ROUNDS;
-    int dropped = 0;
-    while (p->limit > 0 && p->np > 1 &&
-           race_cost(res, p->pick, p->np, p->base_s, min_rounds) > p->allow) {
-        p->np--;
-        dropped++;
-    }
-    if (race_cost(res, p->pick, p->np, p->base_s, min_rounds) > p->allow &&
-        p->limit > 0) {
-        snprintf(R->note, sizeof R->note,
-                 "no final race: the time limit leaves %.1f s, %d rounds "
-                 "need about %.1f s", p->allow > 0 ? p->allow : 0,
-                 min_rounds,
-                 race_cost(res, p->pick, p->np, p->base_s, min_rounds));
-        tune_say(t, ET_TUNE_WARN, "%s; the figures are the search's own",
-                 R->note);
-        return false;
-    }
-    p->rounds = want;
-    while (p->rounds > min_rounds &&
-           race_cost(res, p->pick, p->np, p->base_s, p->rounds) > p->allow)
-        p->rounds--;
-    if (dropped)
-        snprintf(R->note, sizeof R->note, "%d candidate%s left out of the "
-                 "race to fit the time limit", dropped,
-                 dropped == 1 ? "" : "s");
-    return true;
+    if (et_tune_race_fit(res, p, want, R->note, sizeof R->note))
+        return true;
+    tune_say(t, ET_TUNE_WARN, "%s; the figures are the search's own",
+             R->note);
+    return false;
 }
 
 /*
@@ -251,23 +273,23 @@ static bool race_fit(tune_ctx *t, race_plan *p, double t_run0)
  * timed, failed the kernel that failed (-1: none); e2 the reason of a
  * failed timing.
  */
-static et_status race_time(tune_ctx *t, const race_plan *p, double r0,
-                           int *n_opts, bool *eligible, int *done,
-                           int *failed, et_error *e2)
+static et_status race_time(tune_ctx *t, const et_tune_race_plan *p,
+                           double r0, int *n_opts, bool *eligible,
+                           int *done, int *failed, et_error *e2)
 {
     et_tune_result *res = t->res;
     et_tune_race *R = &res->race;
-    int np = p->np, n = np + 1;
+    int np = p->np, n = np + p->with_base;
     et_rendered rends[ET_RACE_MAX];
     et_tune_race_kernel ks[ET_RACE_MAX];
     memset(rends, 0, sizeof rends);
     memset(ks, 0, sizeof ks);
     et_status st = ET_OK;
     R->n = n;
-    R->baseline = np;
+    R->baseline = p->with_base ? np : -1;
     for (int i = 0; i < n && st == ET_OK; i++) {
         et_tune_race_entry *e = &R->e[i];
-        e->untransformed = i == np;
+        e->untransformed = p->with_base && i == np;
         e->cand = e->untransformed ? p->base_cand : p->pick[i];
         e->eligible = e->cand >= 0;
         eligible[i] = e->eligible;
@@ -295,9 +317,10 @@ static et_status race_time(tune_ctx *t, const race_plan *p, double r0,
         double max_s = p->limit > 0
                            ? fmax(1e-3, p->allow - (et_now_s() - r0))
                            : 0;
-        tune_say(t, ET_TUNE_INFO, "final race: %d candidate%s and the "
-                 "untransformed kernel, %d rounds round robin", np,
-                 np == 1 ? "" : "s", p->rounds);
+        tune_say(t, ET_TUNE_INFO, "final race: %d candidate%s%s, %d "
+                 "rounds round robin", np, np == 1 ? "" : "s",
+                 p->with_base ? " and the untransformed kernel" : "",
+                 p->rounds);
         if (x)
             st = x->race(x->ctx, ks, n, 2, p->rounds, max_s, R->times, done,
                          failed, &R->rank, e2);
@@ -362,14 +385,21 @@ static et_status race_decide(tune_ctx *t, int n, int done,
                            &R->tie_lo, &R->tie_hi);
     }
     int c = R->chosen, b = R->baseline;
-    R->speedup = exp(-S->lr[c][b]);
-    R->speedup_lo = c == b ? 1 : exp(-S->lr_hi[c][b]);
-    R->speedup_hi = c == b ? 1 : exp(-S->lr_lo[c][b]);
+    if (b >= 0) {
+        R->speedup = exp(-S->lr[c][b]);
+        R->speedup_lo = c == b ? 1 : exp(-S->lr_hi[c][b]);
+        R->speedup_hi = c == b ? 1 : exp(-S->lr_lo[c][b]);
+        res->baseline = R->e[b].timing;
+    } else {
+        /* the search's untransformed figure against the race's: timed
+         * apart, so no interval */
+        R->speedup = res->baseline.median_s / R->e[c].timing.median_s;
+        R->speedup_lo = R->speedup_hi = NAN;
+    }
     free(S);
     R->elapsed_s = et_now_s() - r0;
 
     res->best = R->e[c].cand;
-    res->baseline = R->e[b].timing;
     char line[256];
     for (int i = 0; i < n; i++) {
         et_timing_format(&R->e[i].timing, line, sizeof line);
@@ -393,7 +423,7 @@ et_status tune_race_run(tune_ctx *t, double t_run0)
         snprintf(R->note, sizeof R->note, "no final race (interrupted)");
         return ET_OK;
     }
-    race_plan p;
+    et_tune_race_plan p;
     memset(&p, 0, sizeof p);
     race_pick(t, &p);
     if (p.np == 0) {
@@ -423,5 +453,6 @@ et_status tune_race_run(tune_ctx *t, double t_run0)
                  R->note);
         return ET_OK;
     }
-    return race_decide(t, p.np + 1, done, n_opts, eligible, r0, &e2);
+    return race_decide(t, p.np + p.with_base, done, n_opts, eligible, r0,
+                       &e2);
 }

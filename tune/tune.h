@@ -22,10 +22,12 @@
  * database. Time limit: with one, the search gets 85 % of it and the race
  * the rest; the race takes as many rounds as fit (ET_RACE_ROUNDS at most,
  * ET_RACE_MIN_ROUNDS at least), dropping its slowest candidates while even
- * ET_RACE_MIN_ROUNDS do not fit, and is skipped (race.ran false, race.note
- * says why) when not even the best candidate and the untransformed kernel
- * fit. Without a limit, rounds are cut (not below ET_RACE_MIN_ROUNDS) only
- * when the estimate exceeds both 10 s and a quarter of the time so far.
+ * ET_RACE_MIN_ROUNDS do not fit, or racing the candidates alone when the
+ * untransformed kernel is the one that does not fit (et_tune_race_fit),
+ * and is skipped (race.ran false, race.note says why) when not even the
+ * best candidate and the untransformed kernel fit. Without a limit,
+ * rounds are cut (not below ET_RACE_MIN_ROUNDS) only when the estimate
+ * exceeds both 10 s and a quarter of the time so far.
  *
  * Callbacks (all optional) let the front end log, show progress and print
  * the report after each new best; the loop itself prints nothing.
@@ -129,7 +131,9 @@ typedef struct et_tune_race {
     int rounds, rounds_planned;
     et_tune_race_entry e[ET_RACE_MAX];
     double *times;            /* times[r * n + i] (malloc'ed) */
-    int baseline;             /* entry of the untransformed kernel */
+    int baseline;             /* entry of the untransformed kernel, -1:
+                               * it did not race (speedup then from the
+                               * search's time, no interval: NaN) */
     int fastest, runner_up, chosen; /* entries; -1 none */
     et_race_verdict verdict;
     double conf, pair_conf;
@@ -341,10 +345,10 @@ bool et_tune_baseline_estimate(const et_verify_result *v, et_timing *timing);
  * timed runs until to's protocol is met or ET_TUNE_BASELINE_S has passed,
  * at least one (timing.h, step 4), or, for a slow kernel, takes the
  * verification's launches as the estimate (et_tune_baseline_estimate);
- * the final race times it again. What a
- * run does before its search, and what each evaluator of an executor does
- * before its first candidate. name gets the kernel's name and said what the compiler
- * said ("" when nothing). ET_ERR_INTERNAL when it fails verification (err
+ * the final race times it again. What a run does before its search, and
+ * what each evaluator of an executor does before its first candidate.
+ * name gets the kernel's name and said what the compiler said ("" when
+ * nothing). ET_ERR_INTERNAL when it fails verification (err
  * says why); device errors as they come.
  */
 et_status et_tune_baseline(et_device *dev, et_verifier *ver,
@@ -418,6 +422,34 @@ et_status et_tune_race_time(et_device *dev, et_verifier *ver,
                             const et_tune_race_kernel *k, int n, int warmups,
                             int rounds, double max_seconds, double *times,
                             int *done, int *failed, et_error *err);
+
+/* What a final race runs: the candidates picked (indices in res->cand,
+ * fastest first), the untransformed kernel's candidate and median, whether
+ * it races, the time the race may take and its rounds. */
+typedef struct et_tune_race_plan {
+    int pick[ET_RACE_MAX];
+    int np;                   /* candidates picked */
+    int base_cand;            /* the untransformed kernel's, -1: none */
+    double base_s;            /* the untransformed kernel's median */
+    bool with_base;           /* the untransformed kernel races */
+    double limit;             /* the run's time limit, 0: none */
+    double allow;             /* what the race may take */
+    int rounds;
+} et_tune_race_plan;
+
+/*
+ * Fits the race p (pick, np, base_s, limit and allow filled) with `want`
+ * rounds at most into p->allow, by res's build times and medians. With a
+ * time limit, the first of these that fits ET_RACE_MIN_ROUNDS (or want,
+ * when fewer): the candidates (down to two, the slowest left out first)
+ * and the untransformed kernel; the candidates alone (down to two) when
+ * the untransformed kernel was slower in the search than every one of
+ * them, so that it could not win anyway; the best candidate and the
+ * untransformed kernel. Sets np, with_base and rounds; note gets what was
+ * left out ("" when nothing), or why nothing fits (then false).
+ */
+bool et_tune_race_fit(const et_tune_result *res, et_tune_race_plan *p,
+                      int want, char *note, size_t cap);
 
 /* A space point as et_point_format writes it ("{'a': 16, 'b': true}") in
  * the log's form "a=16 b=true" into out (cap bytes); "" for "{}". */

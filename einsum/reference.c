@@ -28,10 +28,10 @@
  *
  * Two operands of f32 or f16 (sharing the dtype) take a faster path of
  * the same accuracy: their products are exact in double, and the terms are
- * summed in double-double (two-sum, in vectors of 16 or 8 output elements
- * along the last output index), then rounded once to long double; the
- * sums came out equal to the bit to the long double path's in every case
- * tried; Σ|terms| is a plain double sum there (relative error K·2^-53).
+ * summed in double-double (two-sum, in vectors of 16, 8 or 4 output
+ * elements along the last output index), then rounded once to long
+ * double; the sums came out equal to the bit to the long double path's in
+ * every case tried; Σ|terms| is a plain double sum there (relative error K·2^-53).
  * Two f64 operands take the same path on a CPU with FMA: a product is
  * then the double p and its exact error fma(a, b, -p), both summed, which
  * is more accurate than the long double path (about K^2·2^-106 against
@@ -330,7 +330,7 @@ static void ref_element(const ref_ctx *c, const ref_job *j, inner_fn inner,
  * two-sum in double: s + c holds the sum to about n^2 2^-106 of Sum|terms|
  * before it is rounded once to long double, as accurate as the long
  * double path (a few units of 2^-64) and several times faster: vectors
- * instead of x87, and a block of 16 or 8 output elements adjacent along
+ * instead of x87, and a block of 16, 8 or 4 output elements adjacent along
  * the last output index at once (their loads of an operand strided along
  * the summed index, kj in xik,kj->xij, come from the same cache lines: 16
  * f32 fill one). The visits are compiled for AVX-512, AVX2 and the
@@ -345,10 +345,15 @@ static void ref_element(const ref_ctx *c, const ref_job *j, inner_fn inner,
  */
 #define DD_BLOCK 16
 #define DD_HALF 8
+#define DD_QUARTER 4
 typedef double dd_vec __attribute__((vector_size(DD_BLOCK * 8)));
 typedef int64_t dd_ivec __attribute__((vector_size(DD_BLOCK * 8)));
 typedef double dd_hvec __attribute__((vector_size(DD_HALF * 8)));
 typedef int64_t dd_hivec __attribute__((vector_size(DD_HALF * 8)));
+typedef double dd_qvec __attribute__((vector_size(DD_QUARTER * 8)));
+typedef int64_t dd_qivec __attribute__((vector_size(DD_QUARTER * 8)));
+typedef double dd_1vec __attribute__((vector_size(8)));
+typedef int64_t dd_1ivec __attribute__((vector_size(8)));
 
 typedef struct dd_acc {
     const ref_ctx *c;
@@ -361,25 +366,6 @@ static inline double dd_load(const ref_ctx *c, int k, int64_t i)
     return c->dtype[k] == ET_F16 ? half_table[((const uint16_t *)
                                                    c->data[k])[i]]
                                  : ((const float *)c->data[k])[i];
-}
-
-static void dd_visit1(void *arg, const int64_t *start, const int64_t *st,
-                      int64_t n)
-{
-    dd_acc *x = arg;
-    const ref_ctx *c = x->c;
-    int64_t p0 = start[0], p1 = start[1];
-    double s1 = x->s[0], c1 = x->comp[0], a1 = x->a[0];
-    for (int64_t t = 0; t < n; t++, p0 += st[0], p1 += st[1]) {
-        double v = dd_load(c, 0, p0) * dd_load(c, 1, p1);
-        double tt = s1 + v, z = tt - s1;
-        c1 += (s1 - (tt - z)) + (v - z);
-        s1 = tt;
-        a1 += fabs(v);
-    }
-    x->s[0] = s1;
-    x->comp[0] = c1;
-    x->a[0] = a1;
 }
 
 /* The visits of W lanes of vector type VEC (IVEC: the integers of its
@@ -444,10 +430,14 @@ static void dd_visit1(void *arg, const int64_t *start, const int64_t *st,
 #define DD_AVX2 __attribute__((target("avx2")))
 DD_VISIT(dd_visit16_avx512, DD_BLOCK, dd_vec, dd_ivec, DD_AVX512)
 DD_VISIT(dd_visit8_avx512, DD_HALF, dd_hvec, dd_hivec, DD_AVX512)
+DD_VISIT(dd_visit4_avx512, DD_QUARTER, dd_qvec, dd_qivec, DD_AVX512)
 DD_VISIT(dd_visit16_avx2, DD_BLOCK, dd_vec, dd_ivec, DD_AVX2)
 DD_VISIT(dd_visit8_avx2, DD_HALF, dd_hvec, dd_hivec, DD_AVX2)
+DD_VISIT(dd_visit4_avx2, DD_QUARTER, dd_qvec, dd_qivec, DD_AVX2)
 DD_VISIT(dd_visit16_base, DD_BLOCK, dd_vec, dd_ivec, )
 DD_VISIT(dd_visit8_base, DD_HALF, dd_hvec, dd_hivec, )
+DD_VISIT(dd_visit4_base, DD_QUARTER, dd_qvec, dd_qivec, )
+DD_VISIT(dd_visit1_base, 1, dd_1vec, dd_1ivec, )
 #undef DD_AVX512
 #undef DD_AVX2
 #undef DD_VISIT
@@ -473,15 +463,15 @@ DD_VISIT(dd_visit8_base, DD_HALF, dd_hvec, dd_hivec, )
         }                                                                     \
         DD_LEAVE()                                                            \
     }
-typedef double dd_1vec __attribute__((vector_size(8)));
-typedef int64_t dd_1ivec __attribute__((vector_size(8)));
 #define DD64_AVX512 "avx512f,avx2,fma"
 #define DD64_AVX2 "avx2,fma"
 DD64_VISIT(dd64_visit16_avx512, DD_BLOCK, dd_vec, dd_ivec, DD64_AVX512)
 DD64_VISIT(dd64_visit8_avx512, DD_HALF, dd_hvec, dd_hivec, DD64_AVX512)
+DD64_VISIT(dd64_visit4_avx512, DD_QUARTER, dd_qvec, dd_qivec, DD64_AVX512)
 DD64_VISIT(dd64_visit1_avx512, 1, dd_1vec, dd_1ivec, DD64_AVX512)
 DD64_VISIT(dd64_visit16_avx2, DD_BLOCK, dd_vec, dd_ivec, DD64_AVX2)
 DD64_VISIT(dd64_visit8_avx2, DD_HALF, dd_hvec, dd_hivec, DD64_AVX2)
+DD64_VISIT(dd64_visit4_avx2, DD_QUARTER, dd_qvec, dd_qivec, DD64_AVX2)
 DD64_VISIT(dd64_visit1_avx2, 1, dd_1vec, dd_1ivec, DD64_AVX2)
 #undef DD64_VISIT
 #undef DD_STEP
@@ -513,37 +503,31 @@ static int dd64_level(void)
     return fma ? simd_level() : 0;
 }
 
-/* nb (DD_BLOCK, DD_HALF or 1) elements by the double-double path, the
- * next one so[k] further; the sum rounded once to long double, no
- * compensation left. */
+/* The visits by path (f64 with AVX-512 or AVX2, f32/f16 with AVX-512,
+ * AVX2 or neither) and block (DD_BLOCK, DD_HALF, DD_QUARTER, 1 lanes). */
+static const visit_fn dd_visits[5][4] = {
+    {dd64_visit16_avx512, dd64_visit8_avx512, dd64_visit4_avx512,
+     dd64_visit1_avx512},
+    {dd64_visit16_avx2, dd64_visit8_avx2, dd64_visit4_avx2,
+     dd64_visit1_avx2},
+    {dd_visit16_avx512, dd_visit8_avx512, dd_visit4_avx512, dd_visit1_base},
+    {dd_visit16_avx2, dd_visit8_avx2, dd_visit4_avx2, dd_visit1_base},
+    {dd_visit16_base, dd_visit8_base, dd_visit4_base, dd_visit1_base},
+};
+
+/* nb (DD_BLOCK, DD_HALF, DD_QUARTER or 1) elements by the double-double
+ * path, the next one so[k] further; the sum rounded once to long double,
+ * no compensation left. */
 static void ref_element_dd(const ref_ctx *c, const ref_job *j,
                            const int64_t *base, const int64_t *so, int nb,
                            long double *s_out, long double *c_out,
                            long double *a_out)
 {
     dd_acc x = {.c = c, .so = so};
-    visit_fn visit;
-    if (c->dtype[0] == ET_F64 && dd64_level() == 2)
-        visit = nb == DD_BLOCK  ? dd64_visit16_avx512
-                : nb == DD_HALF ? dd64_visit8_avx512
-                                : dd64_visit1_avx512;
-    else if (c->dtype[0] == ET_F64)
-        visit = nb == DD_BLOCK  ? dd64_visit16_avx2
-                : nb == DD_HALF ? dd64_visit8_avx2
-                                : dd64_visit1_avx2;
-    else if (simd_level() == 2)
-        visit = nb == DD_BLOCK  ? dd_visit16_avx512
-                : nb == DD_HALF ? dd_visit8_avx512
-                                : dd_visit1;
-    else if (simd_level() == 1)
-        visit = nb == DD_BLOCK  ? dd_visit16_avx2
-                : nb == DD_HALF ? dd_visit8_avx2
-                                : dd_visit1;
-    else
-        visit = nb == DD_BLOCK  ? dd_visit16_base
-                : nb == DD_HALF ? dd_visit8_base
-                                : dd_visit1;
-    sum_odometer(c, j, base, visit, &x);
+    int path = c->dtype[0] == ET_F64 ? 2 - dd64_level() : 4 - simd_level();
+    int block = nb == DD_BLOCK ? 0 : nb == DD_HALF ? 1 : nb == DD_QUARTER ? 2
+                                                                        : 3;
+    sum_odometer(c, j, base, dd_visits[path][block], &x);
     for (int b = 0; b < nb; b++) {
         /* an infinite sum makes the compensation NaN: the sum alone */
         s_out[b] = isfinite(x.s[b]) ? (long double)x.s[b] + x.comp[b]
@@ -588,7 +572,7 @@ static void *ref_run(void *arg)
     for (int64_t o = j->o_lo; o < j->o_hi;) {
         int64_t r = o - j->o_lo;
         int nb = 1;
-        for (int w = DD_BLOCK; dd && lq >= 0 && nb == 1 && w >= DD_HALF;
+        for (int w = DD_BLOCK; dd && lq >= 0 && nb == 1 && w >= DD_QUARTER;
              w /= 2)
             if (o + w <= j->o_hi && ctr[lq] + w <= c->out_size[lq])
                 nb = w;

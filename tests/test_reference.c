@@ -603,9 +603,9 @@ static void test_precision(void **state)
 /* The double-double path (two operands of f32 or f16) against the long
  * double path on the same values given as f64: values with full
  * significands over a range of exponents, so that a plain double sum
- * would be off by far more than the bound; einsums with blocks of 16
- * and 8 along the last output index and a tail (j=13: 8 + 5, j=29: 16 +
- * 8 + 5, j=24: 16 + 8), an operand strided along it (ik,jk->ij), a last
+ * would be off by far more than the bound; einsums with blocks of 16,
+ * 8 and 4 along the last output index and a tail (j=13: 8 + 4 + 1,
+ * j=29: 16 + 8 + 4 + 1, j=24: 16 + 8), an operand strided along it (ik,jk->ij), a last
  * output index shorter than a block and a split full reduction (i,i->) */
 static void test_double_double_path(void **state)
 {
@@ -655,8 +655,9 @@ static void test_double_double_path(void **state)
  * it, else the long double one) against sums in binary128, where every
  * product of two doubles is exact (106 of its 113 bits) and each addition
  * rounds at 2^-113: full 53-bit significands over a range of exponents,
- * blocks of 16 and 8 and a tail (j=29), an operand strided along the last
- * output index, a matrix-vector product and a split full reduction. */
+ * blocks of 16, 8 and 4 and a tail (j=29: 16 + 8 + 4 + 1; j=19: 16 + 3
+ * single elements), an operand strided along the last output index, a
+ * matrix-vector product and a split full reduction. */
 static void test_f64_against_binary128(void **state)
 {
     enum { XIK_KJ, IK_JK, IJ_J, I_I };

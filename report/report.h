@@ -75,6 +75,10 @@ const et_timing *report_tune_best_timing(const et_tune_result *res);
  * this run) or "database" (the search's time an earlier run recorded). */
 const char *report_tune_time_source(const et_tune_result *res);
 
+/* Whether the untransformed kernel's figure is the final race's (a race
+ * ran with it), not the search's. */
+bool report_tune_baseline_raced(const et_tune_result *res);
+
 /* The speed-up over the untransformed kernel when it means something:
  * from the race (its 95 % interval in ci), or both times measured in this
  * run (no interval then: ci zeros). 0 when the best's time is from the

@@ -22,6 +22,11 @@ const char *report_tune_time_source(const et_tune_result *res)
     return res->cand[res->best].cached ? "database" : "this run";
 }
 
+bool report_tune_baseline_raced(const et_tune_result *res)
+{
+    return res->race.ran && res->race.baseline >= 0;
+}
+
 double report_tune_speedup(const et_tune_result *res, double ci[2])
 {
     ci[0] = ci[1] = 0;
@@ -29,7 +34,7 @@ double report_tune_speedup(const et_tune_result *res, double ci[2])
         return 0;
     if (res->race.ran) {
         /* no interval when the untransformed kernel did not race */
-        if (res->race.baseline >= 0) {
+        if (report_tune_baseline_raced(res)) {
             ci[0] = res->race.speedup_lo;
             ci[1] = res->race.speedup_hi;
         }

@@ -307,7 +307,7 @@ static void best_json(const et_tune_report *r, cJSON *doc)
     if (sp > 0) {
         cJSON_AddNumberToObject(best, "speedup", sp);
         cJSON_AddItemToObject(best, "speedup_ci95",
-                              res->race.ran && res->race.baseline >= 0
+                              report_tune_baseline_raced(res)
                                   ? pair_json(sci[0], sci[1])
                                   : cJSON_CreateNull());
     } else {
@@ -371,9 +371,8 @@ void report_tune_json(const et_tune_report *r, cJSON *doc)
     cJSON *jb = cJSON_AddObjectToObject(doc, "baseline");
     cJSON_AddNumberToObject(jb, "time_s", res->baseline.median_s);
     cJSON_AddStringToObject(jb, "source",
-                            res->race.ran && res->race.baseline >= 0
-                                ? "race"
-                                : "this run");
+                            report_tune_baseline_raced(res) ? "race"
+                                                            : "this run");
     if (res->best >= 0)
         best_json(r, doc);
     else

@@ -182,7 +182,7 @@ static void print_best_time(const et_tune_result *res, FILE *f)
     double ci[2];
     double sp = report_tune_speedup(res, ci);
     if (res->race.ran) {
-        if (res->race.baseline >= 0)
+        if (report_tune_baseline_raced(res))
             fprintf(f, " (race), %.3gx the untransformed kernel (95 %% "
                        "interval [%.3g, %.3g])\n", sp, ci[0], ci[1]);
         else
@@ -253,8 +253,7 @@ void report_tune_print(const et_tune_report *r, FILE *f)
     else if (res->race.note[0])
         fprintf(f, "race        %s\n", res->race.note);
     fprintf(f, "untransformed %.4g ms (%s)\n", res->baseline.median_s * 1e3,
-            res->race.ran && res->race.baseline >= 0 ? "race"
-                                                     : "timed in this run");
+            report_tune_baseline_raced(res) ? "race" : "timed in this run");
     if (res->best >= 0)
         print_best(r, f);
     else

@@ -2,10 +2,9 @@
  * race.c - the final race of a tuning run (see tune.h and
  * docs/measurement.md): the fastest distinct candidates and, where the
  * time limit leaves room, the untransformed kernel picked, as many rounds
- * as the limit leaves,
- * the kernels timed round robin on one device, the verdict of
- * et_race_decide taken as the run's best, and the race recorded in the
- * database.
+ * as the limit leaves, the kernels timed round robin on one device, the
+ * verdict of et_race_decide taken as the run's best, and the race
+ * recorded in the database.
  */
 #include "tune/tune_impl.h"
 
@@ -191,8 +190,7 @@ static void race_pick(const tune_ctx *t, et_tune_race_plan *p)
  * (with the untransformed kernel when p->with_base) exceed p->allow;
  * whether they fit then. */
 static bool race_shrink(const et_tune_result *res, et_tune_race_plan *p,
-                        int floor,
-                        int min_rounds)
+                        int floor, int min_rounds)
 {
     double base_s = p->with_base ? p->base_s : 0;
     while (p->np > floor &&

@@ -329,10 +329,12 @@ void et_tune_result_free(et_tune_result *res);
 #define ET_TUNE_BASELINE_S 1.0
 /* A baseline whose verification launches after the first all took at
  * least this long is not launched again: its estimate is those launches
- * (et_tune_baseline_estimate). The brief timing would give as few runs
- * after a warm-up: a 0.87 s untransformed kernel (case 2 of the bench)
- * took 3 more launches, 2.6 s before the search. */
-#define ET_TUNE_BASELINE_SLOW_S (ET_TUNE_BASELINE_S / 4)
+ * (et_tune_baseline_estimate). The brief timing would give at most ten
+ * runs after a warm-up and take its whole second: a 0.87 s untransformed
+ * kernel (case 2 of the bench) took 3 more launches, 2.6 s before the
+ * search; the batched gradient at P3 f64 (196 ms) 7 more, 1.4 s of a 20 s
+ * tune. */
+#define ET_TUNE_BASELINE_SLOW_S (ET_TUNE_BASELINE_S / 10)
 
 /* Fills timing from v's launches when there are two or more and every
  * one took at least ET_TUNE_BASELINE_SLOW_S; false (timing untouched)

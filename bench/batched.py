@@ -40,7 +40,8 @@ Environment knobs:
                             15; QUICK 5): the fused kernel and the row's
                             kernel launched once per row, in turn, on the
                             same buffers (pyopencl and the Python package;
-                            without them the `run --time` rounds decide)
+                            without them the `run --time` rounds decide),
+                            and the probe after each turn (PROBE_SRC)
   BENCH_OUT, BENCH_DEVICE   as bench.py: the results go into BENCH_OUT's
                             JSON (key "batched") and .md (a section)
 """
@@ -292,6 +293,60 @@ def verify(case, arrays, outs_fused, out_single, dtype):
     return worst
 
 
+# The probe timed in turn with the kernels: every input array read once
+# (summed, a partial sum per work-item) and every output of the fused
+# kernel written once (filled), as plain kernels over the same buffers:
+# the fused kernel's bytes without its flops, at the moment the kernels
+# run. Its time follows the host's memory from one turn to the next, which
+# a roof measured before the turns does not (bench/README.md, "The
+# gradient with the baseline's estimate from 0.1 s").
+PROBE_SRC = """
+__kernel void probe_read(__global const T4 *restrict a, long n4,
+                         __global T *restrict part)
+{
+    long g = get_global_id(0), ng = get_global_size(0);
+    long per = (n4 + ng - 1) / ng, lo = g * per, hi = min(lo + per, n4);
+    T4 acc = (T4)(0);
+    for (long k = lo; k < hi; k++)
+        acc += a[k];
+    part[g] = acc.x + acc.y + acc.z + acc.w;
+}
+__kernel void probe_fill(__global T4 *restrict o, long n4, T v)
+{
+    long g = get_global_id(0), ng = get_global_size(0);
+    long per = (n4 + ng - 1) / ng, lo = g * per, hi = min(lo + per, n4);
+    for (long k = lo; k < hi; k++)
+        o[k] = (T4)(v);
+}
+"""
+PROBE_ITEMS = 64
+
+
+def probe_build(cl, ctx, q, dtype, ins, outs):
+    """The probe over buffers ins (read) and outs (written): a function
+    that enqueues it, or None where an array's elements are not a multiple
+    of 4 (then no probe)."""
+    npdt = np.float32 if dtype == "f32" else np.float64
+    item = np.dtype(npdt).itemsize
+    if any(b.size % (4 * item) for b in list(ins) + list(outs)):
+        return None
+    t = "float" if dtype == "f32" else "double"
+    prg = cl.Program(ctx, PROBE_SRC).build(
+        options="-DT=%s -DT4=%s4" % (t, t))
+    part = cl.Buffer(ctx, cl.mem_flags.READ_WRITE,
+                     size=PROBE_ITEMS * item)
+    rd, fill = prg.probe_read, prg.probe_fill
+
+    def run():
+        for b in ins:
+            rd(q, (PROBE_ITEMS,), (1,), b, np.int64(b.size // (4 * item)),
+               part)
+        for b in outs:
+            fill(q, (PROBE_ITEMS,), (1,), b, np.int64(b.size // (4 * item)),
+                 npdt(0.5))
+    return run
+
+
 def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name,
             sum_opts=None):
     """The fused kernel and the row's kernel launched once per row (each
@@ -373,15 +428,26 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name,
         q.finish()
         return time.perf_counter() - t
 
+    # the probe reads each input array the fused kernel reads and writes
+    # its outputs (fouts: the stacked array's parts are not its outputs)
+    try:
+        probe = probe_build(cl, ctx, q, dtype, list(bufs.values()), fouts)
+    except cl.Error as e:
+        log("  probe not built (%s): no probe column" % e)
+        probe = None
     timed(fused)
     timed(separate)
-    tf, ts = [], []
+    if probe:
+        timed(probe)
+    tf, ts, tp = [], [], []
     for rnd in range(TURNS):
         for which in ((0, 1) if rnd % 2 == 0 else (1, 0)):
             if which == 0:
                 tf.append(timed(fused))
             else:
                 ts.append(timed(separate))
+        if probe:
+            tp.append(timed(probe))
     npdt = np.float32 if dtype == "f32" else np.float64
 
     def read(b):
@@ -408,9 +474,10 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name,
         b.release()
     del ctx, q
     gc.collect()
-    return dict(fused_s=tf, separate_s=ts,
+    return dict(fused_s=tf, separate_s=ts, probe_s=tp,
                 fused_median_s=float(np.median(tf)),
                 separate_median_s=float(np.median(ts)),
+                probe_median_s=float(np.median(tp)) if tp else None,
                 verify_max_err_over_bound=worst), None
 
 
@@ -510,6 +577,12 @@ def bench_one(case, order, dtype, db, tmp):
         r["separate_time_s"] = len(rows) * g["time_s"]
     r["ratio"] = r["separate_time_s"] / r["fused_time_s"]
     r["fused_pct_roofline"] = 100.0 * roof_s / r["fused_time_s"]
+    # the probe's time over the fused kernel's, both from the same turns
+    pm = (turn or {}).get("probe_median_s")
+    r["fused_pct_probe"] = 100.0 * pm / r["fused_time_s"] if pm else None
+    if r["fused_pct_probe"]:
+        log("  probe in turn %.4g ms: the fused kernel at %.1f %% of it" % (
+            turn["probe_median_s"] * 1e3, r["fused_pct_probe"]))
     log("  fused %.4g ms (%s, %.1f %% of roofline, %s-bound), separate "
         "%.4g ms (%d rows of %s, %s-bound): %.2fx (%s; run --time: fused "
         "%.4g, row %.4g ms)" % (
@@ -553,7 +626,11 @@ def report(doc):
              "fastest `eintune run --time` of %d, separate = the row's time "
              "x the rows. %% roofline: the roofline's time (from `run --time`, "
              "against the peaks measured again right before the row's runs: "
-             "DRAM read / copy GB/s in the row) over the fused ms." % (
+             "DRAM read / copy GB/s in the row) over the fused ms. %% probe: "
+             "the probe's median over the fused ms, both from the same turns "
+             "(the probe reads every input array once and writes the fused "
+             "kernel's outputs once, as plain kernels: its bytes without its "
+             "flops, at the moment the kernels run)." % (
                  b["date"], b.get("device"), b["mode"], b["mib"],
                  b["tune_mib"], "the same sizes: --best --exact"
                  if b["mib"] == b["tune_mib"] else
@@ -567,19 +644,22 @@ def report(doc):
     L.append("")
     L.append("| case | P | dtype | x | MiB fused / separate | fused ms "
              "| separate ms | separate/fused | timing | fused % roofline "
-             "| DRAM GB/s | bound: fused / row | fused opts | row opts |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "| fused % probe | DRAM GB/s | bound: fused / row | fused opts "
+             "| row opts |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in b["results"]:
         f, g = r["fused"], r["single"]
         rr = r.get("round_roof") or {}
         L.append("| %s (%s) | %d | %s | %d | %.0f / %.0f | %.3f | %.3f "
-                 "| %.2fx | %s | %.1f %% | %s | %s / %s | `%s` | `%s` |" % (
+                 "| %.2fx | %s | %.1f %% | %s | %s | %s / %s | `%s` | `%s` |" % (
                      r["name"], r["case"], r["order"], r["dtype"],
                      r["shape"]["x"], r["bytes"] / 2 ** 20,
                      r["bytes_separate"] / 2 ** 20,
                      r["fused_time_s"] * 1e3, r["separate_time_s"] * 1e3,
                      r["ratio"], r.get("timing", "run --time"),
                      r["fused_pct_roofline"],
+                     "%.1f %%" % r["fused_pct_probe"]
+                     if r.get("fused_pct_probe") else "-",
                      "%.1f / %.1f" % (rr["read_gbs"], rr["copy_gbs"])
                      if rr.get("read_gbs") and rr.get("copy_gbs") else "-",
                      f["bound"],

@@ -328,14 +328,14 @@ __kernel void probe_fill(__global T4 *restrict o, long n4, T v)
 PROBE_ITEMS = 64
 
 
-def probe_build(cl, ctx, q, dtype, ins, outs):
-    """The probe over buffers ins (read) and outs (written): a function
-    that enqueues it. It moves each buffer's elements in vectors of 4, the
-    last 1 to 3 left out (a 35 x 35 operator's 3 of 1225)."""
-    npdt = np.float32 if dtype == "f32" else np.float64
+def probe_build(cl, ctx, q, npdt, ins, outs):
+    """The probe over buffers ins (read) and outs (written) of elements
+    npdt: a function that enqueues it. It moves each buffer's elements in
+    vectors of 4, the last 1 to 3 left out (a 35 x 35 operator's 3 of
+    1225)."""
     item = np.dtype(npdt).itemsize
     ins = [b for b in ins if b.size >= 4 * item]
-    t = "float" if dtype == "f32" else "double"
+    t = "float" if item == 4 else "double"
     prg = cl.Program(ctx, PROBE_SRC).build(
         options="-DT=%s -DT4=%s4" % (t, t))
     part = cl.Buffer(ctx, cl.mem_flags.READ_WRITE,
@@ -433,10 +433,11 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name,
         q.finish()
         return time.perf_counter() - t
 
+    npdt = np.float32 if dtype == "f32" else np.float64
     # the probe reads each input array the fused kernel reads and writes
     # its outputs (fouts: the stacked array's parts are not its outputs)
     try:
-        probe = probe_build(cl, ctx, q, dtype, list(bufs.values()), fouts)
+        probe = probe_build(cl, ctx, q, npdt, list(bufs.values()), fouts)
     except cl.Error as e:
         log("  probe not built (%s): no probe column" % e)
         probe = None
@@ -453,7 +454,6 @@ def in_turn(case, s, dtype, arrays, db, fused_opts, single_opts, dev_name,
                 ts.append(timed(separate))
         if probe:
             tp.append(timed(probe))
-    npdt = np.float32 if dtype == "f32" else np.float64
 
     def read(b):
         h = np.empty(oshape, npdt)
@@ -585,9 +585,9 @@ def bench_one(case, order, dtype, db, tmp):
     # the probe's time over the fused kernel's, both from the same turns
     pm = (turn or {}).get("probe_median_s")
     r["fused_pct_probe"] = 100.0 * pm / r["fused_time_s"] if pm else None
-    if r["fused_pct_probe"]:
+    if pm:
         log("  probe in turn %.4g ms: the fused kernel at %.1f %% of it" % (
-            turn["probe_median_s"] * 1e3, r["fused_pct_probe"]))
+            pm * 1e3, r["fused_pct_probe"]))
     log("  fused %.4g ms (%s, %.1f %% of roofline, %s-bound), separate "
         "%.4g ms (%d rows of %s, %s-bound): %.2fx (%s; run --time: fused "
         "%.4g, row %.4g ms)" % (

@@ -27,6 +27,7 @@
 #include "tests/kernel_check.h"
 #include "tests/suite_device.h"
 #include "transforms/kernel.h"
+#include "tune/tune.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -875,6 +876,69 @@ static void test_open_axis(void **state)
     unlink(db);
 }
 
+/* The fused row seed's opts (et_tune_row_fused_opts) for row's opts on
+ * the batched kernel of xj,ij->xi at shape with rows, into buf. */
+static void fused_opts(const char *shape, const char *dt, const char *rows,
+                       const char *row, char *buf, size_t cap)
+{
+    et_einsum e;
+    et_diag d;
+    assert_int_equal(bc_batched("xj,ij->xi", shape, dt, rows, &e, &d), ET_OK);
+    et_opt o[ET_MAX_OPTS], out[ET_MAX_OPTS];
+    int n = 0;
+    assert_int_equal(et_opts_parse(row, o, ET_MAX_OPTS, &n, &d), ET_OK);
+    et_kernel *k = NULL;
+    assert_int_equal(et_kernel_init(&e, NULL, &k), ET_OK);
+    int m = et_tune_row_fused_opts(k, o, n, out);
+    assert_true(m > 0);
+    et_opts_format(out, m, buf, cap);
+    et_kernel_free(k);
+}
+
+/* The fused row seed keeps the row's register block: UPCAST(R,0) in
+ * front, the UPCASTs after the vector axis's cut to the largest product
+ * of divisors of theirs at most theirs over the rows. */
+static void test_row_fused_opts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *shape, *rows, *row, *want;
+    } c[] = {
+        /* 8 over 3 rows: 2; the later splits still divide */
+        {"x=209664,i=20,j=20", "u,Dr; u,Ds; u,Dt",
+         "UPCAST(i,0) UPCAST(x,8) STAGE LOOP(x,63) NTSTORE LOCAL(x,16)",
+         "UPCAST(R,0) UPCAST(i,0) UPCAST(x,2) STAGE LOOP(x,63) NTSTORE "
+         "LOCAL(x,16)"},
+        /* 3 x 2 over 3: the 2 kept, the 3 left out */
+        {"x=419328,i=20,j=20", "u,Dr; u,Ds; u,Dt",
+         "UPCAST(i,0) STAGE LOOP(x,64) UPCAST(x,3) UPCAST(x,2)",
+         "UPCAST(R,0) UPCAST(i,0) STAGE LOOP(x,64) UPCAST(x,2)"},
+        /* 16 over 3: 4 */
+        {"x=2097024,i=4,j=4", "u,Dr; u,Ds; u,Dt",
+         "UPCAST(i,0) UPCAST(x,16) NTSTORE",
+         "UPCAST(R,0) UPCAST(i,0) UPCAST(x,4) NTSTORE"},
+        /* over 2 rows, a whole axis read as its size: x=64 by 2 */
+        {"x=128,i=4,j=4", "u,Dr; u,Ds", "UPCAST(i,0) LOOP(x,2) UPCAST(x,0)",
+         "UPCAST(R,0) UPCAST(i,0) LOOP(x,2) UPCAST(x,32)"},
+        /* under the rows: left out */
+        {"x=4096,i=4,j=4", "u,Dr; u,Ds; u,Dt", "UPCAST(i,0) UPCAST(x,2)",
+         "UPCAST(R,0) UPCAST(i,0)"},
+        /* the vector axis alone: nothing to cut */
+        {"x=4096,i=4,j=4", "u,Dr; u,Ds; u,Dt", "UPCAST(i,0) NTSTORE",
+         "UPCAST(R,0) UPCAST(i,0) NTSTORE"},
+        /* rows summed: UNROLL(R,0), the row's opts as they are */
+        {"x=4096,i=4,j=4", "u0,Dr + u1,Ds", "UPCAST(i,0) UPCAST(x,8)",
+         "UNROLL(R,0) UPCAST(i,0) UPCAST(x,8)"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char got[1200];
+        fused_opts(c[i].shape, "f64", c[i].rows, c[i].row, got, sizeof got);
+        if (strcmp(got, c[i].want) != 0)
+            fail_msg("%s [%s] '%s': '%s', want '%s'", c[i].shape, c[i].rows,
+                     c[i].row, got, c[i].want);
+    }
+}
+
 /* The row seed: a batched einsum's search starts from the best opts the
  * database knows for one row (the rows' separate kernels in one launch),
  * before the structural seeds. */
@@ -919,16 +983,30 @@ static void test_row_seed(void **state)
     assert_string_equal(c.opts, s.opts);
     assert_false(c.seed_structural);
     assert_string_equal(c.seed_einsum, "xj,ij->xi");
-    /* the next seed: the same opts with every row in each work-item */
+    /* the next seed: the same opts with every row in each work-item,
+     * the row's block cut to its size (test_row_fused_opts) */
     char fused[1200];
-    snprintf(fused, sizeof fused, "UPCAST(R,0)%s%s", s.opts[0] ? " " : "",
-             s.opts);
+    fused_opts("x=64,i=4,j=4", "f32", "u,Dr; u,Ds", s.opts, fused,
+               sizeof fused);
     i++;
     while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
         i++;
     assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
     assert_string_equal(c.opts, fused);
     assert_false(c.seed_structural);
+    /* the structural seeds store past the caches exactly when the row's
+     * best does (the heuristics never suggest NTSTORE themselves) */
+    bool row_nt = strstr(s.opts, "NTSTORE") != NULL;
+    int structural = 0;
+    for (i++; et_tune_report_candidate(rep, i, &c) == 0; i++) {
+        if (!c.seed || !c.seed_structural)
+            continue;
+        structural++;
+        if ((strstr(c.opts, "NTSTORE") != NULL) != row_nt)
+            fail_msg("structural seed '%s' against the row's '%s'", c.opts,
+                     s.opts);
+    }
+    (void)structural;
     et_tune_report_free(rep);
     et_problem_free(row);
     et_problem_free(p);
@@ -947,6 +1025,7 @@ int main(void)
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_tune),
         cmocka_unit_test(test_open_axis),
+        cmocka_unit_test(test_row_fused_opts),
         cmocka_unit_test(test_row_seed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

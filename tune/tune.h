@@ -440,6 +440,30 @@ typedef struct et_tune_race_plan {
 } et_tune_race_plan;
 
 /*
+ * A batched einsum's fused row seed: UPCAST(R,0) before the row's opts
+ * (row, n_row of them, for the batched kernel base), so each
+ * work-item computes its elements of every row, and an operand the rows
+ * share is loaded once for all of them (what a batched kernel is for:
+ * the gradient's u read once instead of once per row). Its register
+ * block keeps the row's size: the row's UPCASTs after the first (the
+ * vector axis's) are cut to divisors of their amounts whose product is
+ * the largest at most theirs over the rows (all 1, those UPCASTs left
+ * out, when their product is under the rows). The gradient P3 f64 row
+ * `UPCAST(i,0) UPCAST(x,8) STAGE LOOP(x,63) NTSTORE LOCAL(x,16)` gets
+ * `UPCAST(x,2)`: 10.9 ms at x = 419328 in one process, against 11.8 for
+ * the rows in one launch and 13.5 for the rows' kernels (an AVX-512
+ * EPYC); UPCAST(R,0) in front of the row's block as it is (60
+ * accumulators by 8) is refused. The divided amounts keep every later split dividing what it splits; a
+ * cut that does not apply leaves the row's opts as they are. Rows
+ * summed into one output: UNROLL(R,0), every row's terms in the
+ * innermost loop's body (the row seed has the rows in a loop around
+ * it). Writes the opts into out (ET_MAX_OPTS) and returns their count;
+ * 0 when there is no room for one more opt.
+ */
+int et_tune_row_fused_opts(const et_kernel *base, const et_opt *row,
+                           int n_row, et_opt *out);
+
+/*
  * Fits the race p (pick, np, base_s, limit and allow filled) with `want`
  * rounds at most into p->allow, by res's build times and medians. With a
  * time limit, the first of these that fits ET_RACE_MIN_ROUNDS (or want,

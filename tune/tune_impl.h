@@ -49,6 +49,7 @@ typedef struct tune_ctx {
     int seed_entry[ET_SEARCH_MAX_SEEDS];
     et_best *seed_best;
     int n_seeds;              /* the search's seeds */
+    bool row_ntstore;         /* a batched einsum's row seed has NTSTORE */
     /* the structural seeds' opts (start opts + a suggestion) */
     et_opt heur[ET_HEURISTIC_MAX][ET_MAX_OPTS];
     /* the cost model, when on (learn.h) */

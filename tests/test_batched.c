@@ -997,16 +997,13 @@ static void test_row_seed(void **state)
     /* the structural seeds store past the caches exactly when the row's
      * best does (the heuristics never suggest NTSTORE themselves) */
     bool row_nt = strstr(s.opts, "NTSTORE") != NULL;
-    int structural = 0;
     for (i++; et_tune_report_candidate(rep, i, &c) == 0; i++) {
         if (!c.seed || !c.seed_structural)
             continue;
-        structural++;
         if ((strstr(c.opts, "NTSTORE") != NULL) != row_nt)
             fail_msg("structural seed '%s' against the row's '%s'", c.opts,
                      s.opts);
     }
-    (void)structural;
     et_tune_report_free(rep);
     et_problem_free(row);
     et_problem_free(p);

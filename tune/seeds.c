@@ -122,6 +122,15 @@ static bool row_seed(tune_ctx *t, const et_device_info *info, et_best *out)
     return st == ET_OK && found;
 }
 
+/* Has the list NTSTORE? */
+static bool has_ntstore(const et_opt *o, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (o[i].kind == ET_OPT_NTSTORE)
+            return true;
+    return false;
+}
+
 /* The largest product of divisors d[i] of a[i] (i < n) that is at most
  * cap (>= 1: all ones), the divisors in d. */
 static int64_t fit_divisors(const int64_t *a, int n, int64_t cap, int64_t *d)
@@ -254,10 +263,8 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
     int fused_at = -1;
     if (found < ET_SEARCH_MAX_SEEDS &&
         row_seed(t, info, &t->seed_best[found])) {
-        const et_best *r = &t->seed_best[found];
-        for (int i = 0; i < r->n_opts; i++)
-            if (r->opt[i].kind == ET_OPT_NTSTORE)
-                t->row_ntstore = true;
+        t->row_ntstore = has_ntstore(t->seed_best[found].opt,
+                                     t->seed_best[found].n_opts);
         found++;
         if (found < ET_SEARCH_MAX_SEEDS &&
             row_seed_fused(et_binding_base(t->b), &t->seed_best[found - 1],
@@ -283,15 +290,6 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
                  "problem near this one on this device has opts that apply "
                  "here");
     return ET_OK;
-}
-
-/* Has the list NTSTORE? */
-static bool has_ntstore(const et_opt *o, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (o[i].kind == ET_OPT_NTSTORE)
-            return true;
-    return false;
 }
 
 /*

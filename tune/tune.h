@@ -453,8 +453,9 @@ typedef struct et_tune_race_plan {
  * `UPCAST(x,2)`: 10.9 ms at x = 419328 in one process, against 11.8 for
  * the rows in one launch and 13.5 for the rows' kernels (an AVX-512
  * EPYC); UPCAST(R,0) in front of the row's block as it is (60
- * accumulators by 8) is refused. The divided amounts keep every later split dividing what it splits; a
- * cut that does not apply leaves the row's opts as they are. Rows
+ * accumulators by 8) is refused. The divided amounts keep every later
+ * split dividing what it splits; a cut that does not apply leaves the
+ * row's opts as they are. Rows
  * summed into one output: UNROLL(R,0), every row's terms in the
  * innermost loop's body (the row seed has the rows in a loop around
  * it). Writes the opts into out (ET_MAX_OPTS) and returns their count;

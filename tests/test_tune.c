@@ -546,6 +546,12 @@ static void test_baseline_estimate_from_verification(void **state)
     v = (et_verify_result){.n_launch = 2, .launch_s = {0.196, 0.19}};
     assert_true(et_tune_baseline_estimate(&v, &t));
     assert_int_equal(t.runs, 2);
+    /* and case 1 f64 of the bench (x=4096, 35^3), 68 ms; a 20 ms kernel
+     * is timed */
+    v = (et_verify_result){.n_launch = 2, .launch_s = {0.068, 0.07}};
+    assert_true(et_tune_baseline_estimate(&v, &t));
+    v = (et_verify_result){.n_launch = 2, .launch_s = {0.02, 0.021}};
+    assert_false(et_tune_baseline_estimate(&v, &t));
 }
 
 /* The final race's plan under a time limit: a slow untransformed kernel

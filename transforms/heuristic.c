@@ -567,6 +567,12 @@ static int heuristics_all(const et_kernel *k, et_heuristic *out)
         n += suggest_cuda_block(k, out);
     else
         n += suggest_cpu_reduction(k, batch, out);
+    /* the block with the batch axis in it first: where it has room it
+     * reuses each load over more outputs (case 1 f64, x=4096 and 35^3 on
+     * AVX-512: 4.18 ms against the block without it, 6.73 ms, its
+     * search's best), and a tune that starts from it has its block by its
+     * first seed, not its third */
+    n += suggest(k, batch, true, false, false, out + n);
     int n0 = n;
     n += suggest(k, batch, false, false, false, out + n);
     /* a CPU's wider block, when the vector axis is not whole: up to
@@ -591,13 +597,12 @@ static int heuristics_all(const et_kernel *k, et_heuristic *out)
     if (k->target.backend != ET_BACKEND_CUDA && n > n0 &&
         k->target.preferred_vector_width[e->acc_dtype] > 1)
         n += suggest_cpu_panel(k, &out[n0], out + n);
-    n += suggest(k, batch, true, false, false, out + n);
     if (!out_rows)
         return n;
     /* a batched kernel: the same with every row in each work-item (rows
      * summed: every work-item has every row already) */
-    n += suggest(k, batch, false, true, false, out + n);
-    return n + suggest(k, batch, true, true, false, out + n);
+    n += suggest(k, batch, true, true, false, out + n);
+    return n + suggest(k, batch, false, true, false, out + n);
 }
 
 int et_kernel_heuristics(const et_kernel *k, et_heuristic *out)

@@ -333,8 +333,10 @@ void et_tune_result_free(et_tune_result *res);
  * runs after a warm-up and take its whole second: a 0.87 s untransformed
  * kernel (case 2 of the bench) took 3 more launches, 2.6 s before the
  * search; the batched gradient at P3 f64 (196 ms) 7 more, 1.4 s of a 20 s
- * tune. */
-#define ET_TUNE_BASELINE_SLOW_S (ET_TUNE_BASELINE_S / 10)
+ * tune; case 1 f64 (x=4096, 35^3: 68 to 86 ms on a 2-core EPYC) a warm-up
+ * and 6 to 12 runs, 0.5 to 1 s before its first seed, a fifth of the time
+ * its beam takes to reach its block. */
+#define ET_TUNE_BASELINE_SLOW_S (ET_TUNE_BASELINE_S / 20)
 
 /* Fills timing from v's launches when there are two or more and every
  * one took at least ET_TUNE_BASELINE_SLOW_S; false (timing untouched)

@@ -9,7 +9,9 @@ what every number means. Environment knobs:
                      budgets, the beam curve of case 1 only
   BENCH_OUT=FILE     JSON result (default bench/results/latest.json,
                      QUICK: bench/results/quick/latest.json); the report
-                     (.md), curves and plots go beside it
+                     (.md), curves and plots go beside it (prefixed
+                     with its name when that is not latest: fifth.json,
+                     fifth_curve_case1_f64.png)
   BENCH_DB=FILE      reuse this tuning database instead of a scratch one
                      (tuned kernels then may come from earlier runs: cached)
   BENCH_DEVICE=N     OpenCL device index (eintune's opencl:N), default 0
@@ -66,6 +68,11 @@ OUT = os.environ.get("BENCH_OUT") or os.path.join(
     ROOT, "bench", "results", *(("quick", "latest.json") if QUICK
                                 else ("latest.json",)))
 RESDIR = os.path.dirname(os.path.abspath(OUT))
+# the curves and plots go beside the report; a report not named latest
+# prefixes them with its name (BENCH_OUT=results/full/fifth.json:
+# fifth_curve_case1_f64.png), so two runs into one folder keep both
+_STEM = os.path.splitext(os.path.basename(OUT))[0]
+CURVE_PREFIX = "" if _STEM == "latest" else _STEM + "_"
 TUNE_BUDGET = int(os.environ.get("BENCH_TUNE_BUDGET", 8 if QUICK else 100))
 TUNE_TIME = float(os.environ.get("BENCH_TUNE_TIME", 10 if QUICK else 30))
 # the tuning limit of the large case (case 2), unless BENCH_TUNE_TIME is set
@@ -692,8 +699,8 @@ def curve_case(case, ref, db_dir, tmp):
     series = []
     for label, search, model in CURVE_SEARCHES:
         tag = search + ("" if model else "_nomodel")
-        csv = os.path.join(RESDIR, "curve_case%s_%s_%s.csv" %
-                           (case["id"], dtype, tag))
+        csv = os.path.join(RESDIR, CURVE_PREFIX + "curve_case%s_%s_%s.csv"
+                           % (case["id"], dtype, tag))
         db = os.path.join(db_dir, "curve_%s_%s_%s.db" % (case["id"], dtype,
                                                          tag))
         seed_db = MODEL_DB or (CURVE_DBS[-1] if CURVE_DBS else None)
@@ -745,7 +752,8 @@ def curve_case(case, ref, db_dir, tmp):
                                                      0))))
         series.append(s)
     out["searches"] = series
-    png = os.path.join(RESDIR, "curve_case%s_%s.png" % (case["id"], dtype))
+    png = os.path.join(RESDIR, CURVE_PREFIX + "curve_case%s_%s.png" % (
+        case["id"], dtype))
     args = [os.path.join(BB, "plot_curve"), png,
             "case %s %s %s %s: best so far vs the reference best (%s)" % (
                 case["id"], case["einsum"], shape_str(case["shape"]), dtype,

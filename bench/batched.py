@@ -626,8 +626,7 @@ def targets(results):
         out.append(dict(what=tag + " fused never slower",
                         measured="%.2fx%s" % (
                             r["ratio"], " (tied: the turns' paired ratios "
-                            "%.2f [%.2f, %.2f])" % (r["ratio_paired"], ci[0],
-                                                    ci[1]) if tied else ""),
+                            "%s)" % paired(r) if tied else ""),
                         target=">= 1x, or tied", met=r["ratio"] >= 1.0
                         or tied))
         if r["dtype"] == "f64":
@@ -638,14 +637,19 @@ def targets(results):
     return out
 
 
+def paired(r):
+    """The paired ratios' median and 95 % interval as text, "1.02 [0.88,
+    1.10]"; None where the row was not timed in turn."""
+    ci = r.get("ratio_ci95")
+    return ("%.2f [%.2f, %.2f]" % (r["ratio_paired"], ci[0], ci[1])
+            if ci else None)
+
+
 def ratio_note(r):
     """The timing column: how the times were taken, and in turn the
-    paired ratios' median and 95 % interval."""
+    paired ratios."""
     t = r.get("timing", "run --time")
-    ci = r.get("ratio_ci95")
-    if ci:
-        t += ", paired %.2f [%.2f, %.2f]" % (r["ratio_paired"], ci[0], ci[1])
-    return t
+    return t + ", paired " + paired(r) if paired(r) else t
 
 
 def report(doc):
@@ -661,9 +665,10 @@ def report(doc):
              "x the rows. paired: the median of the turns' separate/fused "
              "ratios (each turn times both) and its 95 %% interval (order "
              "statistics); a ratio under 1 whose interval reaches 1 is a "
-             "tie, not slower. %% roofline: the roofline's time (from `run --time`, "
-             "against the peaks measured again right before the row's runs: "
-             "DRAM read / copy GB/s in the row) over the fused ms. %% probe: "
+             "tie, not slower. %% roofline: the roofline's time (from "
+             "`run --time`, against the peaks measured again right before "
+             "the row's runs: DRAM read / copy GB/s in the row) over the "
+             "fused ms. %% probe: "
              "the probe's median over the fused ms, both from the same turns "
              "(the probe reads every input array once and writes the fused "
              "kernel's outputs once, as plain kernels: its bytes without its "

@@ -157,14 +157,27 @@ def bytes_moved(case, s, itemsize):
     return itemsize * (sum(seen.values()) + n_out * elems(out, s))
 
 
+def small_divisors(n, limit=4096):
+    """How many split amounts up to limit divide n."""
+    return sum(1 for d in range(1, limit + 1) if n % d == 0)
+
+
 def pick_x(case, order, itemsize, mib):
-    """x such that the fused kernel's arrays total about mib MiB."""
+    """x such that the fused kernel's arrays total about mib MiB: of the
+    multiples of 256 from 97 % of the x that fills mib up to that x, the
+    one that the most amounts up to 4096 divide. The tuned opts split x
+    by amounts that must divide it: an x of 2^7 times a prime (838784,
+    what rounding to a multiple of 64 gave at P3 f32) leaves the search
+    splits by powers of two up to 128, where P3 f64's best splits x by
+    64 * 4 * 9."""
     s = dict(sizes(case, order), x=1)
     b1 = bytes_moved(case, s, itemsize)
     s["x"] = 2
     per_x = bytes_moved(case, s, itemsize) - b1
     fixed = b1 - per_x
-    return max(64, int((mib * 2 ** 20 - fixed) / per_x) // 64 * 64)
+    top = max(256, int((mib * 2 ** 20 - fixed) / per_x) // 256 * 256)
+    cands = range(top, max(256, int(top * 0.97)) - 1, -256)
+    return max(cands, key=lambda m: (small_divisors(m), m))
 
 
 def shape_str(s):

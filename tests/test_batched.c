@@ -994,6 +994,20 @@ static void test_row_seed(void **state)
     assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
     assert_string_equal(c.opts, fused);
     assert_false(c.seed_structural);
+    /* then the row's opts with the rows one after another: the row axis
+     * swapped with x, the axis launched last (docs/opts.md, "Batched
+     * einsums"), unless the row's opts already swapped x inward */
+    char apart[1200];
+    if (strstr(s.opts, "SWAP") == NULL) {
+        snprintf(apart, sizeof apart, "%s%sSWAP(R,x)", s.opts,
+                 s.opts[0] ? " " : "");
+        i++;
+        while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
+            i++;
+        assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+        assert_string_equal(c.opts, apart);
+        assert_false(c.seed_structural);
+    }
     /* the structural seeds store past the caches exactly when the row's
      * best does (the heuristics never suggest NTSTORE themselves) */
     bool row_nt = strstr(s.opts, "NTSTORE") != NULL;

@@ -231,6 +231,43 @@ static bool row_seed_fused(const et_kernel *base, const et_best *row,
 }
 
 /*
+ * The row seed's separate form: the row's opts with the row axis the
+ * slowest launch dimension (SWAP(R, a), a the axis launched last), so
+ * that the work-groups run row after row, as the rows' separate kernels
+ * launched one after another do, in one launch. The search can then
+ * find where splitting the rows is faster than running them side by
+ * side (docs/opts.md, "Batched einsums"). False for rows summed, for a
+ * row axis already launched last (an output of the row axis and one
+ * other) and when the opts do not apply.
+ */
+static bool row_seed_apart(const et_kernel *base, const et_best *row,
+                           et_best *out)
+{
+    const et_einsum *e = &base->e;
+    if (!e->n_rows || et_einsum_rows_summed(e) || row->n_opts >= ET_MAX_OPTS)
+        return false;
+    et_kernel *k = et_kernel_clone(base);
+    if (!k)
+        return false;
+    bool ok = et_kernel_apply_opts(k, row->opt, row->n_opts, NULL, 0) ==
+              ET_OK;
+    int last = k->order[e->n_out - 1];
+    if (ok && last != e->row_axis) {
+        *out = *row;
+        et_opt o = {.kind = ET_OPT_SWAP};
+        o.axis = et_opt_make(ET_OPT_SWAP, e->idx[e->row_axis].name, 0).axis;
+        o.axis2 = et_opt_make(ET_OPT_SWAP, e->idx[last].name, 0).axis;
+        out->opt[out->n_opts++] = o;
+        ok = et_kernel_apply_opt(k, &o, NULL, 0) == ET_OK;
+        et_opts_format(out->opt, out->n_opts, out->opts, sizeof out->opts);
+    } else {
+        ok = false;
+    }
+    et_kernel_free(k);
+    return ok;
+}
+
+/*
  * The seeds of a run: up to o->seeds best opts of the nearest tuned
  * problems on this device (et_best_nearest), into ss (the opts live in
  * t->seed_best). A database that cannot answer costs the run its seeds,
@@ -243,7 +280,7 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
     int max = t->o->seeds < ET_SEARCH_MAX_SEEDS ? t->o->seeds
                                                 : ET_SEARCH_MAX_SEEDS;
     /* room for a batched einsum's row seeds after them */
-    t->seed_best = calloc((size_t)max + 2, sizeof *t->seed_best);
+    t->seed_best = calloc((size_t)max + 3, sizeof *t->seed_best);
     if (!t->seed_best)
         return et_errorf(t->err, ET_ERR_NOMEM, "out of memory");
     int found = 0;
@@ -260,16 +297,20 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
                  "not answer: %s", e2.msg);
         return ET_OK;
     }
-    int fused_at = -1;
+    int fused_at = -1, apart_at = -1;
     if (found < ET_SEARCH_MAX_SEEDS &&
         row_seed(t, info, &t->seed_best[found])) {
-        t->row_ntstore = has_ntstore(t->seed_best[found].opt,
-                                     t->seed_best[found].n_opts);
-        found++;
+        int at = found++;
+        t->row_ntstore = has_ntstore(t->seed_best[at].opt,
+                                     t->seed_best[at].n_opts);
         if (found < ET_SEARCH_MAX_SEEDS &&
-            row_seed_fused(et_binding_base(t->b), &t->seed_best[found - 1],
+            row_seed_fused(et_binding_base(t->b), &t->seed_best[at],
                            &t->seed_best[found]))
             fused_at = found++;
+        if (found < ET_SEARCH_MAX_SEEDS &&
+            row_seed_apart(et_binding_base(t->b), &t->seed_best[at],
+                           &t->seed_best[found]))
+            apart_at = found++;
     }
     for (int i = 0; i < found; i++) {
         et_tune_seed *sd = seed_push(t, &t->seed_best[i]);
@@ -282,7 +323,9 @@ et_status tune_seeds_find(tune_ctx *t, const et_device_info *info,
         seed_origin(sd, from, sizeof from);
         tune_say(t, ET_TUNE_INFO, "seed %d: %s, %s%s", i + 1,
                  sd->opts[0] ? sd->opts : "untransformed", from,
-                 i == fused_at ? ", with every row in each work-item" : "");
+                 i == fused_at   ? ", with every row in each work-item"
+                 : i == apart_at ? ", with the rows one after another"
+                                 : "");
     }
     *n = found;
     if (found == 0)

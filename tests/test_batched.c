@@ -939,6 +939,16 @@ static void test_row_fused_opts(void **state)
     }
 }
 
+/* The index of the first seed candidate of rep at or after i; fails the
+ * test when there is none. */
+static int next_seed(const et_tune_report *rep, int i, et_tune_entry *c)
+{
+    while (et_tune_report_candidate(rep, i, c) == 0 && !c->seed)
+        i++;
+    assert_int_equal(et_tune_report_candidate(rep, i, c), 0);
+    return i;
+}
+
 /* The row seed: a batched einsum's search starts from the best opts the
  * database knows for one row (the rows' separate kernels in one launch),
  * before the structural seeds. */
@@ -976,10 +986,7 @@ static void test_row_seed(void **state)
     /* the first seed answered (after the untransformed kernel): the
      * row's best, from the database */
     et_tune_entry c;
-    int i = 0;
-    while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
-        i++;
-    assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+    int i = next_seed(rep, 0, &c);
     assert_string_equal(c.opts, s.opts);
     assert_false(c.seed_structural);
     assert_string_equal(c.seed_einsum, "xj,ij->xi");
@@ -988,10 +995,7 @@ static void test_row_seed(void **state)
     char fused[1200];
     fused_opts("x=64,i=4,j=4", "f32", "u,Dr; u,Ds", s.opts, fused,
                sizeof fused);
-    i++;
-    while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
-        i++;
-    assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+    i = next_seed(rep, i + 1, &c);
     assert_string_equal(c.opts, fused);
     assert_false(c.seed_structural);
     /* then the row's opts with the rows one after another: the row axis
@@ -1001,10 +1005,7 @@ static void test_row_seed(void **state)
     if (strstr(s.opts, "SWAP") == NULL) {
         snprintf(apart, sizeof apart, "%s%sSWAP(R,x)", s.opts,
                  s.opts[0] ? " " : "");
-        i++;
-        while (et_tune_report_candidate(rep, i, &c) == 0 && !c.seed)
-            i++;
-        assert_int_equal(et_tune_report_candidate(rep, i, &c), 0);
+        i = next_seed(rep, i + 1, &c);
         assert_string_equal(c.opts, apart);
         assert_false(c.seed_structural);
     }

@@ -252,16 +252,14 @@ static bool row_seed_apart(const et_kernel *base, const et_best *row,
     bool ok = et_kernel_apply_opts(k, row->opt, row->n_opts, NULL, 0) ==
               ET_OK;
     int last = k->order[e->n_out - 1];
-    if (ok && last != e->row_axis) {
+    et_opt swap = et_opt_make(ET_OPT_SWAP, e->idx[e->row_axis].name, 0);
+    swap.axis2 = et_opt_make(ET_OPT_SWAP, e->idx[last].name, 0).axis;
+    ok = ok && last != e->row_axis &&
+         et_kernel_apply_opt(k, &swap, NULL, 0) == ET_OK;
+    if (ok) {
         *out = *row;
-        et_opt o = {.kind = ET_OPT_SWAP};
-        o.axis = et_opt_make(ET_OPT_SWAP, e->idx[e->row_axis].name, 0).axis;
-        o.axis2 = et_opt_make(ET_OPT_SWAP, e->idx[last].name, 0).axis;
-        out->opt[out->n_opts++] = o;
-        ok = et_kernel_apply_opt(k, &o, NULL, 0) == ET_OK;
+        out->opt[out->n_opts++] = swap;
         et_opts_format(out->opt, out->n_opts, out->opts, sizeof out->opts);
-    } else {
-        ok = false;
     }
     et_kernel_free(k);
     return ok;

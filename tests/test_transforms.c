@@ -1049,6 +1049,95 @@ static void test_device_einsums(void **state)
     et_kernel_free(k);
 }
 
+/* Narrow chunks of several accumulators packed into one vector
+ * (render_vector.c, choose_pack): each case's OpenCL source (generic
+ * profile) holds the packed form `want`, and the kernel is verified on
+ * the device element by element. */
+typedef struct pcase {
+    const char *einsum, *shape, *dtype, *opts, *want;
+} pcase;
+
+static const pcase pack_cases[] = {
+    /* the DG operator: 20 = 16 + 4 lanes, the four e tails in one float16;
+     * FACTOR's two phases, the staged operand repeated, operand 2's four
+     * scalars each over 4 lanes, the regrouped NTSTORE */
+    {"xre,rij,xej->xei", "x=8,r=3,i=20,j=20,e=4", "f32",
+     "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE UNROLL(r,0) NTSTORE",
+     "tv_0_0_c16_x4 = fma((float16)(vec1_0_c16, vec1_0_c16, vec1_0_c16, "
+     "vec1_0_c16), ((float4)(a2_0, a2_1, a2_2, a2_3)).s0000111122223333, "
+     "tv_0_0_c16_x4);"},
+    /* f64: 8 + 8 + 4, pairs of tails */
+    {"xre,rij,xej->xei", "x=8,r=3,i=20,j=20,e=4", "f64",
+     "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOCAL(x,4)",
+     "double8 accv_2_c16_x2 = (double8)(0.0);"},
+    /* SPLIT: the packed lanes unpacked into scalars */
+    {"xre,rij,xej->xei", "x=8,r=3,i=20,j=20,e=4", "f32",
+     "UPCAST(i,0) UPCAST(e,0) SPLIT(r,3) FACTOR STAGE",
+     "float acc_19_3 = accv_0_c16_x4.sf;"},
+    /* an operand that uses both axes: its four tails side by side; the
+     * direct stores take the packed lanes four at a time */
+    {"eji,j->ei", "e=4,i=20,j=6", "f32", "UPCAST(i,0) UPCAST(e,0)",
+     "vstore4(accv_0_c16_x4.s4567, 0, out + out_addr + 36);"},
+    /* 1-lane tails (17 = 16 + 1) in a float4 */
+    {"ji,ej->ei", "e=4,i=17,j=5", "f32", "UPCAST(i,0) UPCAST(e,0)",
+     "out[out_addr + 33] = accv_0_c16_x4.s1;"},
+    /* two pack groups (e = 8 by 4); the padded lanes past i's size not
+     * stored (PADTO, the staged operand read without masks) */
+    {"ji,ej->ei", "e=8,i=18,j=5", "f32",
+     "PADTO(i,20) UPCAST(i,0) UPCAST(e,0) STAGE",
+     "vstore2(accv_4_c16_x4.scd, 0, out + out_addr + 142);"},
+};
+
+static void test_vector_pack(void **state)
+{
+    (void)state;
+    et_device *dev = kc_device();
+    char msg[16384];
+    et_rendered r;
+    for (size_t i = 0; i < sizeof pack_cases / sizeof pack_cases[0]; i++) {
+        const pcase *c = &pack_cases[i];
+        et_kernel *k = make(c->einsum, c->shape, c->dtype);
+        expect_ok(k, c->opts);
+        expect_in(render(k, ET_BACKEND_OPENCL, &r), c->want);
+        et_rendered_free(&r);
+        /* CUDA keeps scalar accumulators */
+        expect_not_in(render(k, ET_BACKEND_CUDA, &r), "_x");
+        et_rendered_free(&r);
+        if (dev && kc_check_kernel(dev, k, (unsigned)(40 + i), msg,
+                                   sizeof msg) != ET_OK)
+            fail_msg("%s %s [%s] '%s': %s", c->einsum, c->shape, c->dtype,
+                     c->opts, msg);
+        et_kernel_free(k);
+    }
+    /* a device whose vectors hold 8 f32 (AVX2): the tails go by pairs */
+    et_kernel *k = make_on("xre,rij,xej->xei", "x=8,r=3,i=20,j=20,e=4",
+                           "f32", 8);
+    expect_ok(k, "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE UNROLL(r,0)");
+    const char *s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "float8 accv_2_c16_x2 = (float8)(0.0f);");
+    expect_not_in(s, "float16 accv_0_c16_x4");
+    et_rendered_free(&r);
+    if (dev && kc_check_kernel(dev, k, 50, msg, sizeof msg) != ET_OK)
+        fail_msg("8-lane packing: %s", msg);
+    et_kernel_free(k);
+    /* not packed: 16 rows of 10 lanes by the row would add more shuffles
+     * than the multiply-adds it saves (pack_cost); HOIST */
+    k = make("xj,ij->xi", "x=64,i=10,j=10", "f32");
+    expect_ok(k, "UPCAST(i,0) UPCAST(x,16)");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "float2 accv_15_c8 = (float2)(0.0f);");
+    expect_not_in(s, "_x");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+    k = make("xre,rij,xej->xei", "x=8,r=3,i=20,j=20,e=4", "f32");
+    expect_ok(k, "UPCAST(i,0) UPCAST(e,0) HOIST");
+    s = render(k, ET_BACKEND_OPENCL, &r);
+    expect_in(s, "float4 accv_3_c16 = (float4)(0.0f);");
+    expect_not_in(s, "_x");
+    et_rendered_free(&r);
+    et_kernel_free(k);
+}
+
 /* Every opt alone, on every axis it applies to, with several amounts. */
 static void test_device_each_opt(void **state)
 {
@@ -1453,6 +1542,7 @@ int main(void)
         cmocka_unit_test(test_source_barriers),
         cmocka_unit_test(test_random_opts),
         cmocka_unit_test(test_device_einsums),
+        cmocka_unit_test(test_vector_pack),
         cmocka_unit_test(test_device_each_opt),
         cmocka_unit_test(test_device_combinations),
         cmocka_unit_test(test_cuda_compiles),

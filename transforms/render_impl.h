@@ -118,6 +118,11 @@ typedef struct ctx {
     int vmode;
     int vpart;
     int64_t vn;
+    /* mode 1: an UPCAST part (-1: none) whose values share the narrow
+     * chunks of the vector part (fewer lanes than a vector holds), e.g.
+     * the 4-lane tails of 20 = 16 + 4 lanes for its four values in one
+     * 16-lane vector (see rd_choose_vector) */
+    int pack_part;
     /* the open axis (-1: none): its size is the argument n_<axis>, its
      * outer part's count the variable <axis>_groups (see rd_part_size) */
     int open_axis;

@@ -2,7 +2,8 @@
  * render_vector.c - vector accumulators (OpenCL): which part they run
  * along, their declarations, vector loads, the vector multiply-adds, and
  * after the loops their unpacking into scalar accumulators or their
- * direct vector stores.
+ * direct vector stores; narrow chunks of several accumulators packed into
+ * one vector.
  */
 #include "transforms/render_impl.h"
 
@@ -29,6 +30,8 @@ static int lane_access(const ctx *c, int op, int p)
     return rd_coefs(c, op)[pt->axis] * pt->stride == 1 ? 1 : 2;
 }
 
+static void choose_pack(ctx *c);
+
 /*
  * Picks the vector accumulators, where the dialect has them (OpenCL; CUDA
  * keeps scalars). A candidate is an UPCAST part contiguous in the output
@@ -37,7 +40,8 @@ static int lane_access(const ctx *c, int op, int p)
  * 8+8+8+8+2+1. Mode 1 is preferred when no input has to gather its lanes;
  * otherwise an UNROLL part that every input reads contiguously or
  * broadcasts (at least one contiguously); otherwise the mode 1 part with
- * the fewest gathers.
+ * the fewest gathers. Then, in mode 1, the part whose values share the
+ * narrow chunks (choose_pack).
  */
 void rd_choose_vector(ctx *c)
 {
@@ -45,6 +49,7 @@ void rd_choose_vector(ctx *c)
     c->vmode = 0;
     c->vpart = -1;
     c->vn = 1;
+    c->pack_part = -1;
     if (!c->D->vector_accumulators)
         return;
     int best1 = -1, best1_g = 1 << 30, best2 = -1;
@@ -76,6 +81,8 @@ void rd_choose_vector(ctx *c)
     }
     if (c->vmode)
         c->vn = k->part[c->vpart].size;
+    if (c->vmode == 1)
+        choose_pack(c);
 }
 
 /* The lanes of the vector part in chunks: start and width of each, the
@@ -114,6 +121,271 @@ static void chunk_name(char *buf, size_t cap, const char *base, int nch,
         snprintf(buf, cap, "%s", base);
 }
 
+/*
+ * Packing. A chunk narrower than a vector (the 4 lanes of 20 = 16 + 4)
+ * costs a vector instruction like a full one on a CPU whose vector units
+ * are as wide as the widest vector, so 16 + 4 lanes run at 62.5 % of the
+ * multiply-add peak in f32. The chunks of g consecutive values of another
+ * UPCAST part, the pack part, share one vector of g times the chunk's
+ * width instead (value p0 + i in lanes i*w .. i*w + w-1), named for the
+ * group's first value with the suffix _x<g>: accv_0_c16_x4 holds
+ * accv_0_c16 .. accv_3_c16 when the pack part is the first part named.
+ * An operand's lanes there are its g chunks side by side: its vector
+ * repeated (it does not use the pack part), its g scalars each repeated
+ * w times (a swizzle, .s0000111122223333), or its g vectors. The
+ * lane-built operands cost a few shuffles per step; in the DG operator
+ * (xre,rij,xej->xei, i = 20 in the lanes, e = 4 packed) the kernel ran
+ * 1.45x as fast as with its 4-lane chunks apart on a full-width AVX-512
+ * CPU. Not with HOIST (its products are formed per chunk).
+ */
+
+/* The widest packed vector: the device's preferred vector width for the
+ * accumulator's dtype (16 f32 lanes on AVX-512, 8 on AVX2), or without a
+ * device the widest chunk (vchunks). */
+static int64_t vmax_lanes(const ctx *c)
+{
+    int64_t w = c->k->e.acc_dtype == ET_F64 ? 8 : 16;
+    int64_t pref = c->k->target.preferred_vector_width[c->k->e.acc_dtype];
+    return pref > 1 && pref < w ? pref : w;
+}
+
+/* How many values of the pack part share a chunk of w lanes: the largest
+ * power of two that divides the part's size with g * w lanes in a vector;
+ * 1 without packing. */
+static int64_t pack_group(const ctx *c, int64_t w)
+{
+    if (c->pack_part < 0)
+        return 1;
+    int64_t m = c->k->part[c->pack_part].size, g = 1;
+    while (g * 2 * w <= vmax_lanes(c) && m % (g * 2) == 0)
+        g *= 2;
+    return g;
+}
+
+static bool plist_has(const plist *l, int p);
+static void operand_packed(const ctx *c, int op, const int64_t *vals,
+                           int nch, const int64_t *st, const int64_t *w,
+                           int q, char *out, size_t cap);
+
+#define PACK_KEYS 1024
+
+/*
+ * One step of the innermost loop (FACTOR: its first phase) with packing
+ * by c->pack_part (-1: none), as half-cycles on a CPU that issues two
+ * vector multiply-adds and one shuffle a cycle: the larger of the
+ * multiply-adds and twice the shuffles that build operand lanes. A
+ * shuffle counts once however many multiply-adds share it (the compiler
+ * forms it once): g values side by side (scalars each over w lanes, or
+ * vectors) g - 1, a vector repeated 1 (none when loaded from memory: a
+ * broadcast load), a vector gathered from w scalars w - 1. On PoCL
+ * (Zen 5) the DG operator's packing (24 multiply-adds to 15, 3 shuffles
+ * added) ran 1.45x as fast; 16 rows of 10 lanes (xj,ij->xi, UPCAST(x,16))
+ * packed by the row (32 to 10, 24 shuffles added to 8) 0.8x as fast, so
+ * that one is not packed.
+ */
+static int64_t pack_cost(ctx *c, int nch, const int64_t *st,
+                         const int64_t *w)
+{
+    const et_kernel *k = c->k;
+    int phase = c->phase;
+    c->phase = c->factor_axis >= 0 ? 1 : 0;
+    plist all, rest;
+    rd_const_parts(c, &all, -2);
+    rd_plist_without(&all, c->vpart, &rest);
+    char(*keys)[512] = malloc(PACK_KEYS * sizeof *keys);
+    int nkeys = 0;
+    int64_t fmas = 0, shuffles = 0, vals[MAXP] = {0};
+    int64_t n = rd_plist_count(c, &rest);
+    bool ok = keys != NULL;
+    int vaxis = k->part[c->vpart].axis;
+    /* the gathered lane vectors, packed or not */
+    for (int op = 0; op < k->e.n_ops; op++) {
+        if (!rd_phase_op(c, op) || !rd_op_uses(c, op, vaxis) ||
+            rd_direct_vec(c, op))
+            continue;
+        plist consts, orest;
+        rd_const_parts(c, &consts, op);
+        rd_plist_without(&consts, c->vpart, &orest);
+        for (int q = 0; q < nch; q++)
+            shuffles += rd_plist_count(c, &orest) * (w[q] - 1);
+    }
+    for (int64_t ci = 0; ci < n && ok; ci++) {
+        memset(vals, 0, sizeof vals);
+        rd_combo_fill(c, &rest, ci, vals);
+        for (int q = 0; q < nch && ok; q++) {
+            int64_t g = pack_group(c, w[q]);
+            if (g > 1 && vals[c->pack_part] % g != 0)
+                continue;
+            fmas++;
+            for (int op = 0; op < k->e.n_ops && ok && g > 1; op++) {
+                if (!rd_phase_op(c, op))
+                    continue;
+                plist consts;
+                rd_const_parts(c, &consts, op);
+                bool uv = rd_op_uses(c, op, vaxis);
+                bool up = plist_has(&consts, c->pack_part);
+                int64_t cost = up ? g - 1
+                               : uv ? (rd_direct_vec(c, op) ? 0 : 1)
+                                    : 0;
+                if (cost == 0)
+                    continue;
+                char key[512];
+                operand_packed(c, op, vals, nch, st, w, q, key, sizeof key);
+                int i = 0;
+                while (i < nkeys && strcmp(keys[i], key) != 0)
+                    i++;
+                if (i < nkeys)
+                    continue;
+                if (nkeys == PACK_KEYS) {
+                    ok = false;
+                    break;
+                }
+                snprintf(keys[nkeys++], sizeof keys[0], "%s", key);
+                shuffles += cost;
+            }
+        }
+    }
+    free(keys);
+    c->phase = phase;
+    if (!ok)
+        return INT64_MAX;
+    return fmas > 2 * shuffles ? fmas : 2 * shuffles;
+}
+
+/* The pack part: the UPCAST part (not the vector part) whose packing
+ * makes the loop's step cheapest (pack_cost), if cheaper than none;
+ * none with HOIST. */
+static void choose_pack(ctx *c)
+{
+    const et_kernel *k = c->k;
+    plist hp;
+    if (rd_hoist_plan(c, -1, &hp) >= 0)
+        return;
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
+    c->pack_part = -1;
+    int64_t best = pack_cost(c, nch, st, w);
+    int bestp = -1;
+    for (int p = 0; p < k->n_parts; p++) {
+        if (p == c->vpart || k->part[p].kind != ET_PART_UPCAST ||
+            k->part[p].size < 2)
+            continue;
+        c->pack_part = p;
+        int64_t cost = pack_cost(c, nch, st, w);
+        if (cost < best) {
+            best = cost;
+            bestp = p;
+        }
+    }
+    c->pack_part = bestp;
+}
+
+static bool plist_has(const plist *l, int p)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->p[i] == p)
+            return true;
+    return false;
+}
+
+/* Chunk q of the vector named prefix_<values of l>: the variable that
+ * holds it, its lanes, and the lane where the chunk starts in it. */
+typedef struct {
+    char name[300];
+    int64_t width, lane0;
+} vref;
+
+static void chunk_ref(const ctx *c, vref *r, const char *prefix,
+                      const plist *l, const int64_t *vals, int nch,
+                      const int64_t *st, const int64_t *w, int q)
+{
+    int pp = c->pack_part;
+    int64_t g = plist_has(l, pp) ? pack_group(c, w[q]) : 1;
+    int64_t v2[MAXP];
+    memcpy(v2, vals, sizeof v2);
+    r->lane0 = 0;
+    if (g > 1) {
+        r->lane0 = vals[pp] % g * w[q];
+        v2[pp] = vals[pp] - vals[pp] % g;
+    }
+    char base[256];
+    rd_combo_name(c, base, sizeof base, prefix, l, v2);
+    chunk_name(r->name, sizeof r->name, base, nch, st[q]);
+    if (g > 1) {
+        size_t n = strlen(r->name);
+        snprintf(r->name + n, sizeof r->name - n, "_x%lld", (long long)g);
+    }
+    r->width = w[q] * g;
+}
+
+/* Does the combination vals of l declare or update chunk q's variable
+ * (the first value of its pack group, or no packing)? */
+static bool chunk_owner(const ctx *c, const plist *l, const int64_t *vals,
+                        const int64_t *w, int q)
+{
+    int pp = c->pack_part;
+    return !plist_has(l, pp) || vals[pp] % pack_group(c, w[q]) == 0;
+}
+
+static void operand_chunk(const ctx *c, int op, const int64_t *vals,
+                          int nch, const int64_t *st, const int64_t *w,
+                          int q, char *out, size_t cap);
+
+/* Operand op's lanes in chunk q's variable for the pack group starting
+ * at vals (operand_chunk's value without packing). */
+static void operand_packed(const ctx *c, int op, const int64_t *vals,
+                           int nch, const int64_t *st, const int64_t *w,
+                           int q, char *out, size_t cap)
+{
+    const et_kernel *k = c->k;
+    int pp = c->pack_part;
+    int64_t g = pack_group(c, w[q]);
+    if (g == 1) {
+        operand_chunk(c, op, vals, nch, st, w, q, out, cap);
+        return;
+    }
+    plist consts;
+    rd_const_parts(c, &consts, op);
+    char ty[32], gty[32], name[400];
+    vtype(c, w[q] * g, ty, sizeof ty);
+    vtype(c, g, gty, sizeof gty);
+    int64_t v2[MAXP];
+    memcpy(v2, vals, sizeof v2);
+    et_sbuf b;
+    et_sbuf_fixed(&b, out, cap);
+    if (!rd_op_uses(c, op, k->part[c->vpart].axis)) {
+        char bn[16];
+        snprintf(bn, sizeof bn, "a%d", op);
+        if (!plist_has(&consts, pp)) { /* one value for every lane */
+            rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+            et_sbuf_printf(&b, "(%s)(%s)", ty, name);
+            return;
+        }
+        et_sbuf_printf(&b, "%s(%s)(", w[q] > 1 ? "(" : "", w[q] > 1 ? gty : ty);
+        for (int64_t i = 0; i < g; i++) {
+            v2[pp] = vals[pp] + i;
+            rd_combo_name(c, name, sizeof name, bn, &consts, v2);
+            et_sbuf_printf(&b, "%s%s", i ? ", " : "", name);
+        }
+        et_sbuf_puts(&b, ")");
+        if (w[q] > 1) { /* each value over its w lanes */
+            static const char hex[] = "0123456789abcdef";
+            et_sbuf_puts(&b, ").s");
+            for (int64_t i = 0; i < g; i++)
+                for (int64_t l = 0; l < w[q]; l++)
+                    et_sbuf_printf(&b, "%c", hex[i]);
+        }
+        return;
+    }
+    et_sbuf_printf(&b, "(%s)(", ty);
+    for (int64_t i = 0; i < g; i++) {
+        v2[pp] = vals[pp] + i;
+        operand_chunk(c, op, v2, nch, st, w, q, name, sizeof name);
+        et_sbuf_printf(&b, "%s%s", i ? ", " : "", name);
+    }
+    et_sbuf_puts(&b, ")");
+}
+
 /* UPCAST parts that name a vector accumulator. */
 static void vacc_parts(const ctx *c, plist *l)
 {
@@ -125,24 +397,34 @@ static void vacc_parts(const ctx *c, plist *l)
         *l = ups;
 }
 
+/* The vectors prefix_<values of l>, one per chunk (or pack group),
+ * zeroed. */
+static void emit_zeroed(ctx *c, const char *prefix, const plist *l, int nch,
+                        const int64_t *st, const int64_t *w)
+{
+    int64_t n = rd_plist_count(c, l);
+    int64_t vals[MAXP] = {0};
+    char ty[32];
+    for (int64_t ci = 0; ci < n; ci++) {
+        rd_combo_fill(c, l, ci, vals);
+        for (int q = 0; q < nch; q++) {
+            if (!chunk_owner(c, l, vals, w, q))
+                continue;
+            vref r;
+            chunk_ref(c, &r, prefix, l, vals, nch, st, w, q);
+            vtype(c, r.width, ty, sizeof ty);
+            rd_line(&c->s, "%s %s = (%s)(%s);", ty, r.name, ty, c->zero);
+        }
+    }
+}
+
 void rd_emit_vacc_decls(ctx *c)
 {
     plist l;
     vacc_parts(c, &l);
     int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
     int nch = vchunks(c, st, w);
-    int64_t n = rd_plist_count(c, &l);
-    int64_t vals[MAXP] = {0};
-    char base[256], name[300], ty[32];
-    for (int64_t ci = 0; ci < n; ci++) {
-        rd_combo_fill(c, &l, ci, vals);
-        rd_combo_name(c, base, sizeof base, "accv", &l, vals);
-        for (int q = 0; q < nch; q++) {
-            chunk_name(name, sizeof name, base, nch, st[q]);
-            vtype(c, w[q], ty, sizeof ty);
-            rd_line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
-        }
-    }
+    emit_zeroed(c, "accv", &l, nch, st, w);
 }
 
 /* With vector accumulators: does operand op load the lanes of the vector
@@ -295,18 +577,7 @@ void rd_emit_vfactor_decls(ctx *c)
     vfactor_parts(c, &l);
     int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
     int nch = vchunks(c, st, w);
-    int64_t n = rd_plist_count(c, &l);
-    int64_t vals[MAXP] = {0};
-    char base[256], name[300], ty[32];
-    for (int64_t ci = 0; ci < n; ci++) {
-        rd_combo_fill(c, &l, ci, vals);
-        rd_combo_name(c, base, sizeof base, "tv", &l, vals);
-        for (int q = 0; q < nch; q++) {
-            chunk_name(name, sizeof name, base, nch, st[q]);
-            vtype(c, w[q], ty, sizeof ty);
-            rd_line(&c->s, "%s %s = (%s)(%s);", ty, name, ty, c->zero);
-        }
-    }
+    emit_zeroed(c, "tv", &l, nch, st, w);
 }
 
 /* FACTOR with vector accumulators: phase 1 adds the inner operands'
@@ -335,20 +606,20 @@ static void emit_factor_vector(ctx *c, int nch, const int64_t *st,
     for (int64_t ci = 0; ci < n; ci++) {
         memset(vals, 0, sizeof vals);
         rd_combo_fill(c, over, ci, vals);
-        char tb[256], ab[256], ty[32];
-        rd_combo_name(c, tb, sizeof tb, "tv", &tl, vals);
-        rd_combo_name(c, ab, sizeof ab, "accv", &accl, vals);
         for (int q = 0; q < nch; q++) {
-            char tn[300], an[300], v[340], prod[4096];
-            chunk_name(tn, sizeof tn, tb, nch, st[q]);
-            chunk_name(an, sizeof an, ab, nch, st[q]);
-            vtype(c, w[q], ty, sizeof ty);
+            if (!chunk_owner(c, &tl, vals, w, q))
+                continue;
+            vref tr, ar;
+            chunk_ref(c, &tr, "tv", &tl, vals, nch, st, w, q);
+            chunk_ref(c, &ar, "accv", &accl, vals, nch, st, w, q);
+            const char *tn = tr.name, *an = ar.name;
+            char v[2048], prod[8192];
             et_sbuf pb;
             et_sbuf_fixed(&pb, prod, sizeof prod);
             for (int op = 0; op < k->e.n_ops; op++) {
                 if (!rd_phase_op(c, op) || (op == last && c->phase == 1))
                     continue;
-                operand_chunk(c, op, vals, nch, st, w, q, v, sizeof v);
+                operand_packed(c, op, vals, nch, st, w, q, v, sizeof v);
                 et_sbuf_printf(&pb, "%s%s", pb.len ? " * " : "", v);
             }
             if (c->phase == 2) {
@@ -356,7 +627,7 @@ static void emit_factor_vector(ctx *c, int nch, const int64_t *st,
                         an);
                 continue;
             }
-            operand_chunk(c, last, vals, nch, st, w, q, v, sizeof v);
+            operand_packed(c, last, vals, nch, st, w, q, v, sizeof v);
             if (pb.len == 0)
                 rd_line(&c->s, "%s += %s;", tn, v);
             else
@@ -440,16 +711,17 @@ static void emit_fmas_vector(ctx *c)
     for (int64_t ci = 0; ci < n; ci++) {
         memset(vals, 0, sizeof vals);
         rd_combo_fill(c, &rest, ci, vals);
-        char accb[256];
-        rd_combo_name(c, accb, sizeof accb, "accv", &accl, vals);
         for (int q = 0; q < nch; q++) {
-            char accn[300];
-            chunk_name(accn, sizeof accn, accb, nch, st[q]);
+            if (!chunk_owner(c, &accl, vals, w, q))
+                continue;
+            vref ar;
+            chunk_ref(c, &ar, "accv", &accl, vals, nch, st, w, q);
+            const char *accn = ar.name;
             vtype(c, w[q], ty, sizeof ty);
-            char v[ET_MAX_OPERANDS][340];
+            char v[ET_MAX_OPERANDS][2048];
             for (int op = 0; op < k->e.n_ops; op++)
-                operand_chunk(c, op, vals, nch, st, w, q, v[op],
-                              sizeof v[op]);
+                operand_packed(c, op, vals, nch, st, w, q, v[op],
+                               sizeof v[op]);
             if (k->e.n_ops == 1) {
                 rd_line(s, "%s += %s;", accn, v[0]);
                 continue;
@@ -470,7 +742,7 @@ static void emit_fmas_vector(ctx *c)
                         accn);
                 continue;
             }
-            char prod[4096];
+            char prod[8192];
             et_sbuf pb;
             et_sbuf_fixed(&pb, prod, sizeof prod);
             for (int op = 0; op < k->e.n_ops - 1; op++)
@@ -626,52 +898,53 @@ void rd_emit_vacc_unpack(ctx *c)
     for (int64_t ci = 0; ci < n; ci++) {
         rd_combo_fill(c, &ups, ci, vals);
         rd_combo_name(c, accn, sizeof accn, "acc", &ups, vals);
-        rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
         int64_t v = vals[c->vpart];
         int q = 0;
         while (q + 1 < nch && st[q + 1] <= v)
             q++;
-        chunk_name(vname, sizeof vname, vbase, nch, st[q]);
-        if (w[q] == 1)
-            rd_line(s, "%s %s = %s;", c->acc, accn, vname);
+        vref r;
+        chunk_ref(c, &r, "accv", &accl, vals, nch, st, w, q);
+        if (r.width == 1)
+            rd_line(s, "%s %s = %s;", c->acc, accn, r.name);
         else
-            rd_line(s, "%s %s = %s.%s;", c->acc, accn, vname,
-                    c->D->comp[v - st[q]]);
+            rd_line(s, "%s %s = %s.%s;", c->acc, accn, r.name,
+                    c->D->comp[r.lane0 + v - st[q]]);
     }
 }
 
-/* Lanes v .. v+g-1 of chunk vname (w lanes): the chunk itself when they
- * are all of it, `.s4` (the dialect's component) for one, `.s4567` for
- * several. */
-static void lanes_name(const ctx *c, char *buf, size_t cap,
-                       const char *vname, int64_t w, int64_t v, int64_t g)
+/* Lanes v .. v+g-1 of the chunk r refers to: its variable itself when
+ * they are all of it, `.s4` (the dialect's component) for one, `.s4567`
+ * for several. */
+static void lanes_name(const ctx *c, char *buf, size_t cap, const vref *r,
+                       int64_t v, int64_t g)
 {
     static const char hex[] = "0123456789abcdef";
-    if (g == w) {
-        snprintf(buf, cap, "%s", vname);
+    v += r->lane0;
+    if (g == r->width) {
+        snprintf(buf, cap, "%s", r->name);
     } else if (g == 1) {
-        snprintf(buf, cap, "%s.%s", vname, c->D->comp[v]);
+        snprintf(buf, cap, "%s.%s", r->name, c->D->comp[v]);
     } else {
         char lanes[20];
         for (int64_t l = 0; l < g; l++)
             lanes[l] = hex[v + l];
         lanes[g] = '\0';
-        snprintf(buf, cap, "%s.s%s", vname, lanes);
+        snprintf(buf, cap, "%s.s%s", r->name, lanes);
     }
 }
 
-/* NTSTORE of one chunk of w lanes at out_addr + off: in vectors of the
+/* NTSTORE of one chunk of w lanes (r) at out_addr + off: in vectors of the
  * widest width the address is aligned to in every work-item (a
  * non-temporal vector store needs it), down to one store per lane; a
  * part of the chunk is named by its lanes (`.s4567`). */
-static void emit_nt_chunk(ctx *c, const char *vname, int64_t w,
-                          const char *ptr, int64_t off)
+static void emit_nt_chunk(ctx *c, const vref *r, int64_t w, const char *ptr,
+                          int64_t off)
 {
     char addr[600], val[400], st[1200];
     int64_t g = w == 1 ? 1 : rd_out_align(c, c->vpart, off, w);
     for (int64_t v = 0; v < w; v += g) {
         rd_addr_str(addr, sizeof addr, "out_addr", off + v);
-        lanes_name(c, val, sizeof val, vname, w, v, g);
+        lanes_name(c, val, sizeof val, r, v, g);
         c->D->nt_store(st, sizeof st, c->acc, g, val, ptr, addr);
         rd_line(&c->s, "%s", st);
     }
@@ -782,7 +1055,7 @@ static bool emit_nt_flat(ctx *c, const plist *accl, int nch,
     if (ok && wider) {
         rd_line(&c->s, "// the block's lanes in vectors of consecutive "
                        "elements (NTSTORE)");
-        char vbase[256], vname[300], addr[600], list[8192], stl[9000];
+        char addr[600], list[8192], stl[9000];
         for (int64_t a = 0; a < lanes;) {
             int64_t g = gw[l[a].ptr];
             et_sbuf lb;
@@ -790,10 +1063,10 @@ static bool emit_nt_flat(ctx *c, const plist *accl, int nch,
             for (int64_t i = a; i < a + g; i++) {
                 memset(vals, 0, sizeof vals);
                 rd_combo_fill(c, accl, l[i].ci, vals);
-                rd_combo_name(c, vbase, sizeof vbase, "accv", accl, vals);
-                chunk_name(vname, sizeof vname, vbase, nch, st[l[i].q]);
+                vref r;
+                chunk_ref(c, &r, "accv", accl, vals, nch, st, w, l[i].q);
                 char one[400];
-                lanes_name(c, one, sizeof one, vname, w[l[i].q], l[i].lane, 1);
+                lanes_name(c, one, sizeof one, &r, l[i].lane, 1);
                 et_sbuf_printf(&lb, "%s%s", i > a ? ", " : "", one);
             }
             rd_addr_str(addr, sizeof addr, "out_addr", l[a].off);
@@ -837,10 +1110,10 @@ bool rd_vstores_direct_ok(const ctx *c)
     return true;
 }
 
-/* The first `valid` lanes of chunk vname (fewer than its w) stored at
+/* The first `valid` lanes of the chunk r refers to (fewer than its own) stored at
  * out_addr + off, in vectors of the largest powers of two that fit. */
-static void emit_lanes_head(ctx *c, const char *vname, int64_t w,
-                            int64_t valid, const char *ptr, int64_t off)
+static void emit_lanes_head(ctx *c, const vref *r, int64_t valid,
+                            const char *ptr, int64_t off)
 {
     char addr[600], val[400];
     for (int64_t v = 0; v < valid;) {
@@ -848,7 +1121,7 @@ static void emit_lanes_head(ctx *c, const char *vname, int64_t w,
         while (g * 2 <= valid - v)
             g *= 2;
         rd_addr_str(addr, sizeof addr, "out_addr", off + v);
-        lanes_name(c, val, sizeof val, vname, w, v, g);
+        lanes_name(c, val, sizeof val, r, v, g);
         if (g == 1)
             rd_line(&c->s, "%s[%s] = %s;", ptr, addr, val);
         else
@@ -868,7 +1141,7 @@ bool rd_emit_vstores_direct(ctx *c)
     vacc_parts(c, &accl);
     int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
     int nch = vchunks(c, st, w);
-    char base[512], addr[600], vbase[256], vname[300];
+    char base[512], addr[600], val[400];
     rd_addr_base(c, -1, base, sizeof base);
     rd_line(s, "%s out_addr = %s;", c->itype, base);
     if (c->k->ntstore && emit_nt_flat(c, &accl, nch, st, w))
@@ -880,26 +1153,26 @@ bool rd_emit_vstores_direct(ctx *c)
     for (int64_t ci = 0; ci < n; ci++) {
         memset(vals, 0, sizeof vals);
         rd_combo_fill(c, &accl, ci, vals);
-        rd_combo_name(c, vbase, sizeof vbase, "accv", &accl, vals);
         int64_t off = rd_addr_off(c, -1, &accl, vals);
         char ptr[32];
         rd_ptr_name(c, -1, &accl, vals, ptr, sizeof ptr);
         for (int q = 0; q < nch; q++) {
-            chunk_name(vname, sizeof vname, vbase, nch, st[q]);
+            vref r;
+            chunk_ref(c, &r, "accv", &accl, vals, nch, st, w, q);
             rd_addr_str(addr, sizeof addr, "out_addr", off + st[q]);
             if (st[q] + w[q] > real) {
                 /* the lanes past the padded axis's size are not stored */
-                emit_lanes_head(c, vname, w[q], real - st[q], ptr,
-                                off + st[q]);
+                emit_lanes_head(c, &r, real - st[q], ptr, off + st[q]);
                 continue;
             }
+            lanes_name(c, val, sizeof val, &r, 0, w[q]);
             if (c->k->ntstore)
-                emit_nt_chunk(c, vname, w[q], ptr, off + st[q]);
+                emit_nt_chunk(c, &r, w[q], ptr, off + st[q]);
             else if (w[q] == 1)
-                rd_line(s, "%s[%s] = %s;", ptr, addr, vname);
+                rd_line(s, "%s[%s] = %s;", ptr, addr, val);
             else
                 rd_line(s, "vstore%lld(%s, 0, %s + %s);", (long long)w[q],
-                        vname, ptr, addr);
+                        val, ptr, addr);
         }
     }
     return true;

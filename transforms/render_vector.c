@@ -133,10 +133,9 @@ static void chunk_name(char *buf, size_t cap, const char *base, int nch,
  * An operand's lanes there are its g chunks side by side: its vector
  * repeated (it does not use the pack part), its g scalars each repeated
  * w times (a swizzle, .s0000111122223333), or its g vectors. The
- * lane-built operands cost a few shuffles per step; in the DG operator
- * (xre,rij,xej->xei, i = 20 in the lanes, e = 4 packed) the kernel ran
- * 1.45x as fast as with its 4-lane chunks apart on a full-width AVX-512
- * CPU. Not with HOIST (its products are formed per chunk).
+ * lane-built operands cost shuffles, so a kernel is packed only where
+ * pack_cost says a step gets cheaper. Not with HOIST (its products are
+ * formed per chunk).
  */
 
 /* The widest packed vector: the device's preferred vector width for the

@@ -161,10 +161,111 @@ static int64_t pack_group(const ctx *c, int64_t w)
     return g;
 }
 
-static bool plist_has(const plist *l, int p);
+static bool plist_has(const plist *l, int p)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->p[i] == p)
+            return true;
+    return false;
+}
+
+/* Chunk q of the vector named prefix_<values of l>: the variable that
+ * holds it, its lanes, and the lane where the chunk starts in it. */
+typedef struct {
+    char name[300];
+    int64_t width, lane0;
+} vref;
+
+static void chunk_ref(const ctx *c, vref *r, const char *prefix,
+                      const plist *l, const int64_t *vals, int nch,
+                      const int64_t *st, const int64_t *w, int q)
+{
+    int pp = c->pack_part;
+    int64_t g = plist_has(l, pp) ? pack_group(c, w[q]) : 1;
+    int64_t v2[MAXP];
+    memcpy(v2, vals, sizeof v2);
+    r->lane0 = 0;
+    if (g > 1) {
+        r->lane0 = vals[pp] % g * w[q];
+        v2[pp] = vals[pp] - vals[pp] % g;
+    }
+    char base[256];
+    rd_combo_name(c, base, sizeof base, prefix, l, v2);
+    chunk_name(r->name, sizeof r->name, base, nch, st[q]);
+    if (g > 1) {
+        size_t n = strlen(r->name);
+        snprintf(r->name + n, sizeof r->name - n, "_x%lld", (long long)g);
+    }
+    r->width = w[q] * g;
+}
+
+/* Does the combination vals of l declare or update chunk q's variable
+ * (the first value of its pack group, or no packing)? */
+static bool chunk_owner(const ctx *c, const plist *l, const int64_t *vals,
+                        const int64_t *w, int q)
+{
+    int pp = c->pack_part;
+    return !plist_has(l, pp) || vals[pp] % pack_group(c, w[q]) == 0;
+}
+
+static void operand_chunk(const ctx *c, int op, const int64_t *vals,
+                          int nch, const int64_t *st, const int64_t *w,
+                          int q, char *out, size_t cap);
+
+/* Operand op's lanes in chunk q's variable for the pack group starting
+ * at vals (operand_chunk's value without packing). */
 static void operand_packed(const ctx *c, int op, const int64_t *vals,
                            int nch, const int64_t *st, const int64_t *w,
-                           int q, char *out, size_t cap);
+                           int q, char *out, size_t cap)
+{
+    const et_kernel *k = c->k;
+    int pp = c->pack_part;
+    int64_t g = pack_group(c, w[q]);
+    if (g == 1) {
+        operand_chunk(c, op, vals, nch, st, w, q, out, cap);
+        return;
+    }
+    plist consts;
+    rd_const_parts(c, &consts, op);
+    char ty[32], gty[32], name[400];
+    vtype(c, w[q] * g, ty, sizeof ty);
+    vtype(c, g, gty, sizeof gty);
+    int64_t v2[MAXP];
+    memcpy(v2, vals, sizeof v2);
+    et_sbuf b;
+    et_sbuf_fixed(&b, out, cap);
+    if (!rd_op_uses(c, op, k->part[c->vpart].axis)) {
+        char bn[16];
+        snprintf(bn, sizeof bn, "a%d", op);
+        if (!plist_has(&consts, pp)) { /* one value for every lane */
+            rd_combo_name(c, name, sizeof name, bn, &consts, vals);
+            et_sbuf_printf(&b, "(%s)(%s)", ty, name);
+            return;
+        }
+        et_sbuf_printf(&b, "%s(%s)(", w[q] > 1 ? "(" : "", w[q] > 1 ? gty : ty);
+        for (int64_t i = 0; i < g; i++) {
+            v2[pp] = vals[pp] + i;
+            rd_combo_name(c, name, sizeof name, bn, &consts, v2);
+            et_sbuf_printf(&b, "%s%s", i ? ", " : "", name);
+        }
+        et_sbuf_puts(&b, ")");
+        if (w[q] > 1) { /* each value over its w lanes */
+            static const char hex[] = "0123456789abcdef";
+            et_sbuf_puts(&b, ").s");
+            for (int64_t i = 0; i < g; i++)
+                for (int64_t l = 0; l < w[q]; l++)
+                    et_sbuf_printf(&b, "%c", hex[i]);
+        }
+        return;
+    }
+    et_sbuf_printf(&b, "(%s)(", ty);
+    for (int64_t i = 0; i < g; i++) {
+        v2[pp] = vals[pp] + i;
+        operand_chunk(c, op, v2, nch, st, w, q, name, sizeof name);
+        et_sbuf_printf(&b, "%s%s", i ? ", " : "", name);
+    }
+    et_sbuf_puts(&b, ")");
+}
 
 #define PACK_KEYS 1024
 
@@ -279,112 +380,6 @@ static void choose_pack(ctx *c)
     c->pack_part = bestp;
 }
 
-static bool plist_has(const plist *l, int p)
-{
-    for (int i = 0; i < l->n; i++)
-        if (l->p[i] == p)
-            return true;
-    return false;
-}
-
-/* Chunk q of the vector named prefix_<values of l>: the variable that
- * holds it, its lanes, and the lane where the chunk starts in it. */
-typedef struct {
-    char name[300];
-    int64_t width, lane0;
-} vref;
-
-static void chunk_ref(const ctx *c, vref *r, const char *prefix,
-                      const plist *l, const int64_t *vals, int nch,
-                      const int64_t *st, const int64_t *w, int q)
-{
-    int pp = c->pack_part;
-    int64_t g = plist_has(l, pp) ? pack_group(c, w[q]) : 1;
-    int64_t v2[MAXP];
-    memcpy(v2, vals, sizeof v2);
-    r->lane0 = 0;
-    if (g > 1) {
-        r->lane0 = vals[pp] % g * w[q];
-        v2[pp] = vals[pp] - vals[pp] % g;
-    }
-    char base[256];
-    rd_combo_name(c, base, sizeof base, prefix, l, v2);
-    chunk_name(r->name, sizeof r->name, base, nch, st[q]);
-    if (g > 1) {
-        size_t n = strlen(r->name);
-        snprintf(r->name + n, sizeof r->name - n, "_x%lld", (long long)g);
-    }
-    r->width = w[q] * g;
-}
-
-/* Does the combination vals of l declare or update chunk q's variable
- * (the first value of its pack group, or no packing)? */
-static bool chunk_owner(const ctx *c, const plist *l, const int64_t *vals,
-                        const int64_t *w, int q)
-{
-    int pp = c->pack_part;
-    return !plist_has(l, pp) || vals[pp] % pack_group(c, w[q]) == 0;
-}
-
-static void operand_chunk(const ctx *c, int op, const int64_t *vals,
-                          int nch, const int64_t *st, const int64_t *w,
-                          int q, char *out, size_t cap);
-
-/* Operand op's lanes in chunk q's variable for the pack group starting
- * at vals (operand_chunk's value without packing). */
-static void operand_packed(const ctx *c, int op, const int64_t *vals,
-                           int nch, const int64_t *st, const int64_t *w,
-                           int q, char *out, size_t cap)
-{
-    const et_kernel *k = c->k;
-    int pp = c->pack_part;
-    int64_t g = pack_group(c, w[q]);
-    if (g == 1) {
-        operand_chunk(c, op, vals, nch, st, w, q, out, cap);
-        return;
-    }
-    plist consts;
-    rd_const_parts(c, &consts, op);
-    char ty[32], gty[32], name[400];
-    vtype(c, w[q] * g, ty, sizeof ty);
-    vtype(c, g, gty, sizeof gty);
-    int64_t v2[MAXP];
-    memcpy(v2, vals, sizeof v2);
-    et_sbuf b;
-    et_sbuf_fixed(&b, out, cap);
-    if (!rd_op_uses(c, op, k->part[c->vpart].axis)) {
-        char bn[16];
-        snprintf(bn, sizeof bn, "a%d", op);
-        if (!plist_has(&consts, pp)) { /* one value for every lane */
-            rd_combo_name(c, name, sizeof name, bn, &consts, vals);
-            et_sbuf_printf(&b, "(%s)(%s)", ty, name);
-            return;
-        }
-        et_sbuf_printf(&b, "%s(%s)(", w[q] > 1 ? "(" : "", w[q] > 1 ? gty : ty);
-        for (int64_t i = 0; i < g; i++) {
-            v2[pp] = vals[pp] + i;
-            rd_combo_name(c, name, sizeof name, bn, &consts, v2);
-            et_sbuf_printf(&b, "%s%s", i ? ", " : "", name);
-        }
-        et_sbuf_puts(&b, ")");
-        if (w[q] > 1) { /* each value over its w lanes */
-            static const char hex[] = "0123456789abcdef";
-            et_sbuf_puts(&b, ").s");
-            for (int64_t i = 0; i < g; i++)
-                for (int64_t l = 0; l < w[q]; l++)
-                    et_sbuf_printf(&b, "%c", hex[i]);
-        }
-        return;
-    }
-    et_sbuf_printf(&b, "(%s)(", ty);
-    for (int64_t i = 0; i < g; i++) {
-        v2[pp] = vals[pp] + i;
-        operand_chunk(c, op, v2, nch, st, w, q, name, sizeof name);
-        et_sbuf_printf(&b, "%s%s", i ? ", " : "", name);
-    }
-    et_sbuf_puts(&b, ")");
-}
-
 /* UPCAST parts that name a vector accumulator. */
 static void vacc_parts(const ctx *c, plist *l)
 {
@@ -398,9 +393,10 @@ static void vacc_parts(const ctx *c, plist *l)
 
 /* The vectors prefix_<values of l>, one per chunk (or pack group),
  * zeroed. */
-static void emit_zeroed(ctx *c, const char *prefix, const plist *l, int nch,
-                        const int64_t *st, const int64_t *w)
+static void emit_zeroed(ctx *c, const char *prefix, const plist *l)
 {
+    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
+    int nch = vchunks(c, st, w);
     int64_t n = rd_plist_count(c, l);
     int64_t vals[MAXP] = {0};
     char ty[32];
@@ -421,9 +417,7 @@ void rd_emit_vacc_decls(ctx *c)
 {
     plist l;
     vacc_parts(c, &l);
-    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
-    int nch = vchunks(c, st, w);
-    emit_zeroed(c, "accv", &l, nch, st, w);
+    emit_zeroed(c, "accv", &l);
 }
 
 /* With vector accumulators: does operand op load the lanes of the vector
@@ -574,9 +568,7 @@ void rd_emit_vfactor_decls(ctx *c)
 {
     plist l;
     vfactor_parts(c, &l);
-    int64_t st[MAX_CHUNKS], w[MAX_CHUNKS];
-    int nch = vchunks(c, st, w);
-    emit_zeroed(c, "tv", &l, nch, st, w);
+    emit_zeroed(c, "tv", &l);
 }
 
 /* FACTOR with vector accumulators: phase 1 adds the inner operands'

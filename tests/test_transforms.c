@@ -1379,11 +1379,13 @@ static void test_heuristics(void **state)
           "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64)",
           "UPCAST(i,0) UPCAST(e,0) FACTOR STAGE LOOP(x,64) LOCAL(x,4)"}},
         /* j whole (35), room for 3 more f64: first the block with the
-         * batch axis by 2, then 8 of those blocks in a work-group (the
-         * largest power of two up to 8 dividing the 2048 left), then the
-         * block without it */
-        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 0, 5,
-         {"UPCAST(j,0) UPCAST(x,2)", "UPCAST(j,0) UPCAST(x,2) LOCAL(x,8)",
+         * batch axis by 2, then with i (left unsplit) iterated in each
+         * work-item, then 8 of those blocks in a work-group (the largest
+         * power of two up to 8 dividing the 2048 left), then the block
+         * without it */
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 0, 6,
+         {"UPCAST(j,0) UPCAST(x,2)", "UPCAST(j,0) UPCAST(x,2) LOOP(i,0)",
+          "UPCAST(j,0) UPCAST(x,2) LOCAL(x,8)",
           "UPCAST(j,0) UPCAST(x,2) STAGE LOOP(x,64)", "UPCAST(j,0)",
           "UPCAST(j,0) STAGE LOOP(x,64)"}},
         /* no batch axis (x is not the largest): a 16 x 16 f32 block, no
@@ -1417,9 +1419,10 @@ static void test_heuristics(void **state)
         {"xij->xi", "x=512,i=256,j=256", "f64", 8, 2,
          {"UNROLL(j,8) UPCAST(x,4)", "UPCAST(i,16)"}},
         /* 64-byte vectors (AVX-512: 16 f32, 8 f64), 28 registers: j
-         * padded to 40 f64 (5 registers a row), 4 rows of x */
-        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 16, 5,
+         * padded to 40 f64 (5 registers a row), 4 rows of x; i looped */
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 16, 6,
          {"PADTO(j,8) UPCAST(j,0) UPCAST(x,4)",
+          "PADTO(j,8) UPCAST(j,0) UPCAST(x,4) LOOP(i,0)",
           "PADTO(j,8) UPCAST(j,0) UPCAST(x,4) LOCAL(x,8)",
           "PADTO(j,8) UPCAST(j,0) UPCAST(x,4) STAGE LOOP(x,64)",
           "PADTO(j,8) UPCAST(j,0)", "PADTO(j,8) UPCAST(j,0) STAGE LOOP(x,64)"}},
@@ -1455,8 +1458,9 @@ static void test_heuristics(void **state)
          * of 4 or more blocks for a work-group */
         {"xik,kj->xij", "x=8,i=36,k=512,j=512", "f64", 16, 2,
          {"UPCAST(j,16) UPCAST(i,12)", "UPCAST(j,32) UPCAST(i,4)"}},
-        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 8, 5,
-         {"UPCAST(j,7) UPCAST(x,2)", "UPCAST(j,7) UPCAST(x,2) LOCAL(x,8)",
+        {"xik,kj->xij", "x=4096,i=35,k=35,j=35", "f64", 8, 6,
+         {"UPCAST(j,7) UPCAST(x,2)", "UPCAST(j,7) UPCAST(x,2) LOOP(i,0)",
+          "UPCAST(j,7) UPCAST(x,2) LOCAL(x,8)",
           "UPCAST(j,7) UPCAST(x,2) STAGE LOOP(x,64)", "UPCAST(j,7)",
           "UPCAST(j,7) STAGE LOOP(x,64)"}},
         /* CUDA (the generic profile): first a thread block, LOCAL on the

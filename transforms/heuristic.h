@@ -45,7 +45,9 @@
  *   - not on CUDA (a CPU's work-groups): the block with the batch axis
  *     in it, and with LOCAL(batch, n) after it, n the largest power of
  *     two up to 8 dividing what the block leaves of the batch axis, so
- *     that neighbouring blocks share a work-group;
+ *     that neighbouring blocks share a work-group; and before those, the
+ *     same block with the output axes it left unsplit iterated whole in
+ *     each work-item (LOOP(axis, 0));
  *   - not on CUDA, first a reduction's form when the innermost output
  *     axis is strided in a large input (or there is none) and the
  *     largest input's innermost dimension is a summed axis: UNROLL of

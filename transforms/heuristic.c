@@ -43,6 +43,13 @@ static int64_t row_regs(int64_t n, int64_t w)
     return r;
 }
 
+/* An output axis a block may take: not open, not a batched kernel's row
+ * axis. */
+static bool block_axis(const et_einsum *e, int a)
+{
+    return !e->idx[a].open && !(e->n_rows && a == e->row_axis);
+}
+
 /* Applies o to k when the rules accept it; true when applied. */
 static bool try_opt(et_kernel *k, et_opt_kind kind, const char *axis,
                     int64_t amt)
@@ -241,8 +248,7 @@ static int suggest(const et_kernel *k, int batch, bool with_batch,
         bool looped = false;
         for (int a = 0; l && a < e->n_out; a++) {
             const et_part *outer = &l->part[l->outer[a]];
-            if (a != batch && !e->idx[a].open &&
-                !(e->n_rows && a == e->row_axis) &&
+            if (a != batch && block_axis(e, a) &&
                 outer->kind == ET_PART_GLOBAL && outer->size >= 2 &&
                 outer->size == e->idx[a].size)
                 looped = try_opt(l, ET_OPT_LOOP, e->idx[a].name, 0) ||
@@ -319,11 +325,6 @@ static int suggest(const et_kernel *k, int batch, bool with_batch,
 #define CUDA_BLOCK 256
 #define CUDA_BLOCK_MIN 128
 #define CUDA_CHUNK 16
-
-static bool block_axis(const et_einsum *e, int a)
-{
-    return !e->idx[a].open && !(e->n_rows && a == e->row_axis);
-}
 
 /* Do a warp's neighbours along axis a read neighbouring elements: is a
  * the innermost dimension of every input that has it, but of small ones

@@ -1454,6 +1454,12 @@ static void test_heuristics(void **state)
         {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f32", 8, 2,
          {"UPCAST(j,16) UPCAST(i,4)",
           "UPCAST(j,16) UPCAST(i,4) LOCAL(i,16) PREFETCH(1,k,256)"}},
+        /* f64 on AVX2: the block of 4 vectors of j has no room for rows,
+         * the wider block (2 vectors, 4 rows) makes the panel: chunks of
+         * k of 16 KiB of j's 8 values (256) */
+        {"xik,kj->xij", "x=8,i=512,k=512,j=512", "f64", 8, 3,
+         {"UPCAST(j,16)", "UPCAST(j,8) UPCAST(i,4)",
+          "UPCAST(j,8) UPCAST(i,4) LOCAL(i,16) PREFETCH(1,k,256)"}},
         /* no panel: the block (i by 12) leaves 3 of i, no power of two
          * of 4 or more blocks for a work-group */
         {"xik,kj->xij", "x=8,i=36,k=512,j=512", "f64", 16, 2,

@@ -570,7 +570,7 @@ done:
 
 /* Every rule's suggestions, in order, into out (room for ALL_MAX: each
  * rule writes a bounded number, the sum of those bounds is below it). */
-#define ALL_MAX 32
+#define ALL_MAX 40
 static int heuristics_all(const et_kernel *k, et_heuristic *out)
 {
     const et_einsum *e = &k->e;
@@ -597,7 +597,7 @@ static int heuristics_all(const et_kernel *k, et_heuristic *out)
      * without it), and a tune then reaches it with its first seed, not
      * its third */
     n += suggest(k, batch, true, false, false, out + n);
-    int n0 = n;
+    int n0 = n, wide_at = -1;
     n += suggest(k, batch, false, false, false, out + n);
     /* a CPU's wider block, when the vector axis is not whole: up to
      * WIDE_VECTORS vectors along it and fewer rows, fewer loads per FMA
@@ -614,13 +614,24 @@ static int heuristics_all(const et_kernel *k, et_heuristic *out)
         if (ups >= 2) {
             et_opts_format(wd[0].opt, wd[0].n_opts, a, sizeof a);
             et_opts_format(out[n0].opt, out[n0].n_opts, b, sizeof b);
-            if (strcmp(a, b) != 0)
+            if (strcmp(a, b) != 0) {
+                wide_at = n;
                 out[n++] = wd[0];
+            }
         }
     }
+    /* the panel after the block, or after the wide block where the block
+     * makes none: with 16 vector registers (AVX2) the block of 4 f64
+     * vectors has no room for rows (case 2 f64 on a Zen 3 EPYC,
+     * pthread-haswell: UPCAST(j,8) UPCAST(i,4) 44-48 ms, with LOCAL(i,16)
+     * PREFETCH(1,k,256) 33-34 ms, medians of 3 alternating runs) */
     if (k->target.backend != ET_BACKEND_CUDA && n > n0 &&
-        k->target.preferred_vector_width[e->acc_dtype] > 1)
-        n += suggest_cpu_panel(k, &out[n0], out + n);
+        k->target.preferred_vector_width[e->acc_dtype] > 1) {
+        int panels = suggest_cpu_panel(k, &out[n0], out + n);
+        if (panels == 0 && wide_at > n0)
+            panels = suggest_cpu_panel(k, &out[wide_at], out + n);
+        n += panels;
+    }
     if (!out_rows)
         return n;
     /* a batched kernel: the same with every row in each work-item (rows

@@ -30,7 +30,8 @@
  *     vectors the block's rows then count twice (FACTOR keeps the
  *     partial sums and the totals live);
  *   - on a CPU with vectors, two operands summed over one axis: a panel
- *     after the first block, LOCAL of its row axis and PREFETCH of the
+ *     after the first block (the wider one where the first has no
+ *     rows), LOCAL of its row axis and PREFETCH of the
  *     operand without the rows in chunks of up to 16 KiB (heuristic.c);
  *   - for each block, the first suggestion stops there; the second adds
  *     STAGE and LOOP(batch, n), n the largest divisor up to 64 of what

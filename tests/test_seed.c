@@ -524,33 +524,36 @@ static void test_tune_seed_dropped(void **state)
     free(L);
 }
 
-/* A structure with a batch axis: the rules' three suggestions (the block,
- * its loop over x, and that loop in work-groups, the block having no room
- * for x) are seeds without any database answer (another einsum), proposed
- * right after the start kernel, marked in the log, the entries and the
- * JSON. */
+/* A structure with a batch axis: the rules' suggestions are seeds without
+ * any database answer (another einsum), proposed right after the start
+ * kernel in the order the log lists them, marked in the log, the entries
+ * and the JSON. Which blocks the rules give depends on the device's
+ * vector registers (test_transforms checks them for fixed widths); here
+ * the first is j whole with rows of i (AVX-512: all 16 of i and no room
+ * for x, then its loop over x, and that loop in work-groups; AVX2: 4 of
+ * i). */
 static void test_tune_structural_seeds(void **state)
 {
     (void)state;
     logs *L = calloc(1, sizeof *L);
     et_tune_report *r = NULL;
     tune("xik,kj->xij", "x=256,i=16,k=16,j=16", 4, NULL, 0, L, &r);
-    static const char *const want[] = {
-        "UPCAST(j,0) UPCAST(i,0)", "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,64)",
-        "UPCAST(j,0) UPCAST(i,0) STAGE LOOP(x,64) LOCAL(x,4)"};
+    assert_int_equal(L->seed_lines, 0);
+    assert_true(L->structural_lines >= 3);
     et_tune_entry e;
     for (int i = 0; i < 3; i++) {
         assert_int_equal(et_tune_report_candidate(r, 1 + i, &e), 0);
         assert_int_equal(e.seed, 1);
         assert_int_equal(e.seed_structural, 1);
-        assert_string_equal(e.opts, want[i]);
         assert_string_equal(e.seed_einsum, "xik,kj->xij");
+        char line[1200];
+        snprintf(line, sizeof line,
+                 "seed %d: %s, suggested by the einsum's structure", i + 1,
+                 e.opts);
+        assert_non_null(strstr(L->text, line));
+        if (i == 0)
+            assert_non_null(strstr(e.opts, "UPCAST(j,0) UPCAST(i,"));
     }
-    assert_int_equal(L->seed_lines, 0);
-    assert_int_equal(L->structural_lines, 3);
-    assert_non_null(strstr(L->text, "seed 2: UPCAST(j,0) UPCAST(i,0) STAGE "
-                                    "LOOP(x,64), suggested by the einsum's "
-                                    "structure"));
     char *json = et_tune_report_json(r);
     assert_non_null(json);
     assert_non_null(strstr(json, "\"source\":\t\"structure\""));

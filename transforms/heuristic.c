@@ -570,7 +570,7 @@ done:
 
 /* Every rule's suggestions, in order, into out (room for ALL_MAX: each
  * rule writes a bounded number, the sum of those bounds is below it). */
-#define ALL_MAX 40
+#define ALL_MAX 32
 static int heuristics_all(const et_kernel *k, et_heuristic *out)
 {
     const et_einsum *e = &k->e;
@@ -628,7 +628,7 @@ static int heuristics_all(const et_kernel *k, et_heuristic *out)
     if (k->target.backend != ET_BACKEND_CUDA && n > n0 &&
         k->target.preferred_vector_width[e->acc_dtype] > 1) {
         int panels = suggest_cpu_panel(k, &out[n0], out + n);
-        if (panels == 0 && wide_at > n0)
+        if (panels == 0 && wide_at >= 0)
             panels = suggest_cpu_panel(k, &out[wide_at], out + n);
         n += panels;
     }

@@ -239,6 +239,7 @@ static int first_step(srch *S, et_kernel *start, const et_point *pt,
         S->nomem = true;
         return 0;
     }
+    S->opening = !S->seeds_done;
     if (srch_propose(S, pt, start, NULL, 0, 0, NULL, &t) == P_STOP)
         goto done;
     first[0].k = et_kernel_clone(start);
@@ -252,6 +253,7 @@ static int first_step(srch *S, et_kernel *start, const et_point *pt,
     nf = 1;
     srch_seeds_propose(S, first, &nf, order, srch_key_of(S, start));
     nf = srch_settle(S, first, nf);
+    S->opening = false;
     if (nf == 0 || first[0].order != 0)
         goto done; /* the starting kernel was not answered */
     if (!pt)
@@ -278,6 +280,7 @@ static int first_step(srch *S, et_kernel *start, const et_point *pt,
     }
     nf = 0;
 done:
+    S->opening = false;
     for (int i = 0; i < nf; i++)
         et_kernel_free(first[i].k);
     free(first);

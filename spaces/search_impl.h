@@ -103,6 +103,9 @@ typedef struct srch {
     et_kernel *seed_k[ET_SEARCH_MAX_SEEDS];
     int cur_seed;
     bool seeds_done;
+    /* the start kernel and the seeds are being proposed: the time limit
+     * waits (srch_time_waits) */
+    bool opening;
     /* the fastest point answered (the actions search starts there) */
     bool has_bp;
     et_point bp;
@@ -181,6 +184,7 @@ double srch_elapsed(const srch *S);
 /* Stops the search; the first reason given is the one kept. */
 void srch_set_stop(srch *S, const char *why);
 /* True when the search must stop before the next proposal. */
+bool srch_time_waits(const srch *S);
 bool srch_must_stop(srch *S);
 /* Books an answer: the de-duplication map, the counts, the best so far. */
 void srch_record_answer(srch *S, uint64_t key, const et_point *pt,

@@ -66,7 +66,9 @@ bool srch_seeds_propose(srch *S, member *out, int *n_out, long *order,
                         uint64_t skip_key)
 {
     bool again = S->seeds_done;
+    bool opening = S->opening;
     S->seeds_done = true;
+    S->opening = opening || !again;
     uint64_t taken[ET_SEARCH_MAX_SEEDS];
     int n_taken = 0;
     for (int i = 0; i < S->o.n_seeds; i++) {
@@ -92,8 +94,10 @@ bool srch_seeds_propose(srch *S, member *out, int *n_out, long *order,
             res = srch_propose(S, NULL, k, NULL, 0,
                                k->n_opts - S->start->n_opts, NULL, &t);
             S->cur_seed = 0;
-            if (res == P_STOP)
+            if (res == P_STOP) {
+                S->opening = opening;
                 return false;
+            }
         }
         if (out && (res == P_ANSWERED || res == P_PENDING)) {
             member *m = &out[(*n_out)++];
@@ -111,5 +115,6 @@ bool srch_seeds_propose(srch *S, member *out, int *n_out, long *order,
             srch_maybe_flush(S);
         }
     }
+    S->opening = opening;
     return !S->stop;
 }

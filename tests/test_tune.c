@@ -34,6 +34,7 @@ static double g_limit; /* et_search_opts.time_limit_s for run_tune */
 static int g_race;    /* et_tune_opts.race_k for run_tune */
 static et_db *g_db;   /* et_tune_opts.db for run_tune */
 static const char *g_start; /* start opts for run_tune */
+static int g_structural;    /* et_tune_opts.structural_seeds for run_tune */
 
 /* The log lines of the last run_tune, by level. */
 typedef struct log_seen {
@@ -136,6 +137,7 @@ static void run_tune(run *r, const char *einsum, const char *shape,
     o.search.cut_factor = g_cut;
     o.search.time_limit_s = g_limit;
     o.race_k = race_k;
+    o.structural_seeds = g_structural;
     o.db = g_db;
     static et_opt start[ET_MAX_OPTS];
     if (start_text) {
@@ -261,16 +263,53 @@ static void test_beam_actions(void **state)
     run_free(&r);
 }
 
-/* A time limit the baseline used up: the search proposes nothing, and
- * the untransformed kernel, verified and timed as the baseline, is the
- * run's one candidate and its best. */
+/* A time limit the baseline used up: the search still proposes its start
+ * kernel, answered from the baseline's verification and timing, and its
+ * seeds, each one built, verified and timed (the limit waits for them:
+ * the baseline of a large problem can take a 20 s limit whole, and the
+ * run would end with its slowest kernel); nothing else. */
 static void test_limit_spent_by_baseline(void **state)
 {
     (void)state;
     run r;
     g_limit = 1e-6;
-    run_tune(&r, "xik,kj->xij", "x=4,i=8,k=8,j=8", NULL, ET_SEARCH_BEAM, 12,
-             0);
+    g_structural = 1;
+    run_tune(&r, "xik,kj->xij", "x=4,i=8,k=32,j=32", NULL, ET_SEARCH_BEAM,
+             12, 0);
+    g_limit = 0;
+    g_structural = 0;
+    assert_string_equal(r.res.stats.stop_reason, "time limit");
+    assert_true(r.res.n_cand >= 2);
+    const et_tune_candidate *c = &r.res.cand[0];
+    assert_string_equal(c->opts, "");
+    assert_int_equal(c->outcome, ET_OUTCOME_OK);
+    assert_true(c->timing.median_s == r.res.baseline.median_s);
+    assert_true(c->build_s == 0 && c->timing_s == 0);
+    int seeds = 0;
+    for (int i = 1; i < r.res.n_cand; i++) {
+        /* every candidate after the start kernel is a seed, timed */
+        assert_true(r.res.cand[i].seed > 0);
+        if (r.res.cand[i].outcome == ET_OUTCOME_OK) {
+            assert_true(r.res.cand[i].timed);
+            seeds++;
+        }
+    }
+    assert_true(seeds >= 1);
+    assert_int_equal(g_log.no_candidate, 0);
+    run_free(&r);
+}
+
+/* A time limit spent with no start kernel proposed (the random search
+ * proposes seeds, then points; there are none here): the untransformed
+ * kernel, verified and timed as the baseline, is the run's one candidate
+ * and its best. */
+static void test_limit_spent_random(void **state)
+{
+    (void)state;
+    run r;
+    g_limit = 1e-6;
+    run_tune(&r, "xik,kj->xij", "x=4,i=8,k=8,j=8", NULL, ET_SEARCH_RANDOM,
+             12, 0);
     g_limit = 0;
     assert_int_equal(r.res.n_cand, 1);
     assert_int_equal(r.res.best, 0);
@@ -633,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_grid_records_refused),
         cmocka_unit_test(test_beam_actions),
         cmocka_unit_test(test_limit_spent_by_baseline),
+        cmocka_unit_test(test_limit_spent_random),
         cmocka_unit_test(test_split_tuned),
         cmocka_unit_test(test_log_lines),
         cmocka_unit_test(test_worker_recycled),

@@ -135,7 +135,7 @@ static bool register_block(et_kernel *k, int batch, bool with_batch,
     int64_t sets = acc_sets(k, w);
     /* rows: how many more values (w = 1) or rows of vectors the block
      * may still take; row: registers of one row, 0 before the first */
-    int64_t rows = regs, row = w == 1 ? 1 : 0;
+    int64_t rows = regs, row = w == 1 ? 1 : 0, taken = 1;
     for (int p = 0; p < k->n_parts; p++)
         if (k->part[p].kind == ET_PART_UPCAST && k->part[p].size > 0) {
             if (row == 0) {
@@ -143,6 +143,7 @@ static bool register_block(et_kernel *k, int batch, bool with_batch,
                 rows = (regs - row - 1) / (row * sets);
             } else {
                 rows /= k->part[p].size;
+                taken *= k->part[p].size;
             }
         }
     /* innermost first; a batched kernel's row axis (index 0) right after
@@ -200,13 +201,25 @@ static bool register_block(et_kernel *k, int batch, bool with_batch,
         }
         if (s <= rows && try_opt(k, ET_OPT_UPCAST, name, 0)) {
             rows /= s;
+            taken *= s;
             continue;
         }
-        rows /= upcast_divisor(k, name, s, rows < 16 ? rows : 16);
+        int64_t d = upcast_divisor(k, name, s, rows < 16 ? rows : 16);
+        rows /= d;
+        taken *= d;
     }
     *left = rows;
     if (!with_batch)
         return true;
+    /* with 16 vector registers (AVX2) the batch axis' rows may take the
+     * spare ones too: case 1 of the bench (`xik,kj->xij`, x=4096,
+     * 35^3) f64 on a Zen 3 EPYC, j by 7 (3 registers a row): x by 4,
+     * all 16 registers, 6.2 to 9.4 ms, against x by 2 in the 12, 13.0
+     * to 13.6 ms (eintune run --time, separate runs). Not a reduction
+     * of one operand, whose rows only add strided streams (case 4a
+     * `xij->xi` f64: i by 16, 10.8 ms; with x by 2, 15.6 ms) */
+    if (w >= 2 && regs + SPARE_REGS == 16 && row > 0 && e->n_ops >= 2)
+        rows = (16 - row - 1) / (row * sets) / taken;
     if (batch < 0 || rows < 2 || e->idx[batch].open)
         return false;
     const et_part *outer = &k->part[k->outer[batch]];

@@ -21,8 +21,9 @@
  *     the accumulators may take 1 KiB (256 B on CUDA). An axis too large
  *     for what is left is upcast by its largest divisor up to 16 that
  *     fits; a second block then upcasts the batch axis by its largest
- *     divisor that fits (when one does), suggested before the first (more
- *     reuse per load where it has room); for a batched einsum, the row
+ *     divisor that fits (when one does; with 16 vector registers, in a
+ *     contraction, the 4 spare ones count for it), suggested before the
+ *     first (more reuse per load where it has room); for a batched einsum, the row
  *     axis is left out of these, and both blocks are suggested again with
  *     it right after the first axis, upcast whole (every row in each
  *     work-item, a shared operand loaded once for all) when it fits;

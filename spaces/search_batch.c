@@ -166,8 +166,8 @@ void srch_flush(srch *S)
         cs[i].reason = e->c.refused ? e->reason : "";
         rs[i].time_s = INFINITY;
     }
-    /* the start kernel and the seeds: the limit waits (srch_time_waits) */
-    double deadline = S->o.time_limit_s > 0 && !srch_time_waits(S)
+    /* the start kernel and the seeds: the limit waits (S->opening) */
+    double deadline = S->o.time_limit_s > 0 && !S->opening
                           ? S->t0 + S->o.time_limit_s
                           : INFINITY;
     et_eval_batch batch = {cs, rs, S->n_pend, S->o.cut_factor, deadline};

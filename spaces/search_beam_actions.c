@@ -253,7 +253,6 @@ static int first_step(srch *S, et_kernel *start, const et_point *pt,
     nf = 1;
     srch_seeds_propose(S, first, &nf, order, srch_key_of(S, start));
     nf = srch_settle(S, first, nf);
-    S->opening = false;
     if (nf == 0 || first[0].order != 0)
         goto done; /* the starting kernel was not answered */
     if (!pt)

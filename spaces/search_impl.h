@@ -104,7 +104,14 @@ typedef struct srch {
     int cur_seed;
     bool seeds_done;
     /* the start kernel and the seeds are being proposed: the time limit
-     * waits (srch_time_waits) */
+     * waits (srch_must_stop, srch_flush). A limit that the baseline used
+     * up (the reference and the untransformed kernel of a large problem
+     * can take a 20 s limit whole) would otherwise end the run with its
+     * slowest kernel, the seeds that make it fast never timed; the first
+     * of them is rarely the fastest (the batched gradient at P4 f32: the
+     * plain register block 39.6 ms, with STAGE LOOP 14.3 ms), so all of
+     * them are timed, at most ET_SEARCH_MAX_SEEDS, each cut at the bound
+     * as any candidate */
     bool opening;
     /* the fastest point answered (the actions search starts there) */
     bool has_bp;
@@ -184,7 +191,6 @@ double srch_elapsed(const srch *S);
 /* Stops the search; the first reason given is the one kept. */
 void srch_set_stop(srch *S, const char *why);
 /* True when the search must stop before the next proposal. */
-bool srch_time_waits(const srch *S);
 bool srch_must_stop(srch *S);
 /* Books an answer: the de-duplication map, the counts, the best so far. */
 void srch_record_answer(srch *S, uint64_t key, const et_point *pt,

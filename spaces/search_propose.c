@@ -24,21 +24,6 @@ void srch_set_stop(srch *S, const char *why)
     S->stop = true;
 }
 
-/*
- * True while the time limit waits: the start kernel and the seeds are
- * being proposed. A limit that the baseline used up (the reference and
- * the untransformed kernel of a large problem can take a 20 s limit
- * whole) would otherwise end the run with its slowest kernel, the seeds
- * that make it fast never timed; the first of them is rarely the fastest
- * (the batched gradient at P4 f32: the plain register block 39.6 ms, with
- * STAGE LOOP 14.3 ms), so all of them are timed, at most
- * ET_SEARCH_MAX_SEEDS, each cut at the bound as any candidate.
- */
-bool srch_time_waits(const srch *S)
-{
-    return S->opening;
-}
-
 /* True when the search must stop before the next proposal. */
 bool srch_must_stop(srch *S)
 {
@@ -47,7 +32,7 @@ bool srch_must_stop(srch *S)
     if (S->st->answered + S->n_pend_eval >= S->budget)
         srch_set_stop(S, "budget");
     else if (S->o.time_limit_s > 0 && srch_elapsed(S) >= S->o.time_limit_s &&
-             !srch_time_waits(S))
+             !S->opening)
         srch_set_stop(S, "time limit");
     return S->stop;
 }

@@ -1472,6 +1472,19 @@ static void test_heuristics(void **state)
           "UPCAST(j,7) UPCAST(x,4) LOCAL(x,8)",
           "UPCAST(j,7) UPCAST(x,4) STAGE LOOP(x,64)", "UPCAST(j,7)",
           "UPCAST(j,7) STAGE LOOP(x,64)"}},
+        /* the same with x open (worked at 1024): the block with the
+         * batch axis is suggested as for a concrete x, by the divisor
+         * of the working size; LOOP over an open axis is refused, so no
+         * STAGE LOOP(x,64) */
+        {"xik,kj->xij", "x=*,i=35,k=35,j=35", "f64", 8, 4,
+         {"UPCAST(j,7) UPCAST(x,4)", "UPCAST(j,7) UPCAST(x,4) LOOP(i,0)",
+          "UPCAST(j,7) UPCAST(x,4) LOCAL(x,8)", "UPCAST(j,7)"}},
+        /* and on AVX-512 */
+        {"xik,kj->xij", "x=*,i=35,k=35,j=35", "f64", 16, 4,
+         {"PADTO(j,8) UPCAST(j,0) UPCAST(x,4)",
+          "PADTO(j,8) UPCAST(j,0) UPCAST(x,4) LOOP(i,0)",
+          "PADTO(j,8) UPCAST(j,0) UPCAST(x,4) LOCAL(x,8)",
+          "PADTO(j,8) UPCAST(j,0)"}},
         /* CUDA (the generic profile): first a thread block, LOCAL on the
          * output axes innermost first (j whole: 35 values; i by 7: 245
          * threads), a register tile (x by 4: nothing of j and i left to
